@@ -1,0 +1,16 @@
+//! Rules, diagnostics and the incremental database of cute-lsp.
+//!
+//! The stages (`cute-syntax` -> `cute-ir` -> `cute-check`) are pure functions;
+//! this crate wires them into salsa queries keyed by file and kernel so that
+//! an edit re-runs only what it invalidates, and turns checker findings into
+//! diagnostics through the rule modules.
+
+mod analysis;
+mod db;
+mod diagnostic;
+pub mod rules;
+mod suppress;
+
+pub use analysis::{analyze_text, AnalysisOptions};
+pub use db::{line_index, lint_file, Database, SourceFile};
+pub use diagnostic::{Diagnostic, Edit, Fix, Related, Severity};

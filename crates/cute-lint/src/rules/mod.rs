@@ -1,0 +1,54 @@
+//! The rule catalog. One module per rule: its code, its stable name, its
+//! default severity, the documentation `cute-lsp explain` prints (a Markdown
+//! file next to the module), and the function turning checker findings into
+//! diagnostics.
+//!
+//! Names and codes are a contract with users (suppression comments, CI
+//! configuration): never rename or renumber a shipped rule.
+
+pub mod analysis_incomplete;
+pub mod deadlock;
+pub mod untoggled_phase;
+
+use crate::Severity;
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub default_severity: Severity,
+    /// One line, for `cute-lsp rules`.
+    pub summary: &'static str,
+    /// The full documentation, for `cute-lsp explain`.
+    pub doc: &'static str,
+}
+
+/// Every implemented rule, in code order.
+pub const ALL: &[&Rule] = &[&untoggled_phase::RULE, &deadlock::RULE, &analysis_incomplete::RULE];
+
+/// Look a rule up by name (`untoggled-phase`) or code (`CUTE001`, any case).
+pub fn find(name_or_code: &str) -> Option<&'static Rule> {
+    ALL.iter()
+        .copied()
+        .find(|r| r.name == name_or_code || r.code.eq_ignore_ascii_case(name_or_code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_codes_are_unique_and_documented() {
+        for (i, a) in ALL.iter().enumerate() {
+            assert!(a.doc.contains(a.name), "{} doc must name the rule", a.code);
+            assert!(a.doc.contains("## Example"), "{} doc needs an example", a.code);
+            for b in &ALL[i + 1..] {
+                assert_ne!(a.code, b.code);
+                assert_ne!(a.name, b.name);
+            }
+        }
+        assert_eq!(find("cute001").unwrap().name, "untoggled-phase");
+        assert_eq!(find("deadlock").unwrap().code, "CUTE050");
+        assert!(find("nope").is_none());
+    }
+}

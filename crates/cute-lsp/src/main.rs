@@ -1,0 +1,55 @@
+//! The `cute-lsp` binary: a language server (`--stdio`) and a command line
+//! (`check`, `explain`, `rules`, `slice`, `promela`) over the same engine.
+
+mod cli;
+mod server;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cute-lsp", version, about = "Finds synchronization bugs in CuTe DSL kernels")]
+struct Args {
+    /// Run the language server over standard input and output.
+    #[arg(long)]
+    stdio: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the language server over standard input and output (same as --stdio).
+    Serve,
+    /// Lint files; a directory means every *.py below it.
+    Check(cli::check::CheckArgs),
+    /// Print a rule's documentation.
+    Explain {
+        /// Rule name (untoggled-phase) or code (CUTE001).
+        rule: String,
+    },
+    /// List every rule: code, name, default severity, summary.
+    Rules,
+    /// Print the synchronization slice of each kernel: every statement kept or dropped, and why.
+    Slice(cli::slice::SliceArgs),
+    /// Print the Promela model of a kernel's synchronization skeleton, for SPIN.
+    Promela(cli::promela::PromelaArgs),
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match args.command {
+        None if args.stdio => server::run_stdio(),
+        Some(Command::Serve) => server::run_stdio(),
+        None => {
+            eprintln!("cute-lsp: nothing to do; run `cute-lsp --stdio` for the server or `cute-lsp --help`");
+            ExitCode::from(2)
+        }
+        Some(Command::Check(a)) => cli::check::run(a),
+        Some(Command::Explain { rule }) => cli::explain(&rule),
+        Some(Command::Rules) => cli::rules(),
+        Some(Command::Slice(a)) => cli::slice::run(a),
+        Some(Command::Promela(a)) => cli::promela::run(a),
+    }
+}

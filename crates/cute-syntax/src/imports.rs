@@ -1,0 +1,105 @@
+//! What each top-level name of a file stands for, according to its imports.
+
+use std::collections::HashMap;
+
+use tree_sitter::{QueryCursor, StreamingIterator};
+
+use crate::{node_text, Queries, SyntaxTree};
+
+/// Local name -> fully qualified dotted path, built from the file's import
+/// statements (at any nesting level: imports inside functions count too,
+/// which over-approximates but never misses a spelling).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportMap {
+    names: HashMap<String, String>,
+    /// Modules imported with `from m import *`.
+    wildcards: Vec<String>,
+}
+
+impl ImportMap {
+    pub fn from_tree(tree: &SyntaxTree) -> Self {
+        let queries = Queries::get();
+        let q = &queries.imports;
+        let idx = |name| q.capture_index_for_name(name).unwrap();
+        let (module, alias, from, name, wildcard) =
+            (idx("module"), idx("alias"), idx("from"), idx("name"), idx("wildcard"));
+        let mut map = ImportMap::default();
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(q, tree.root(), tree.text.as_bytes());
+        while let Some(m) = matches.next() {
+            let get = |i| m.captures().iter().find(|c| c.index == i).map(|c| node_text(&tree.text, c.node));
+            let alias_text = get(alias);
+            if let Some(module_path) = get(module) {
+                match alias_text {
+                    // `import a.b as x`: x is a.b
+                    Some(a) => map.insert(a, module_path),
+                    // `import a.b`: binds `a`, and `a.b.f` qualifies itself
+                    None => {
+                        let head = module_path.split('.').next().unwrap_or(module_path);
+                        map.insert(head, head)
+                    }
+                }
+            } else if let Some(from_path) = get(from) {
+                if get(wildcard).is_some() {
+                    map.wildcards.push(from_path.to_string());
+                } else if let Some(imported) = get(name) {
+                    let local = alias_text.unwrap_or(imported);
+                    map.insert(local, &format!("{from_path}.{imported}"));
+                }
+            }
+        }
+        map
+    }
+
+    fn insert(&mut self, local: &str, path: &str) {
+        self.names.insert(local.to_string(), path.to_string());
+    }
+
+    pub fn get(&self, local: &str) -> Option<&str> {
+        self.names.get(local).map(String::as_str)
+    }
+
+    pub fn wildcards(&self) -> &[String] {
+        &self.wildcards
+    }
+
+    /// Qualify a dotted expression such as `cute.arch.mbarrier_wait`.
+    /// Returns `None` when its first segment is not imported.
+    pub fn qualify(&self, dotted: &str) -> Option<String> {
+        let (head, rest) = match dotted.split_once('.') {
+            Some((h, r)) => (h, Some(r)),
+            None => (dotted, None),
+        };
+        let base = self.get(head)?;
+        Some(match rest {
+            Some(rest) => format!("{base}.{rest}"),
+            None => base.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse;
+
+    fn map(src: &str) -> ImportMap {
+        ImportMap::from_tree(&parse(src).unwrap())
+    }
+
+    #[test]
+    fn spellings() {
+        let m = map(
+            "import cutlass\nimport cutlass.cute as cute\nfrom cutlass import cute as c2\n\
+             from cutlass.cute.arch import mbarrier_wait, mbarrier_arrive as arrive\n\
+             import cutlass.pipeline\nfrom cutlass.cute.arch import *\n",
+        );
+        assert_eq!(m.qualify("cute.arch.mbarrier_wait").as_deref(), Some("cutlass.cute.arch.mbarrier_wait"));
+        assert_eq!(m.qualify("c2.arch.barrier").as_deref(), Some("cutlass.cute.arch.barrier"));
+        assert_eq!(m.qualify("mbarrier_wait").as_deref(), Some("cutlass.cute.arch.mbarrier_wait"));
+        assert_eq!(m.qualify("arrive").as_deref(), Some("cutlass.cute.arch.mbarrier_arrive"));
+        assert_eq!(m.qualify("cutlass.pipeline.PipelineAsync").as_deref(), Some("cutlass.pipeline.PipelineAsync"));
+        assert_eq!(m.qualify("numpy.zeros"), None);
+        assert_eq!(m.wildcards(), ["cutlass.cute.arch"]);
+    }
+}
