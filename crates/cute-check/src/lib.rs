@@ -1,1 +1,15 @@
+//! The checker of cute-lsp: build a model of one cluster from a kernel's
+//! sync slice (`instantiate`), explore its interleavings (`explore`, with the
+//! reductions documented there; `naive` is the unreduced oracle), and turn a
+//! counterexample into readable steps (`trace`).
 
+pub mod explore;
+pub mod instantiate;
+pub mod model;
+pub mod naive;
+pub mod semantics;
+pub mod trace;
+
+pub use explore::{explore, Budget, ExploreOptions, Outcome, Verdict};
+pub use instantiate::{instantiate, InstantiateOptions, Instantiated, OpenCondition, Scenario};
+pub use model::Model;

@@ -1,1 +1,25 @@
+//! The synchronization IR of cute-lsp.
+//!
+//! `lower` turns a parsed file into an owned AST (`ast`) with callee names
+//! resolved through the imports; `api` recognises the CuTe DSL sync calls;
+//! `slice` keeps the statements synchronization depends on; `eval` gives
+//! values to names (module constants, `cutlass.Constexpr` arguments from the
+//! launch, class attributes) and `launch` reads the launch configuration.
 
+pub mod api;
+pub mod ast;
+pub mod eval;
+pub mod launch;
+mod lower;
+pub mod module;
+pub mod slice;
+
+pub use lower::lower_module;
+pub use module::Module;
+pub use slice::{slice_kernel, Slice};
+
+/// Parse and lower a file in one step.
+pub fn lower_text(text: &str) -> Result<Module, cute_syntax::ParseError> {
+    let tree = cute_syntax::parse(text)?;
+    Ok(lower_module(&tree))
+}

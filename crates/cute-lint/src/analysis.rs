@@ -1,23 +1,193 @@
 //! From source text to diagnostics, without the database (the CLI's path,
-//! and what every salsa query bottoms out in).
+//! and what the salsa queries bottom out in).
 
-use cute_syntax::LineIndex;
+use std::time::Duration;
 
+use cute_check::explore::{Counterexample, ExploreOptions};
+use cute_check::model::{Model, OpKind};
+use cute_check::semantics::Hazard;
+use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict};
+use cute_ir::api::Api;
+use cute_ir::ast::FunctionDef;
+use cute_ir::launch::resolve_launch;
+use cute_ir::{lower_module, slice_kernel, Module};
+use cute_syntax::{LineIndex, TextRange};
+
+use crate::context::{severity_for, steps_to_related, KernelContext};
+use crate::rules::{analysis_incomplete, deadlock, untoggled_phase};
 use crate::{suppress, Diagnostic};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AnalysisOptions {}
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AnalysisOptions {
+    pub max_states: usize,
+    pub max_time: Duration,
+    /// Iterations explored for loops whose trip count is not known.
+    pub unknown_trip_count: u32,
+    /// Steps of a counterexample shown before older ones are summarised.
+    pub max_trace_steps: usize,
+}
 
 impl Default for AnalysisOptions {
     fn default() -> Self {
-        AnalysisOptions {}
+        AnalysisOptions { max_states: 2_000_000, max_time: Duration::from_secs(2), unknown_trip_count: 3, max_trace_steps: 14 }
     }
 }
 
-pub fn analyze_text(text: &str, _options: &AnalysisOptions) -> Vec<Diagnostic> {
+/// At most this many conditions on runtime values are enumerated both ways.
+const MAX_OPEN_CONDITIONS: usize = 3;
+
+pub fn analyze_text(text: &str, options: &AnalysisOptions) -> Vec<Diagnostic> {
     let index = LineIndex::new(text);
-    let mut diags: Vec<Diagnostic> = Vec::new();
+    let mut diags = match cute_syntax::parse(text) {
+        Ok(tree) => {
+            let module = lower_module(&tree);
+            analyze_module(text, &index, &module, options)
+        }
+        Err(e) => vec![analysis_incomplete::file_not_parsed(&e.to_string())],
+    };
     diags.retain(|d| !suppress::is_suppressed(d, &index));
     diags.sort_by_key(|d| (d.range.start, d.code));
+    diags.dedup();
     diags
+}
+
+fn analyze_module(text: &str, index: &LineIndex, module: &Module, options: &AnalysisOptions) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let kernels: Vec<&FunctionDef> = module.kernels().collect();
+    if let (Some(first), false) = (module.syntax_errors.first(), kernels.is_empty()) {
+        diags.push(analysis_incomplete::syntax_error(*first));
+    }
+    for kernel in kernels {
+        let ctx = KernelContext { text, index, module, kernel };
+        diags.extend(check_kernel(&ctx, options));
+    }
+    diags
+}
+
+/// Everything cute-lsp reports about one kernel.
+pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<Diagnostic> {
+    let module = ctx.module;
+    let kernel = ctx.kernel;
+    let slice = slice_kernel(module, kernel, ctx.text);
+    let kept = slice.kept_ids();
+    let launch = resolve_launch(module, kernel);
+    let inst_options = InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() };
+    let explore_options = ExploreOptions {
+        budget: Budget { max_states: options.max_states, max_time: options.max_time },
+        full_expansion: false,
+    };
+
+    let base = instantiate(module, kernel, &kept, &launch, &Scenario::new(), &inst_options);
+    let open = base.open_conditions.clone();
+    let mut scenarios: Vec<Scenario> = vec![Scenario::new()];
+    let mut notes: Vec<String> = Vec::new();
+    if !open.is_empty() {
+        let n = open.len().min(MAX_OPEN_CONDITIONS);
+        scenarios = (0..1u32 << n)
+            .map(|bits| open.iter().take(n).enumerate().map(|(i, c)| (c.stmt, bits & (1 << i) != 0)).collect())
+            .collect();
+        if open.len() > n {
+            notes.push(format!(
+                "{} conditions on runtime values guard synchronization; the first {n} were explored both ways, the others as false",
+                open.len()
+            ));
+        }
+    }
+
+    let mut diags = Vec::new();
+    let mut incomplete_reported = false;
+    for scenario in &scenarios {
+        let model = if scenario.is_empty() {
+            base.model.clone()
+        } else {
+            instantiate(module, kernel, &kept, &launch, scenario, &inst_options).model
+        };
+        if model.groups.is_empty() {
+            continue;
+        }
+        if !model.unresolved.is_empty() {
+            if !incomplete_reported {
+                diags.push(analysis_incomplete::unresolved(ctx, &model));
+                incomplete_reported = true;
+            }
+            continue;
+        }
+        let mut scenario_notes = notes.clone();
+        for (stmt, taken) in scenario {
+            if let Some(c) = open.iter().find(|c| c.stmt == *stmt) {
+                scenario_notes.push(format!(
+                    "assuming the condition at line {} (on {}) is {} in every thread",
+                    ctx.line(c.site.start),
+                    c.why,
+                    if *taken { "true" } else { "false" }
+                ));
+            }
+        }
+        let outcome = explore(&model, &explore_options);
+        if let Some((hazard, _)) = outcome.hazards.first() {
+            if !incomplete_reported {
+                diags.push(analysis_incomplete::hazard(ctx, &model, hazard));
+                incomplete_reported = true;
+            }
+        }
+        match outcome.verdict {
+            Verdict::Deadlock(cex) => {
+                diags.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options));
+                return diags;
+            }
+            Verdict::Incomplete(reason) => {
+                if !incomplete_reported {
+                    diags.push(analysis_incomplete::budget(ctx, &reason, outcome.states));
+                    incomplete_reported = true;
+                }
+            }
+            Verdict::Clean => {}
+        }
+        if model.bounded && !incomplete_reported {
+            diags.push(analysis_incomplete::bounded(ctx, &model));
+            incomplete_reported = true;
+        }
+    }
+    diags
+}
+
+/// A deadlock is an untoggled phase when a wait of the kernel mistreats its
+/// parity; otherwise it is reported as a deadlock.
+fn explain_deadlock(
+    ctx: &KernelContext<'_>,
+    model: &Model,
+    cex: &Counterexample,
+    mut notes: Vec<String>,
+    options: &AnalysisOptions,
+) -> Diagnostic {
+    let steps = cute_check::trace::render(model, cex, options.max_trace_steps);
+    let related = steps_to_related(steps);
+    notes.splice(0..0, model.assumptions.iter().cloned());
+    let severity = severity_for(model, &notes);
+
+    let mut wait_sites: Vec<TextRange> = model
+        .groups
+        .iter()
+        .flat_map(|g| g.ops.iter())
+        .filter(|op| matches!(op.kind, OpKind::Wait { .. }))
+        .map(|op| op.site)
+        .collect();
+    wait_sites.sort();
+    wait_sites.dedup();
+    for site in &wait_sites {
+        let Some(call) = ctx.call_at(*site) else { continue };
+        if Api::of_call(call) != Some(Api::MbarrierWait) {
+            continue;
+        }
+        if let Some(cause) = untoggled_phase::cause_of(ctx, call) {
+            return untoggled_phase::diagnostic(ctx, call, &cause, related, notes, severity);
+        }
+    }
+    deadlock::diagnostic(ctx, model, cex, related, notes, severity)
+}
+
+pub(crate) fn hazard_site(h: &Hazard) -> TextRange {
+    match h {
+        Hazard::ArriveBeforeInit { site, .. } | Hazard::WaitBeforeInit { site, .. } | Hazard::InitWhileInUse { site, .. } => *site,
+    }
 }

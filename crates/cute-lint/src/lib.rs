@@ -5,7 +5,8 @@
 //! an edit re-runs only what it invalidates, and turns checker findings into
 //! diagnostics through the rule modules.
 
-mod analysis;
+pub(crate) mod analysis;
+mod context;
 mod db;
 mod diagnostic;
 pub mod rules;

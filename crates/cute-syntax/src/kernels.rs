@@ -33,7 +33,7 @@ impl KernelDef {
 }
 
 /// Classify a decorator expression (`cute.kernel`, `cute.jit(preprocess=False)`, ...).
-pub fn decorator_kind(imports: &ImportMap, expr: &str) -> Option<DecoratorKind> {
+pub fn decorator_kind_of(imports: &ImportMap, expr: &str) -> Option<DecoratorKind> {
     let expr = expr.trim_start_matches('@').trim();
     let callee = expr.split('(').next().unwrap_or(expr).trim();
     let qualified = imports.qualify(callee).unwrap_or_else(|| {
@@ -65,7 +65,7 @@ pub fn find_kernels(tree: &SyntaxTree, imports: &ImportMap) -> Vec<KernelDef> {
         else {
             continue;
         };
-        let Some(kind) = decorator_kind(imports, node_text(&tree.text, dec)) else { continue };
+        let Some(kind) = decorator_kind_of(imports, node_text(&tree.text, dec)) else { continue };
         let Some(function) = def.child_by_field_name("definition") else { continue };
         let def_range = TextRange::of(&function);
         if out.iter().any(|k| k.def_range == def_range) {

@@ -6,7 +6,7 @@
 //! `cutlass.cute.arch.mbarrier_wait`); meaning is given by `cute-ir`.
 
 mod imports;
-mod kernels;
+pub mod kernels;
 mod line_index;
 mod parse;
 mod queries;

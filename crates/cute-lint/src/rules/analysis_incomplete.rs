@@ -11,3 +11,94 @@ pub const RULE: Rule = Rule {
     summary: "the checker stopped at a budget or met a construct it does not model",
     doc: include_str!("analysis_incomplete.md"),
 };
+
+use cute_check::model::Model;
+use cute_check::semantics::Hazard;
+use cute_syntax::TextRange;
+
+use crate::context::KernelContext;
+
+fn info(range: TextRange, message: String, label: &str, notes: Vec<String>) -> crate::Diagnostic {
+    crate::Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity: RULE.default_severity,
+        message,
+        range,
+        label: label.to_string(),
+        related: Vec::new(),
+        notes,
+        help: None,
+        fixes: Vec::new(),
+    }
+}
+
+pub fn file_not_parsed(why: &str) -> crate::Diagnostic {
+    info(TextRange::default(), format!("this file could not be analysed: {why}"), "not analysed", Vec::new())
+}
+
+pub fn syntax_error(at: TextRange) -> crate::Diagnostic {
+    info(
+        at,
+        "syntax error: the kernels of this file are analysed as far as they parse".to_string(),
+        "the parser could not read this",
+        Vec::new(),
+    )
+}
+
+pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
+    let first = &model.unresolved[0];
+    let notes = model
+        .unresolved
+        .iter()
+        .skip(1)
+        .map(|u| format!("line {}: {} is not known statically", ctx.line(u.site.start), u.what))
+        .chain(model.assumptions.iter().cloned())
+        .collect();
+    info(
+        first.site,
+        format!("`{}` was not checked: {} is not known statically", ctx.kernel.display_name(), first.what),
+        "not resolved",
+        notes,
+    )
+}
+
+pub fn hazard(ctx: &KernelContext<'_>, model: &Model, h: &Hazard) -> crate::Diagnostic {
+    let (bar, what) = match h {
+        Hazard::ArriveBeforeInit { bar, .. } => (bar, "an arrival can reach"),
+        Hazard::WaitBeforeInit { bar, .. } => (bar, "a wait can reach"),
+        Hazard::InitWhileInUse { bar, .. } => (bar, "a re-initialisation can hit"),
+    };
+    let name = model.barriers[*bar as usize].display(model.ctas);
+    let situation = match h {
+        Hazard::InitWhileInUse { .. } => format!("{name} while arrivals are pending"),
+        _ => format!("{name} before it is initialised"),
+    };
+    info(
+        crate::analysis::hazard_site(h),
+        format!(
+            "`{}` was checked only in part: {what} {situation}; those interleavings were not explored",
+            ctx.kernel.display_name()
+        ),
+        "order against the initialisation not established",
+        vec!["initialise from one thread, then `mbarrier_init_fence()` and a CTA or cluster barrier before any use".to_string()],
+    )
+}
+
+pub fn budget(ctx: &KernelContext<'_>, reason: &str, states: usize) -> crate::Diagnostic {
+    info(
+        ctx.kernel.name_range,
+        format!("`{}` was checked only in part: {reason} ({states} states explored)", ctx.kernel.display_name()),
+        "not fully checked",
+        Vec::new(),
+    )
+}
+
+pub fn bounded(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
+    info(
+        ctx.kernel.name_range,
+        format!("`{}` was checked for a bounded number of loop iterations only", ctx.kernel.display_name()),
+        "bounded verdict",
+        model.assumptions.clone(),
+    )
+}

@@ -1,8 +1,20 @@
 //! CUTE001 untoggled-phase: a wait parity that is not flipped once per phase.
 //! See `untoggled_phase.md` for the user documentation.
+//!
+//! The checker finds the hang; this rule explains it. It reads the parity
+//! argument of each mbarrier wait inside a loop and classifies how the loop
+//! treats it: a literal, a reset inside the loop, no flip, a flip on some
+//! paths only, two flips. A kernel whose exploration deadlocks and that has
+//! such a wait gets this diagnostic on the wait (with the deadlock's trace)
+//! instead of the generic `deadlock`.
+
+use cute_ir::api::{self, Api};
+use cute_ir::ast::{BinOp, Call, Expr, Stmt, StmtKind, Target, UnOp};
+use cute_syntax::TextRange;
 
 use super::Rule;
-use crate::Severity;
+use crate::context::KernelContext;
+use crate::{Edit, Fix, Severity};
 
 pub const RULE: Rule = Rule {
     code: "CUTE001",
@@ -11,3 +23,289 @@ pub const RULE: Rule = Rule {
     summary: "an mbarrier wait parity is not flipped exactly once per completed phase",
     doc: include_str!("untoggled_phase.md"),
 };
+
+/// How a loop mistreats the parity of a wait inside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// `mbarrier_wait(bar, 0)`: the parity is a constant.
+    Literal { arg: TextRange, loop_stmt: TextRange },
+    /// `phase = 0` inside the loop undoes the flip of the previous iteration.
+    Reset { var: String, reset: TextRange, initialised_before_loop: bool, loop_stmt: TextRange },
+    /// The loop never flips the parity.
+    NoFlip { var: String },
+    /// The flip sits under a condition: some iterations keep the old parity.
+    ConditionalFlip { var: String, branch: TextRange, flip: TextRange, only_statement: bool },
+    /// Two flips per iteration cancel out.
+    DoubleFlip { var: String },
+}
+
+/// The parity argument of a wait, when the wait is in a loop and the loop
+/// mistreats it.
+pub fn cause_of(ctx: &KernelContext<'_>, wait: &Call) -> Option<Cause> {
+    let arg = api::arg(wait, Api::MbarrierWait, "phase")?;
+    let (_, chain) = ctx.ancestors(wait.range)?;
+    let loops: Vec<&Stmt> = chain.iter().copied().filter(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. })).collect();
+    let innermost = *loops.last()?;
+    if literal(arg).is_some() {
+        return Some(Cause::Literal { arg: arg_range(ctx, wait, arg)?, loop_stmt: innermost.range });
+    }
+    let Expr::Name(var) = arg else { return None };
+    // The loop that owns the parity: the innermost one whose body assigns it.
+    let owner = loops.iter().rev().find(|l| assigns(body(l), var)).copied().unwrap_or(loops[0]);
+    let mut flips_top = 0u32;
+    let mut conditional: Option<(TextRange, TextRange, bool)> = None;
+    for s in body(owner) {
+        match classify(s, var) {
+            Some(Assignment::Flip) => flips_top += 1,
+            Some(Assignment::Reset) => {
+                let initialised_before_loop = assigned_before(ctx, var, owner.range.start);
+                return Some(Cause::Reset { var: var.clone(), reset: s.range, initialised_before_loop, loop_stmt: owner.range });
+            }
+            Some(Assignment::Other) => return None,
+            None => {
+                if let StmtKind::If { then, orelse, .. } = &s.kind {
+                    let mut inner = Vec::new();
+                    collect_assignments(then, var, &mut inner);
+                    collect_assignments(orelse, var, &mut inner);
+                    if inner.iter().any(|(a, _)| *a != Assignment::Flip) {
+                        return None;
+                    }
+                    if let Some((_, flip)) = inner.first() {
+                        let only = then.len() == 1 && orelse.is_empty();
+                        conditional.get_or_insert((s.range, *flip, only));
+                    }
+                } else if assigns(std::slice::from_ref(s), var) {
+                    // Assigned in a nested loop or a `with`: not read here.
+                    return None;
+                }
+            }
+        }
+    }
+    match (flips_top, conditional) {
+        (1, None) => None,
+        (0, None) => Some(Cause::NoFlip { var: var.clone() }),
+        (0, Some((branch, flip, only_statement))) => Some(Cause::ConditionalFlip { var: var.clone(), branch, flip, only_statement }),
+        (1, Some(_)) | (2.., _) => Some(Cause::DoubleFlip { var: var.clone() }),
+    }
+}
+
+fn body(s: &Stmt) -> &[Stmt] {
+    match &s.kind {
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => body,
+        _ => &[],
+    }
+}
+
+fn literal(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int(i) => Some(*i),
+        Expr::Bool(b) => Some(*b as i64),
+        Expr::Call(c) if Api::of_call(c) == Some(Api::IntCast) && c.args.len() == 1 => literal(&c.args[0]),
+        _ => None,
+    }
+}
+
+fn arg_range(ctx: &KernelContext<'_>, wait: &Call, arg: &Expr) -> Option<TextRange> {
+    // The AST keeps ranges for calls only: find the argument's text inside
+    // the call, from the end (the parity is the last argument).
+    if let Expr::Call(c) = arg {
+        return Some(c.range);
+    }
+    let call_text = ctx.slice(wait.range);
+    let lit = literal(arg)?.to_string();
+    let close = call_text.rfind(')')?;
+    let at = call_text[..close].rfind(lit.as_str())?;
+    let start = wait.range.start + at as u32;
+    Some(TextRange { start, end: start + lit.len() as u32 })
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Assignment {
+    Flip,
+    Reset,
+    Other,
+}
+
+fn is_var(e: &Expr, var: &str) -> bool {
+    matches!(e, Expr::Name(n) if n == var)
+}
+
+fn classify(s: &Stmt, var: &str) -> Option<Assignment> {
+    match &s.kind {
+        StmtKind::AugAssign { target: Target::Name(n), op, value } if n == var => Some(match (op, value) {
+            (BinOp::BitXor, v) if literal(v) == Some(1) => Assignment::Flip,
+            // `phase ^= k` with a computed k (advance by several stages):
+            // not a one-step flip, and not ours to judge.
+            _ => Assignment::Other,
+        }),
+        StmtKind::Assign { targets, value } if targets.iter().any(|t| matches!(t, Target::Name(n) if n == var)) => {
+            Some(if literal(value).is_some() {
+                Assignment::Reset
+            } else if is_flip_of(value, var) {
+                Assignment::Flip
+            } else {
+                Assignment::Other
+            })
+        }
+        _ => None,
+    }
+}
+
+fn is_flip_of(e: &Expr, var: &str) -> bool {
+    match e {
+        Expr::Binary { op: BinOp::BitXor, lhs, rhs } => {
+            (is_var(lhs, var) && literal(rhs) == Some(1)) || (is_var(rhs, var) && literal(lhs) == Some(1))
+        }
+        Expr::Binary { op: BinOp::Sub, lhs, rhs } => literal(lhs) == Some(1) && is_var(rhs, var),
+        Expr::Unary { op: UnOp::Not, operand } => is_var(operand, var),
+        Expr::Call(c) if Api::of_call(c) == Some(Api::IntCast) && c.args.len() == 1 => is_flip_of(&c.args[0], var),
+        _ => false,
+    }
+}
+
+fn collect_assignments(stmts: &[Stmt], var: &str, out: &mut Vec<(Assignment, TextRange)>) {
+    for s in stmts {
+        if let Some(a) = classify(s, var) {
+            out.push((a, s.range));
+        }
+        match &s.kind {
+            StmtKind::If { then, orelse, .. } => {
+                collect_assignments(then, var, out);
+                collect_assignments(orelse, var, out);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => {
+                collect_assignments(body, var, out)
+            }
+            _ => {}
+        }
+    }
+}
+
+fn assigns(stmts: &[Stmt], var: &str) -> bool {
+    let mut out = Vec::new();
+    collect_assignments(stmts, var, &mut out);
+    !out.is_empty()
+}
+
+fn assigned_before(ctx: &KernelContext<'_>, var: &str, offset: u32) -> bool {
+    let Some((f, _)) = ctx.ancestors(TextRange { start: offset, end: offset }) else { return false };
+    let mut out = Vec::new();
+    collect_assignments(&f.body, var, &mut out);
+    out.iter().any(|(_, r)| r.end <= offset)
+}
+
+impl Cause {
+    pub fn explanation(&self, ctx: &KernelContext<'_>) -> String {
+        match self {
+            Cause::Literal { arg, .. } => format!(
+                "the wait passes the constant parity `{}` in every iteration, but the barrier's phase parity alternates",
+                ctx.slice(*arg)
+            ),
+            Cause::Reset { var, reset, .. } => format!(
+                "`{var}` is reset at line {} inside the loop, so the flip of the previous iteration is lost",
+                ctx.line(reset.start)
+            ),
+            Cause::NoFlip { var } => format!("`{var}` is never flipped inside the loop"),
+            Cause::ConditionalFlip { var, branch, .. } => format!(
+                "`{var}` is flipped only when the condition at line {} holds, so some iterations wait on a stale parity",
+                ctx.line(branch.start)
+            ),
+            Cause::DoubleFlip { var } => format!("`{var}` is flipped twice per iteration, which cancels out"),
+        }
+    }
+
+    pub fn fixes(&self, ctx: &KernelContext<'_>, wait: &Call) -> Vec<Fix> {
+        let Some((_, chain)) = ctx.ancestors(wait.range) else { return Vec::new() };
+        let Some(wait_stmt) = chain.last() else { return Vec::new() };
+        let after_wait = ctx.next_line_start(wait_stmt.range.end);
+        let wait_indent = ctx.indentation_at(wait_stmt.range.start);
+        match self {
+            Cause::Literal { arg, loop_stmt } => {
+                let var = fresh_name(ctx, "phase");
+                let loop_indent = ctx.indentation_at(loop_stmt.start);
+                let loop_line = ctx.full_line(loop_stmt.start).start;
+                vec![Fix {
+                    title: format!("track the parity in `{var}` and flip it after the wait"),
+                    edits: vec![
+                        Edit { range: TextRange { start: loop_line, end: loop_line }, new_text: format!("{loop_indent}{var} = {}\n", ctx.slice(*arg)) },
+                        Edit { range: *arg, new_text: var.clone() },
+                        Edit { range: TextRange { start: after_wait, end: after_wait }, new_text: format!("{wait_indent}{var} ^= 1\n") },
+                    ],
+                }]
+            }
+            Cause::Reset { var, reset, initialised_before_loop, loop_stmt } => {
+                let reset_line = TextRange { start: ctx.full_line(reset.start).start, end: ctx.next_line_start(reset.end) };
+                let mut edits = vec![Edit { range: reset_line, new_text: String::new() }];
+                let title = if *initialised_before_loop {
+                    format!("remove the reset of `{var}` inside the loop")
+                } else {
+                    let loop_line = ctx.full_line(loop_stmt.start).start;
+                    let indent = ctx.indentation_at(loop_stmt.start);
+                    edits.insert(0, Edit {
+                        range: TextRange { start: loop_line, end: loop_line },
+                        new_text: format!("{indent}{}\n", ctx.slice(*reset).trim()),
+                    });
+                    format!("initialise `{var}` once, before the loop")
+                };
+                vec![Fix { title, edits }]
+            }
+            Cause::NoFlip { var } => vec![Fix {
+                title: format!("flip `{var}` after the wait"),
+                edits: vec![Edit { range: TextRange { start: after_wait, end: after_wait }, new_text: format!("{wait_indent}{var} ^= 1\n") }],
+            }],
+            Cause::ConditionalFlip { var, branch, flip, only_statement: true } => {
+                let indent = ctx.indentation_at(branch.start);
+                let range = TextRange { start: ctx.full_line(branch.start).start, end: ctx.next_line_start(branch.end) };
+                vec![Fix {
+                    title: format!("flip `{var}` in every iteration"),
+                    edits: vec![Edit { range, new_text: format!("{indent}{}\n", ctx.slice(*flip).trim()) }],
+                }]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn fresh_name(ctx: &KernelContext<'_>, base: &str) -> String {
+    let body = ctx.slice(ctx.kernel.range);
+    let taken = |n: &str| {
+        body.match_indices(n).any(|(i, _)| {
+            let before = body[..i].chars().next_back();
+            let after = body[i + n.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    if !taken(base) {
+        return base.to_string();
+    }
+    (2..).map(|i| format!("{base}{i}")).find(|n| !taken(n)).unwrap()
+}
+
+pub fn diagnostic(
+    ctx: &KernelContext<'_>,
+    wait: &Call,
+    cause: &Cause,
+    related: Vec<crate::Related>,
+    notes: Vec<String>,
+    severity: Severity,
+) -> crate::Diagnostic {
+    crate::Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity,
+        message: format!(
+            "`{}` can hang at this wait: {}",
+            ctx.kernel.display_name(),
+            cause.explanation(ctx)
+        ),
+        range: wait.range,
+        label: "the parity is not flipped once per completed phase".to_string(),
+        related,
+        notes,
+        help: Some(
+            "keep the parity in a variable set once before the loop, pass it to the wait, and flip it with `^= 1` after each wait"
+                .to_string(),
+        ),
+        fixes: cause.fixes(ctx, wait),
+    }
+}

@@ -1,21 +1,149 @@
+//! `cute-lsp check`: lint files, print rustc-style text or the JSON contract.
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, Config};
+use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
+use cute_syntax::LineIndex;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
-    /// Files or directories.
+    /// Files or directories (every *.py below a directory).
     #[arg(required = true)]
-    pub paths: Vec<std::path::PathBuf>,
+    pub paths: Vec<PathBuf>,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Human,
     Json,
 }
 
-pub fn run(_args: CheckArgs) -> ExitCode {
-    ExitCode::SUCCESS
+/// Expand directories into the Python files below them, sorted.
+pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
+        if meta.is_dir() {
+            walk(p, &mut out).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.path());
+    for e in entries {
+        let path = e.path();
+        let name = e.file_name();
+        let hidden = name.to_string_lossy().starts_with('.');
+        if e.file_type()?.is_dir() {
+            if !hidden && name != "__pycache__" && name != "node_modules" {
+                walk(&path, out)?;
+            }
+        } else if path.extension().is_some_and(|x| x == "py") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    let files = match collect_files(&args.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("cute-lsp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = AnalysisOptions::default();
+    let mut json = Vec::new();
+    let mut errors = 0usize;
+    let mut total = 0usize;
+    for path in &files {
+        let display = path.display().to_string();
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("cute-lsp: cannot read `{display}`: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let (text, diags) = match String::from_utf8(bytes) {
+            Ok(text) => {
+                let d = analyze_text(&text, &options);
+                (text, d)
+            }
+            Err(_) => (String::new(), vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")]),
+        };
+        let index = LineIndex::new(&text);
+        errors += diags.iter().filter(|d| d.severity == Severity::Error).count();
+        total += diags.len();
+        match args.format {
+            Format::Json => json.extend(diags.iter().map(|d| d.to_json(&display, &index))),
+            Format::Human => print_human(&display, &text, &diags),
+        }
+    }
+    match args.format {
+        Format::Json => println!("{}", serde_json::Value::Array(json)),
+        Format::Human => {
+            if total == 0 {
+                eprintln!("cute-lsp: {} file(s) checked, no findings", files.len());
+            } else {
+                eprintln!("cute-lsp: {} file(s) checked, {total} finding(s), {errors} error(s)", files.len());
+            }
+        }
+    }
+    if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_human(path: &str, text: &str, diags: &[Diagnostic]) {
+    let file = SimpleFile::new(path, text);
+    let config = Config::default();
+    let mut out = std::io::stdout().lock();
+    for d in diags {
+        let severity = match d.severity {
+            Severity::Error => ReportSeverity::Error,
+            Severity::Warning => ReportSeverity::Warning,
+            Severity::Info => ReportSeverity::Note,
+        };
+        let range = |r: cute_syntax::TextRange| r.start as usize..(r.end.max(r.start) as usize).min(text.len());
+        let mut labels = vec![Label::primary((), range(d.range)).with_message(&d.label)];
+        let mut notes: Vec<String> = Vec::new();
+        for (i, r) in d.related.iter().enumerate() {
+            // Trace steps become numbered notes with their line; the first
+            // few also label the code.
+            let line = text[..(r.range.start as usize).min(text.len())].matches('\n').count() + 1;
+            notes.push(format!("{:>2}. line {line}: {}", i + 1, r.message));
+            if i < 3 && r.range != d.range {
+                labels.push(Label::secondary((), range(r.range)).with_message(format!("step {}", i + 1)));
+            }
+        }
+        notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
+        if let Some(h) = &d.help {
+            notes.push(format!("help: {h}"));
+        }
+        for f in &d.fixes {
+            notes.push(format!("fix available: {}", f.title));
+        }
+        let report = Report::new(severity)
+            .with_code(d.code)
+            .with_message(format!("{}: {}", d.name, d.message))
+            .with_labels(labels)
+            .with_notes(notes);
+        let _ = term::emit_to_io_write(&mut out, &config, &file, &report);
+    }
 }

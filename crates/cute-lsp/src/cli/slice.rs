@@ -1,3 +1,5 @@
+//! `cute-lsp slice`: the sync slice of each kernel, statement by statement.
+
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -8,6 +10,52 @@ pub struct SliceArgs {
     pub kernel: Option<String>,
 }
 
-pub fn run(_args: SliceArgs) -> ExitCode {
+pub fn run(args: SliceArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cute-lsp: cannot read `{}`: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let module = match cute_ir::lower_text(&text) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("cute-lsp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let kernels: Vec<_> = module
+        .kernels()
+        .filter(|k| args.kernel.as_ref().is_none_or(|n| *n == k.name || *n == k.display_name()))
+        .collect();
+    if kernels.is_empty() {
+        match &args.kernel {
+            Some(n) => {
+                eprintln!("cute-lsp: no kernel named `{n}` in `{}`", args.file.display());
+                return ExitCode::from(2);
+            }
+            None => println!("no @cute.kernel functions in `{}`", args.file.display()),
+        }
+    }
+    let index = cute_syntax::LineIndex::new(&text);
+    for k in kernels {
+        let slice = cute_ir::slice_kernel(&module, k, &text);
+        println!("kernel {}", slice.kernel);
+        println!("input statements : {}", slice.entries.len());
+        println!("slice kept       : {}", slice.kept_count());
+        println!("slice dropped    : {}", slice.entries.len() - slice.kept_count());
+        println!();
+        println!("{:>4} {:>5} {:<4} {:<56} why", "id", "line", "kept", "statement");
+        for e in &slice.entries {
+            let line = index.line_of(e.range.start) + 1;
+            let mut stmt = e.text.trim().to_string();
+            if stmt.chars().count() > 56 {
+                stmt = stmt.chars().take(53).collect::<String>() + "...";
+            }
+            println!("{:>4} {:>5} {:<4} {:<56} {}", e.id, line, if e.kept { "yes" } else { "-" }, stmt, e.reason);
+        }
+        println!();
+    }
     ExitCode::SUCCESS
 }

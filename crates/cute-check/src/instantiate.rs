@@ -1,0 +1,750 @@
+//! From a kernel's sync slice to a [`Model`]: run the kept statements once per
+//! thread of one cluster, with that thread's indices, and record the
+//! synchronization operations it performs.
+//!
+//! Control flow that depends on thread indices, loop counters and constants
+//! is decided exactly per thread; that is what makes role dispatch
+//! (`warp_idx == 0`), `elect_one` and parity arithmetic precise. A condition
+//! on a runtime value is decided the same way in every thread (kernels branch
+//! uniformly on data far more often than not); the caller enumerates both
+//! outcomes through `Scenario`. Loops without a known trip count run
+//! `unknown_trip_count` times in every thread, and the verdict says it is
+//! bounded.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use cute_ir::api::{self, Api};
+use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
+use cute_ir::eval::{self, assign, eval, CallHandler, Env, SmemRef, Value};
+use cute_ir::launch::Launch;
+use cute_ir::Module;
+use cute_syntax::TextRange;
+
+use crate::model::*;
+
+#[derive(Clone, Debug)]
+pub struct InstantiateOptions {
+    pub unknown_trip_count: u32,
+    /// Give up on a thread whose operation list grows past this.
+    pub max_ops_per_thread: usize,
+    /// Threads per CTA when the launch does not say.
+    pub default_threads_per_cta: u32,
+}
+
+impl Default for InstantiateOptions {
+    fn default() -> Self {
+        InstantiateOptions { unknown_trip_count: 3, max_ops_per_thread: 200_000, default_threads_per_cta: 128 }
+    }
+}
+
+/// Outcomes chosen for conditions on runtime values, by statement.
+pub type Scenario = BTreeMap<StmtId, bool>;
+
+/// A condition on a runtime value that guards synchronization.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OpenCondition {
+    pub stmt: StmtId,
+    pub site: TextRange,
+    pub why: String,
+}
+
+pub struct Instantiated {
+    pub model: Model,
+    /// Conditions that were decided by the scenario (or defaulted to false).
+    pub open_conditions: Vec<OpenCondition>,
+}
+
+pub fn instantiate(
+    module: &Module,
+    kernel: &FunctionDef,
+    kept: &BTreeSet<StmtId>,
+    launch: &Launch,
+    scenario: &Scenario,
+    options: &InstantiateOptions,
+) -> Instantiated {
+    let mut model = Model { kernel: kernel.display_name(), ..Model::default() };
+    let block = match launch.block {
+        Some(b) => b,
+        None => {
+            model.assumptions.push(format!(
+                "the launch of `{}` was not found in this file: assuming {} threads per CTA",
+                kernel.display_name(),
+                options.default_threads_per_cta
+            ));
+            [options.default_threads_per_cta, 1, 1]
+        }
+    };
+    let cluster = match launch.cluster {
+        Some(c) => c,
+        None => {
+            let uses_peers = uses_cluster_api(module, kernel);
+            if uses_peers {
+                model.assumptions.push("the cluster shape is unknown: assuming 2 CTAs per cluster".to_string());
+                [2, 1, 1]
+            } else {
+                [1, 1, 1]
+            }
+        }
+    };
+    model.threads_per_cta = block.iter().product();
+    model.ctas = cluster.iter().product();
+
+    let mut shared = Shared { barriers: BarrierTable::default(), open: BTreeMap::new(), notes: BTreeSet::new(), unresolved: BTreeSet::new(), bounded: false };
+    let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
+    let mut group_list: Vec<Group> = Vec::new();
+    for cta in 0..model.ctas {
+        for tid in 0..model.threads_per_cta {
+            let mut thread = ThreadRun {
+                module,
+                kept,
+                scenario,
+                options,
+                cta,
+                tid,
+                block,
+                cluster,
+                ctas: model.ctas,
+                threads_per_cta: model.threads_per_cta,
+                shared: &mut shared,
+                ops: Vec::new(),
+                elect_depth: 0,
+                in_elect: false,
+                generation: HashMap::new(),
+                inline_depth: 0,
+                overflow: false,
+                globals: launch.globals.clone(),
+            };
+            let mut env = launch.globals.clone();
+            for (k, v) in &launch.params {
+                env.insert(k.clone(), v.clone());
+            }
+            thread.exec_block(&kernel.body, &mut env, true);
+            if thread.overflow {
+                thread.unresolved(
+                    kernel.name_range,
+                    format!("thread {tid} performs more than {} synchronization operations", options.max_ops_per_thread),
+                );
+            }
+            let ops = std::mem::take(&mut thread.ops);
+            match groups.get(&ops) {
+                Some(&g) => group_list[g].threads.push((cta, tid)),
+                None => {
+                    groups.insert(ops.clone(), group_list.len());
+                    group_list.push(Group { ops, threads: vec![(cta, tid)] });
+                }
+            }
+        }
+    }
+    // Threads that never synchronize take no part in any protocol.
+    group_list.retain(|g| !g.ops.is_empty());
+    model.groups = group_list;
+    model.barriers = shared.barriers.list;
+    model.bounded = shared.bounded;
+    model.assumptions.extend(shared.notes);
+    model.unresolved = shared.unresolved.into_iter().collect();
+    Instantiated { model, open_conditions: shared.open.into_values().collect() }
+}
+
+fn uses_cluster_api(module: &Module, kernel: &FunctionDef) -> bool {
+    let _ = module;
+    let mut found = false;
+    fn walk(stmts: &[Stmt], found: &mut bool) {
+        for s in stmts {
+            let mut exprs: Vec<&Expr> = Vec::new();
+            match &s.kind {
+                StmtKind::Assign { value, .. } | StmtKind::Expr(value) | StmtKind::AugAssign { value, .. } => exprs.push(value),
+                StmtKind::If { cond, then, orelse } => {
+                    exprs.push(cond);
+                    walk(then, found);
+                    walk(orelse, found);
+                }
+                StmtKind::For { iter, body, .. } => {
+                    exprs.push(iter);
+                    walk(body, found);
+                }
+                StmtKind::While { cond, body } => {
+                    exprs.push(cond);
+                    walk(body, found);
+                }
+                StmtKind::With { body, .. } => walk(body, found),
+                _ => {}
+            }
+            for e in exprs {
+                let mut calls = Vec::new();
+                e.calls(&mut calls);
+                for c in calls {
+                    match Api::of_call(c) {
+                        Some(Api::MapSharedCluster | Api::ClusterRank | Api::BlockInClusterIdx | Api::ClusterArrive | Api::ClusterArriveRelaxed | Api::ClusterWait) => *found = true,
+                        Some(Api::MbarrierArrive) if api::arg(c, Api::MbarrierArrive, "peer_cta_rank_in_cluster").is_some() => *found = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    walk(&kernel.body, &mut found);
+    found
+}
+
+#[derive(Default)]
+struct BarrierTable {
+    keys: HashMap<(String, i64, u32, u8), BarrierIx>,
+    list: Vec<Barrier>,
+}
+
+impl BarrierTable {
+    fn intern(&mut self, key: (String, i64, u32, u8), make: impl FnOnce() -> Barrier) -> BarrierIx {
+        if let Some(&ix) = self.keys.get(&key) {
+            return ix;
+        }
+        let ix = self.list.len() as BarrierIx;
+        self.list.push(make());
+        self.keys.insert(key, ix);
+        ix
+    }
+}
+
+struct Shared {
+    barriers: BarrierTable,
+    open: BTreeMap<StmtId, OpenCondition>,
+    notes: BTreeSet<String>,
+    unresolved: BTreeSet<Unresolved>,
+    bounded: bool,
+}
+
+impl PartialOrd for Unresolved {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Unresolved {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.site, &self.what).cmp(&(other.site, &other.what))
+    }
+}
+
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+struct ThreadRun<'a> {
+    module: &'a Module,
+    kept: &'a BTreeSet<StmtId>,
+    scenario: &'a Scenario,
+    options: &'a InstantiateOptions,
+    cta: u32,
+    tid: u32,
+    block: [u32; 3],
+    cluster: [u32; 3],
+    ctas: u32,
+    threads_per_cta: u32,
+    shared: &'a mut Shared,
+    ops: Vec<Op>,
+    elect_depth: u32,
+    /// Inside `with elect_one()` and this thread is the elected lane.
+    in_elect: bool,
+    /// Uses so far of each CTA/named/cluster barrier by this thread: the
+    /// generation it arrives in, whose parity its wait observes.
+    generation: HashMap<BarrierIx, u32>,
+    inline_depth: u32,
+    overflow: bool,
+    globals: Env,
+}
+
+impl ThreadRun<'_> {
+    fn lane(&self) -> u32 {
+        self.tid % 32
+    }
+
+    fn push(&mut self, kind: OpKind, site: TextRange) {
+        if self.ops.len() >= self.options.max_ops_per_thread {
+            self.overflow = true;
+            return;
+        }
+        self.ops.push(Op { kind, site });
+    }
+
+    fn unresolved(&mut self, site: TextRange, what: String) {
+        self.shared.unresolved.insert(Unresolved { site, what });
+    }
+
+    /// Run a block. `sliced` says whether statements outside the slice are
+    /// skipped (kernel bodies) or all run (inlined helpers).
+    fn exec_block(&mut self, stmts: &[Stmt], env: &mut Env, sliced: bool) -> Flow {
+        for s in stmts {
+            if self.overflow {
+                return Flow::Return(Value::None);
+            }
+            if sliced && !self.kept.contains(&s.id) {
+                continue;
+            }
+            match self.exec(s, env, sliced) {
+                Flow::Normal => {}
+                other => return other,
+            }
+        }
+        Flow::Normal
+    }
+
+    fn exec(&mut self, s: &Stmt, env: &mut Env, sliced: bool) -> Flow {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                let v = eval(value, env, self);
+                for t in targets {
+                    assign(t, v.clone(), env, self);
+                }
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                let cur = match target {
+                    Target::Name(n) => env.get(n).cloned().unwrap_or(Value::unknown(format!("`{n}`"))),
+                    Target::Attr { base, attr } => eval(&Expr::Attr { base: Box::new(base.clone()), attr: attr.clone() }, env, self),
+                    _ => Value::unknown("an augmented store"),
+                };
+                let r = eval(value, env, self);
+                let v = eval::binary(*op, &cur, &r);
+                assign(target, v, env, self);
+            }
+            StmtKind::Expr(e) => {
+                eval(e, env, self);
+            }
+            StmtKind::If { cond, then, orelse } => {
+                let c = eval(cond, env, self);
+                let taken = match c.as_bool() {
+                    Some(b) => b,
+                    None => self.open_condition(s, &c),
+                };
+                return if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
+            }
+            StmtKind::For { target, iter, body } => {
+                let it = eval(iter, env, self);
+                let values = match it.iteration() {
+                    Some(v) => v,
+                    None => {
+                        self.shared.bounded = true;
+                        let why = match &it { Value::Unknown(w) => w.clone(), _ => "the loop's trip count".to_string() };
+                        self.shared.notes.insert(format!(
+                            "{why} is not known statically: the loop is explored for {} iterations",
+                            self.options.unknown_trip_count
+                        ));
+                        (0..self.options.unknown_trip_count).map(|_| Value::unknown("a loop counter")).collect()
+                    }
+                };
+                for v in values {
+                    assign(target, v, env, self);
+                    match self.exec_block(body, env, sliced) {
+                        Flow::Break => break,
+                        Flow::Return(v) => return Flow::Return(v),
+                        _ => {}
+                    }
+                    if self.overflow {
+                        break;
+                    }
+                }
+            }
+            StmtKind::While { cond, body } => {
+                let mut iterations = 0;
+                loop {
+                    let c = eval(cond, env, self);
+                    let go = match c.as_bool() {
+                        Some(b) => b,
+                        None => {
+                            self.shared.bounded = true;
+                            self.shared.notes.insert(format!(
+                                "a `while` condition depends on a runtime value: the loop is explored for {} iterations",
+                                self.options.unknown_trip_count
+                            ));
+                            iterations < self.options.unknown_trip_count
+                        }
+                    };
+                    if !go || iterations > 100_000 || self.overflow {
+                        break;
+                    }
+                    iterations += 1;
+                    match self.exec_block(body, env, sliced) {
+                        Flow::Break => break,
+                        Flow::Return(v) => return Flow::Return(v),
+                        _ => {}
+                    }
+                }
+            }
+            StmtKind::With { items, body } => {
+                let mut elect = false;
+                for (e, t) in items {
+                    let is_elect = matches!(e, Expr::Call(c) if Api::of_call(c) == Some(Api::ElectOne));
+                    if is_elect {
+                        elect = true;
+                    } else {
+                        let v = eval(e, env, self);
+                        if let Some(t) = t {
+                            assign(t, v, env, self);
+                        }
+                    }
+                }
+                if elect {
+                    // elect.sync picks one lane of each warp: lane 0 when the
+                    // whole warp is converged.
+                    if self.lane() != 0 {
+                        return Flow::Normal;
+                    }
+                    let outer = self.in_elect;
+                    self.in_elect = true;
+                    self.elect_depth += 1;
+                    let flow = self.exec_block(body, env, sliced);
+                    self.elect_depth -= 1;
+                    self.in_elect = outer;
+                    return flow;
+                }
+                return self.exec_block(body, env, sliced);
+            }
+            StmtKind::Return(e) => {
+                let v = e.as_ref().map(|e| eval(e, env, self)).unwrap_or(Value::None);
+                return Flow::Return(v);
+            }
+            StmtKind::Break => return Flow::Break,
+            StmtKind::Continue => return Flow::Continue,
+            StmtKind::Pass | StmtKind::Unsupported(_) => {}
+        }
+        Flow::Normal
+    }
+
+    fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
+        let why = match value {
+            Value::Unknown(w) => w.clone(),
+            _ => "a runtime value".to_string(),
+        };
+        let site = match &s.kind {
+            StmtKind::If { .. } => TextRange { start: s.range.start, end: s.range.start + 2 },
+            _ => s.range,
+        };
+        self.shared.open.entry(s.id).or_insert(OpenCondition { stmt: s.id, site, why });
+        self.scenario.get(&s.id).copied().unwrap_or(false)
+    }
+
+    fn barrier_of(&mut self, v: &Value, expr: Option<&Expr>, site: TextRange) -> BarrierIx {
+        let text = expr.map(expr_text).unwrap_or_else(|| "barrier".to_string());
+        let (key, cta) = match v {
+            Value::Smem(SmemRef { alloc, offset, cta }) => {
+                let cta = cta.unwrap_or(self.cta);
+                ((alloc.clone(), *offset, cta, 0u8), cta)
+            }
+            other => {
+                // A barrier pointer we cannot follow: identify it by how the
+                // code spells it, and say so.
+                let why = match other { Value::Unknown(w) => w.clone(), _ => "a non-pointer".to_string() };
+                self.shared.notes.insert(format!("the barrier `{text}` is identified by its spelling ({why} is not resolved)"));
+                let _ = site;
+                ((format!("`{text}`"), 0, self.cta, 1u8), self.cta)
+            }
+        };
+        self.shared.barriers.intern(key, || Barrier { name: text, cta, kind: BarrierKind::Mbarrier, preset_count: None })
+    }
+
+    fn pseudo_barrier(&mut self, kind: BarrierKind, cta: u32, count: u32) -> BarrierIx {
+        let name = match &kind {
+            BarrierKind::CtaBarrier => "sync_threads".to_string(),
+            BarrierKind::NamedBarrier(id) => format!("named barrier {id}"),
+            BarrierKind::ClusterBarrier => "cluster barrier".to_string(),
+            BarrierKind::Mbarrier => "mbarrier".to_string(),
+        };
+        let tag = match &kind {
+            BarrierKind::CtaBarrier => 2,
+            BarrierKind::NamedBarrier(_) => 3,
+            BarrierKind::ClusterBarrier => 4,
+            BarrierKind::Mbarrier => 5,
+        };
+        let id = if let BarrierKind::NamedBarrier(id) = kind { id } else { 0 };
+        self.shared.barriers.intern((name.clone(), id, cta, tag), || Barrier { name, cta, kind, preset_count: Some(count) })
+    }
+
+    /// Arrive on a generation-counted barrier and return the parity to wait on.
+    fn generation_arrive(&mut self, bar: BarrierIx, site: TextRange) -> u8 {
+        let g = self.generation.entry(bar).or_insert(0);
+        let parity = (*g % 2) as u8;
+        *g += 1;
+        self.push(OpKind::Arrive { bar, count: 1 }, site);
+        parity
+    }
+
+    fn int_arg(&mut self, call: &Call, api: Api, name: &str, alt: &[&str], args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+        if let Some((_, v)) = kwargs.iter().find(|(k, _)| k == name || alt.contains(&k.as_str())) {
+            return Some(v.clone());
+        }
+        let pos = api.params().iter().position(|p| *p == name)?;
+        let _ = call;
+        args.get(pos).cloned()
+    }
+
+    fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+        let site = call.range;
+        let bar_expr = api::arg(call, api, "mbar_ptr");
+        match api {
+            Api::ThreadIdx => {
+                let [bx, by, _] = self.block;
+                let t = self.tid;
+                Value::Tuple(vec![Value::Int((t % bx) as i64), Value::Int(((t / bx) % by) as i64), Value::Int((t / (bx * by)) as i64)])
+            }
+            Api::ThreadIdxX => Value::Int((self.tid % self.block[0]) as i64),
+            Api::WarpIdx => Value::Int((self.tid / 32) as i64),
+            Api::LaneIdx => Value::Int(self.lane() as i64),
+            Api::MakeWarpUniform => args.into_iter().next().unwrap_or(Value::unknown("make_warp_uniform")),
+            Api::BlockIdx => Value::Tuple(vec![
+                Value::unknown("the block index"),
+                Value::unknown("the block index"),
+                Value::unknown("the block index"),
+            ]),
+            Api::ClusterRank => Value::Int(self.cta as i64),
+            Api::BlockInClusterIdx => {
+                let [cx, cy, _] = self.cluster;
+                let c = self.cta;
+                Value::Tuple(vec![Value::Int((c % cx) as i64), Value::Int(((c / cx) % cy) as i64), Value::Int((c / (cx * cy)) as i64)])
+            }
+            Api::ClusterSize => Value::Int(self.ctas as i64),
+            Api::ElectOne => Value::Bool(self.lane() == 0),
+            Api::MapSharedCluster => match (args.first(), args.get(1).or(kwargs.first().map(|(_, v)| v))) {
+                (Some(Value::Smem(s)), Some(rank)) => match rank.as_int() {
+                    Some(r) if (0..self.ctas as i64).contains(&r) => Value::Smem(SmemRef { cta: Some(r as u32), ..s.clone() }),
+                    Some(r) => {
+                        self.unresolved(site, format!("the peer rank {r} is outside the cluster of {} CTAs", self.ctas));
+                        Value::unknown("a peer rank outside the cluster")
+                    }
+                    None => Value::unknown("a peer rank computed at run time"),
+                },
+                _ => Value::unknown("a mapped shared-memory pointer"),
+            },
+            Api::MbarrierInit => {
+                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let count = self.int_arg(call, api, "cnt", &["expected", "count"], &args, &kwargs);
+                let bar = self.barrier_of(&bar_v, bar_expr, site);
+                match count.as_ref().and_then(Value::as_int) {
+                    Some(c) if c > 0 && c < (1 << 20) => self.push(OpKind::Init { bar, count: c as u32 }, site),
+                    _ => self.unresolved(site, "the arrival count of this `mbarrier_init`".to_string()),
+                }
+                Value::None
+            }
+            Api::MbarrierArrive | Api::MbarrierArriveAndExpectTx => {
+                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let peer = self.int_arg(call, api, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
+                let target = match (&bar_v, peer.as_ref()) {
+                    (Value::Smem(s), Some(p)) if !matches!(p, Value::None) => match p.as_int() {
+                        Some(r) if (0..self.ctas as i64).contains(&r) => Value::Smem(SmemRef { cta: Some(r as u32), ..s.clone() }),
+                        _ => {
+                            self.unresolved(site, "the peer CTA rank of this arrive".to_string());
+                            return Value::None;
+                        }
+                    },
+                    _ => bar_v,
+                };
+                if api == Api::MbarrierArriveAndExpectTx {
+                    self.shared.notes.insert(
+                        "transaction bytes announced with `mbarrier_arrive_and_expect_tx` are assumed to arrive".to_string(),
+                    );
+                }
+                let bar = self.barrier_of(&target, bar_expr, site);
+                let n = match self.int_arg(call, api, "arrive_count", &[], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
+                    None | Some(Value::None) => 1,
+                    Some(v) => match v.as_int() {
+                        Some(n) if n > 0 => n as u32,
+                        _ => {
+                            self.unresolved(site, "the arrive count of this arrive".to_string());
+                            return Value::None;
+                        }
+                    },
+                };
+                self.push(OpKind::Arrive { bar, count: n }, site);
+                Value::None
+            }
+            Api::MbarrierWait => {
+                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let phase = self.int_arg(call, api, "phase", &[], &args, &kwargs);
+                let bar = self.barrier_of(&bar_v, bar_expr, site);
+                match phase.as_ref().and_then(Value::as_int) {
+                    // Only the low bit of the phase operand is meaningful.
+                    Some(p) => self.push(OpKind::Wait { bar, parity: (p & 1) as u8 }, site),
+                    None => self.unresolved(site, "the parity passed to this `mbarrier_wait`".to_string()),
+                }
+                Value::None
+            }
+            Api::MbarrierTryWait | Api::MbarrierTestWait => Value::unknown("the result of a try-wait"),
+            Api::SyncThreads => {
+                let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
+                let parity = self.generation_arrive(bar, site);
+                self.push(OpKind::Wait { bar, parity }, site);
+                Value::None
+            }
+            Api::Barrier | Api::BarrierArrive => {
+                let id = kwargs.iter().find(|(k, _)| k == "barrier_id").map(|(_, v)| v.clone());
+                let n = kwargs.iter().find(|(k, _)| k == "number_of_threads").map(|(_, v)| v.clone());
+                let id = match id {
+                    None | Some(Value::None) => 0,
+                    Some(v) => match v.as_int() {
+                        Some(i) => i,
+                        None => {
+                            self.unresolved(site, "the id of this named barrier".to_string());
+                            return Value::None;
+                        }
+                    },
+                };
+                let count = match n {
+                    None | Some(Value::None) => self.threads_per_cta,
+                    Some(v) => match v.as_int() {
+                        Some(c) if c > 0 => c as u32,
+                        _ => {
+                            self.unresolved(site, "the thread count of this named barrier".to_string());
+                            return Value::None;
+                        }
+                    },
+                };
+                let kind = if id == 0 && count == self.threads_per_cta { BarrierKind::CtaBarrier } else { BarrierKind::NamedBarrier(id) };
+                let bar = self.pseudo_barrier(kind, self.cta, count);
+                let parity = self.generation_arrive(bar, site);
+                if api == Api::Barrier {
+                    self.push(OpKind::Wait { bar, parity }, site);
+                }
+                Value::None
+            }
+            Api::ClusterArrive | Api::ClusterArriveRelaxed => {
+                let total = self.threads_per_cta * self.ctas;
+                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, 0, total);
+                let g = self.generation.entry(bar).or_insert(0);
+                *g += 1;
+                self.push(OpKind::Arrive { bar, count: 1 }, site);
+                Value::None
+            }
+            Api::ClusterWait => {
+                let total = self.threads_per_cta * self.ctas;
+                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, 0, total);
+                let g = *self.generation.get(&bar).unwrap_or(&0);
+                // The wait observes the generation of the thread's last arrive.
+                let parity = (g.saturating_sub(1) % 2) as u8;
+                self.push(OpKind::Wait { bar, parity }, site);
+                Value::None
+            }
+            Api::Load | Api::Atomic => Value::unknown("a value loaded from memory"),
+            _ => Value::None,
+        }
+    }
+
+    fn inline(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+        if self.inline_depth >= 8 {
+            return Value::unknown(format!("`{}` (calls nested too deeply)", f.display_name()));
+        }
+        let mut env = self.globals.clone();
+        let mut formal = f.params.iter();
+        if let Some(s) = bound_self {
+            if f.is_method() {
+                formal.next();
+                env.insert("self".to_string(), s);
+            }
+        }
+        let formal: Vec<_> = formal.collect();
+        for p in &formal {
+            if let Some(d) = &p.default {
+                let v = eval(d, &self.globals.clone(), self);
+                env.insert(p.name.clone(), v);
+            }
+        }
+        for (p, a) in formal.iter().zip(args) {
+            env.insert(p.name.clone(), a);
+        }
+        for (k, v) in kwargs {
+            env.insert(k, v);
+        }
+        self.inline_depth += 1;
+        let flow = self.exec_block(&f.body, &mut env, false);
+        self.inline_depth -= 1;
+        match flow {
+            Flow::Return(v) => v,
+            _ => Value::None,
+        }
+    }
+}
+
+fn expr_text(e: &Expr) -> String {
+    match e {
+        Expr::Name(n) => n.clone(),
+        Expr::Attr { .. } => e.dotted().unwrap_or_else(|| "barrier".to_string()),
+        Expr::Binary { op, lhs, rhs } => {
+            let o = match op {
+                cute_ir::ast::BinOp::Add => "+",
+                cute_ir::ast::BinOp::Sub => "-",
+                _ => "?",
+            };
+            format!("{} {o} {}", expr_text(lhs), expr_text(rhs))
+        }
+        Expr::Int(i) => i.to_string(),
+        Expr::Call(c) => {
+            let f = c.func.dotted().unwrap_or_default();
+            let f = f.rsplit('.').next().unwrap_or("").to_string();
+            if f == "data_ptr" || f == "subview" || f == "get_tensor" {
+                if let Expr::Attr { base, .. } = &c.func {
+                    return expr_text(base);
+                }
+            }
+            format!("{f}(...)")
+        }
+        Expr::Subscript { base, index } => format!("{}[{}]", expr_text(base), expr_text(index)),
+        _ => "barrier".to_string(),
+    }
+}
+
+impl CallHandler for ThreadRun<'_> {
+    fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
+        if let Some(api) = Api::of_call(call) {
+            if let Some(v) = eval::pure_call(call, &args, &kwargs) {
+                return v;
+            }
+            return self.sync_call(api, call, args, kwargs);
+        }
+        // Functions and methods of this file are inlined.
+        match func {
+            Value::Function { class, name, bound_self } => {
+                if let Some(f) = self.module.function(class.as_deref(), name) {
+                    let f = f.clone();
+                    return self.inline(&f, bound_self.as_deref().cloned(), args, kwargs);
+                }
+            }
+            _ => {}
+        }
+        if let Expr::Name(n) = &call.func {
+            if let Some(f) = self.module.function(None, n) {
+                let f = f.clone();
+                return self.inline(&f, None, args, kwargs);
+            }
+        }
+        if let Expr::Attr { base, attr } = &call.func {
+            if matches!(base.as_ref(), Expr::Name(b) if b == "self") {
+                if let Some(Value::Object(o)) = env.get("self") {
+                    if let Some(f) = self.module.function(Some(&o.class), attr) {
+                        let f = f.clone();
+                        let s = env.get("self").cloned();
+                        return self.inline(&f, s, args, kwargs);
+                    }
+                }
+            }
+            // Allocation of shared memory: a fresh allocation per call site.
+            if attr.starts_with("alloc") {
+                let site = call.range;
+                return Value::Smem(SmemRef { alloc: format!("smem@{}", site.start), offset: 0, cta: None });
+            }
+            // Views of a shared pointer are the same pointer.
+            let base_v = eval(base, env, self);
+            if let Value::Smem(s) = &base_v {
+                return match attr.as_str() {
+                    "data_ptr" | "get_tensor" | "iterator" | "to_llvm_ptr" | "align" => base_v.clone(),
+                    "subview" => match args.first().and_then(Value::as_int) {
+                        Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+                        None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),
+                    },
+                    _ => Value::unknown(format!("`.{attr}(...)` on shared memory")),
+                };
+            }
+        }
+        if let Some(v) = eval::pure_call(call, &args, &kwargs) {
+            return v;
+        }
+        Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string())))
+    }
+}

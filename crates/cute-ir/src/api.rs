@@ -1,0 +1,215 @@
+//! The CuTe DSL synchronization API as the installed `nvidia-cutlass-dsl`
+//! spells it (plus the spellings of widely read blog posts, since people paste
+//! from them). Each entry names the function's parameters in order so that
+//! positional and keyword arguments bind alike.
+//!
+//! `tests/python/api_surface.json` is the reference dump of the real
+//! signatures; a test keeps this table in step with it.
+
+use crate::ast::{Call, Expr};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Api {
+    // mbarriers
+    MbarrierInit,
+    MbarrierInitFence,
+    MbarrierArrive,
+    MbarrierArriveAndExpectTx,
+    MbarrierExpectTx,
+    MbarrierWait,
+    MbarrierTryWait,
+    MbarrierTestWait,
+    /// A shared-memory address translated into a peer CTA's window (mapa).
+    MapSharedCluster,
+    // thread topology
+    ThreadIdx,
+    /// `thread_idx_x()` (blog spelling): the x component only.
+    ThreadIdxX,
+    WarpIdx,
+    LaneIdx,
+    BlockIdx,
+    /// Linear rank of this CTA within its cluster.
+    ClusterRank,
+    /// Coordinates of this CTA within its cluster.
+    BlockInClusterIdx,
+    ClusterSize,
+    MakeWarpUniform,
+    ElectOne,
+    // barriers and fences
+    SyncThreads,
+    SyncWarp,
+    Barrier,
+    BarrierArrive,
+    ClusterArrive,
+    ClusterArriveRelaxed,
+    ClusterWait,
+    FenceProxy,
+    FenceViewAsyncShared,
+    FenceAcqRel,
+    // memory
+    Atomic,
+    Load,
+    Store,
+    Copy,
+    // values
+    Range,
+    IntCast,
+    ConstExpr,
+}
+
+pub enum Effect {
+    Sync,
+    Topology,
+    Value,
+}
+
+struct Entry {
+    api: Api,
+    /// Qualified names (after import resolution) that mean this function.
+    names: &'static [&'static str],
+    params: &'static [&'static str],
+}
+
+const ARCH: &str = "cutlass.cute.arch.";
+
+/// Functions that live in `cutlass.cute.arch` (also reachable as
+/// `cutlass.cute.arch.mbar.X` etc.; matched by final segment under `arch`).
+const TABLE: &[Entry] = &[
+    Entry { api: Api::MbarrierInit, names: &["mbarrier_init", "mbarrier_init_arrive_cnt"], params: &["mbar_ptr", "cnt"] },
+    Entry { api: Api::MbarrierInitFence, names: &["mbarrier_init_fence"], params: &[] },
+    Entry {
+        api: Api::MbarrierArrive,
+        names: &["mbarrier_arrive"],
+        params: &["mbar_ptr", "peer_cta_rank_in_cluster", "arrive_count"],
+    },
+    Entry {
+        api: Api::MbarrierArriveAndExpectTx,
+        names: &["mbarrier_arrive_and_expect_tx", "mbarrier_init_tx_bytes"],
+        params: &["mbar_ptr", "bytes", "peer_cta_rank_in_cluster"],
+    },
+    Entry { api: Api::MbarrierExpectTx, names: &["mbarrier_expect_tx"], params: &["mbar_ptr", "bytes", "peer_cta_rank_in_cluster"] },
+    Entry { api: Api::MbarrierWait, names: &["mbarrier_wait"], params: &["mbar_ptr", "phase"] },
+    Entry { api: Api::MbarrierTryWait, names: &["mbarrier_try_wait", "mbarrier_conditional_try_wait"], params: &["mbar_ptr", "phase"] },
+    Entry { api: Api::MbarrierTestWait, names: &["mbarrier_test_wait"], params: &["mbar_ptr", "phase"] },
+    Entry { api: Api::MapSharedCluster, names: &["mapa_shared_cluster", "mapa", "map_dsmem_ptr"], params: &["smem_ptr", "peer_cta_rank_in_cluster"] },
+    Entry { api: Api::ThreadIdx, names: &["thread_idx"], params: &[] },
+    Entry { api: Api::ThreadIdxX, names: &["thread_idx_x"], params: &[] },
+    Entry { api: Api::WarpIdx, names: &["warp_idx"], params: &[] },
+    Entry { api: Api::LaneIdx, names: &["lane_idx"], params: &[] },
+    Entry { api: Api::BlockIdx, names: &["block_idx"], params: &[] },
+    Entry { api: Api::ClusterRank, names: &["block_idx_in_cluster", "cluster_rank_in_cluster", "cta_rank_in_cluster"], params: &[] },
+    Entry { api: Api::BlockInClusterIdx, names: &["block_in_cluster_idx"], params: &[] },
+    Entry { api: Api::ClusterSize, names: &["cluster_size"], params: &[] },
+    Entry { api: Api::MakeWarpUniform, names: &["make_warp_uniform"], params: &["value"] },
+    Entry { api: Api::ElectOne, names: &["elect_one"], params: &[] },
+    Entry { api: Api::SyncThreads, names: &["sync_threads"], params: &[] },
+    Entry { api: Api::SyncWarp, names: &["sync_warp"], params: &["mask"] },
+    Entry { api: Api::Barrier, names: &["barrier"], params: &[] },
+    Entry { api: Api::BarrierArrive, names: &["barrier_arrive"], params: &[] },
+    Entry { api: Api::ClusterArrive, names: &["cluster_arrive"], params: &[] },
+    Entry { api: Api::ClusterArriveRelaxed, names: &["cluster_arrive_relaxed"], params: &[] },
+    Entry { api: Api::ClusterWait, names: &["cluster_wait"], params: &[] },
+    Entry { api: Api::FenceProxy, names: &["fence_proxy"], params: &["kind"] },
+    Entry { api: Api::FenceViewAsyncShared, names: &["fence_view_async_shared"], params: &[] },
+    Entry {
+        api: Api::FenceAcqRel,
+        names: &["fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu", "fence_acq_rel_sys"],
+        params: &[],
+    },
+    Entry {
+        api: Api::Atomic,
+        names: &["atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_exch", "atomic_cas", "atomic_fmax", "atomic_fmin", "red"],
+        params: &["ptr", "val"],
+    },
+    Entry { api: Api::Load, names: &["load", "atomic_load"], params: &["ptr", "dtype"] },
+    Entry { api: Api::Store, names: &["store"], params: &["ptr", "val"] },
+];
+
+impl Api {
+    /// Recognise a fully qualified callee.
+    pub fn lookup(qualname: &str) -> Option<Api> {
+        match qualname {
+            "range" | "cutlass.range" | "cutlass.range_constexpr" | "cutlass.range_dynamic" | "cutlass.cute.range"
+            | "cutlass.cute.range_constexpr" | "cutlass.cute.range_dynamic" => return Some(Api::Range),
+            "cutlass.const_expr" | "cutlass.cute.const_expr" => return Some(Api::ConstExpr),
+            "cutlass.cute.copy" => return Some(Api::Copy),
+            "int" => return Some(Api::IntCast),
+            _ => {}
+        }
+        if let Some(ty) = qualname.strip_prefix("cutlass.") {
+            let ty = ty.strip_prefix("cute.").unwrap_or(ty);
+            if matches!(ty, "Int32" | "Int64" | "Int16" | "Int8" | "Uint32" | "Uint64" | "Uint16" | "Uint8" | "Boolean") {
+                return Some(Api::IntCast);
+            }
+        }
+        let rest = qualname.strip_prefix(ARCH)?;
+        // `cutlass.cute.arch.mbar.mbarrier_wait` and the like.
+        let last = rest.rsplit('.').next().unwrap_or(rest);
+        TABLE.iter().find(|e| e.names.contains(&last)).map(|e| e.api)
+    }
+
+    /// Recognise a call through the spellings the file's imports resolve,
+    /// falling back to the bare attribute name for the blog's `cute.arch.X`
+    /// without imports (pasted snippets often omit them).
+    pub fn of_call(call: &Call) -> Option<Api> {
+        if let Some(q) = &call.qualname {
+            if let Some(api) = Api::lookup(q) {
+                return Some(api);
+            }
+        }
+        let dotted = call.func.dotted()?;
+        if dotted == "range" {
+            return Some(Api::Range);
+        }
+        if let Some(api) = Api::lookup(&dotted) {
+            return Some(api);
+        }
+        // Snippets pasted without their imports: `cute.X` is `cutlass.cute.X`.
+        if let Some(rest) = dotted.strip_prefix("cute.") {
+            if let Some(api) = Api::lookup(&format!("cutlass.cute.{rest}")) {
+                return Some(api);
+            }
+        }
+        let (_, last) = dotted.rsplit_once('.')?;
+        if dotted.contains("arch.") {
+            return Api::lookup(&format!("{ARCH}{last}"));
+        }
+        None
+    }
+
+    pub fn params(self) -> &'static [&'static str] {
+        TABLE.iter().find(|e| e.api == self).map(|e| e.params).unwrap_or(&[])
+    }
+
+    /// Whether a call of this function is a slicing seed, and why.
+    pub fn effect(self) -> Effect {
+        use Api::*;
+        match self {
+            ThreadIdx | ThreadIdxX | WarpIdx | LaneIdx | BlockIdx | ClusterRank | BlockInClusterIdx | ClusterSize
+            | MakeWarpUniform | ElectOne | MapSharedCluster => Effect::Topology,
+            Range | IntCast | ConstExpr => Effect::Value,
+            Load | Store => Effect::Sync,
+            _ => Effect::Sync,
+        }
+    }
+
+    /// Short description for the slice table.
+    pub fn name(self) -> String {
+        format!("{self:?}")
+    }
+}
+
+/// An argument of a recognised call, by parameter name or position.
+pub fn arg<'c>(call: &'c Call, api: Api, name: &str) -> Option<&'c Expr> {
+    if let Some((_, e)) = call.kwargs.iter().find(|(k, _)| k == name) {
+        return Some(e);
+    }
+    let pos = api.params().iter().position(|p| *p == name)?;
+    call.args.get(pos)
+}
+
+/// A keyword argument by any of several names (the blog writes `expected=`
+/// where the package says `cnt`).
+pub fn kwarg<'c>(call: &'c Call, names: &[&str]) -> Option<&'c Expr> {
+    call.kwargs.iter().find(|(k, _)| names.contains(&k.as_str())).map(|(_, e)| e)
+}

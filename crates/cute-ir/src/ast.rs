@@ -1,0 +1,257 @@
+//! A small, owned Python AST for the parts of a file the analysis reads:
+//! statements with structured control flow and expressions with resolved
+//! callee names. Lowered from tree-sitter once per file; everything after
+//! this works on these types, not on syntax nodes.
+
+use cute_syntax::{DecoratorKind, TextRange};
+
+pub type StmtId = u32;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Expr {
+    Int(i64),
+    Float,
+    Bool(bool),
+    Str(String),
+    None,
+    Name(String),
+    Attr { base: Box<Expr>, attr: String },
+    Call(Box<Call>),
+    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary { op: UnOp, operand: Box<Expr> },
+    Compare { op: CmpOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    BoolOp { and: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    IfExp { cond: Box<Expr>, then: Box<Expr>, orelse: Box<Expr> },
+    Subscript { base: Box<Expr>, index: Box<Expr> },
+    Tuple(Vec<Expr>),
+    /// Syntax the analysis does not read (lambdas, comprehensions, ...).
+    Unknown(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Call {
+    pub func: Expr,
+    /// The callee's fully qualified path when the file's imports resolve it
+    /// (`cutlass.cute.arch.mbarrier_wait`), else `None`.
+    pub qualname: Option<String>,
+    pub args: Vec<Expr>,
+    pub kwargs: Vec<(String, Expr)>,
+    pub range: TextRange,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Div,
+    Mod,
+    BitXor,
+    BitAnd,
+    BitOr,
+    Shl,
+    Shr,
+    Pow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    Invert,
+    Plus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    NotIn,
+    Is,
+    IsNot,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    Name(String),
+    Attr { base: Expr, attr: String },
+    Subscript { base: Expr, index: Expr },
+    Tuple(Vec<Target>),
+    Star(Box<Target>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Stmt {
+    pub id: StmtId,
+    pub range: TextRange,
+    pub kind: StmtKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum StmtKind {
+    Assign { targets: Vec<Target>, value: Expr },
+    AugAssign { target: Target, op: BinOp, value: Expr },
+    Expr(Expr),
+    If { cond: Expr, then: Vec<Stmt>, orelse: Vec<Stmt> },
+    For { target: Target, iter: Expr, body: Vec<Stmt> },
+    While { cond: Expr, body: Vec<Stmt> },
+    With { items: Vec<(Expr, Option<Target>)>, body: Vec<Stmt> },
+    Return(Option<Expr>),
+    Break,
+    Continue,
+    Pass,
+    /// A statement kind the analysis does not model (try, raise, nested def, ...).
+    Unsupported(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Param {
+    pub name: String,
+    /// Annotated `cutlass.Constexpr` (compile-time value).
+    pub constexpr: bool,
+    pub default: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionDef {
+    pub name: String,
+    pub class_name: Option<String>,
+    pub decorator: Option<DecoratorKind>,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    pub range: TextRange,
+    pub name_range: TextRange,
+}
+
+impl FunctionDef {
+    pub fn display_name(&self) -> String {
+        match &self.class_name {
+            Some(c) => format!("{c}.{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    pub fn is_method(&self) -> bool {
+        self.class_name.is_some() && self.params.first().is_some_and(|p| p.name == "self")
+    }
+}
+
+impl Expr {
+    /// `a.b.c` for a chain of names and attributes.
+    pub fn dotted(&self) -> Option<String> {
+        match self {
+            Expr::Name(n) => Some(n.clone()),
+            Expr::Attr { base, attr } => base.dotted().map(|b| format!("{b}.{attr}")),
+            _ => None,
+        }
+    }
+
+    /// Every name read by the expression (for def/use slicing).
+    pub fn collect_uses(&self, out: &mut Vec<String>) {
+        match self {
+            Expr::Name(n) => out.push(n.clone()),
+            Expr::Attr { base, .. } => {
+                if let Some(d) = self.dotted() {
+                    // `self.num_stages` is tracked as its own variable so that
+                    // an assignment to it in __init__ style code links up.
+                    if d.starts_with("self.") {
+                        out.push(d);
+                    }
+                }
+                base.collect_uses(out)
+            }
+            Expr::Call(c) => {
+                c.func.collect_uses(out);
+                c.args.iter().for_each(|a| a.collect_uses(out));
+                c.kwargs.iter().for_each(|(_, a)| a.collect_uses(out));
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                lhs.collect_uses(out);
+                rhs.collect_uses(out);
+            }
+            Expr::Unary { operand, .. } => operand.collect_uses(out),
+            Expr::IfExp { cond, then, orelse } => {
+                cond.collect_uses(out);
+                then.collect_uses(out);
+                orelse.collect_uses(out);
+            }
+            Expr::Subscript { base, index } => {
+                base.collect_uses(out);
+                index.collect_uses(out);
+            }
+            Expr::Tuple(items) => items.iter().for_each(|a| a.collect_uses(out)),
+            Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => {}
+        }
+    }
+
+    /// Every call in the expression, outermost first.
+    pub fn calls<'a>(&'a self, out: &mut Vec<&'a Call>) {
+        match self {
+            Expr::Call(c) => {
+                out.push(c);
+                c.func.calls(out);
+                c.args.iter().for_each(|a| a.calls(out));
+                c.kwargs.iter().for_each(|(_, a)| a.calls(out));
+            }
+            Expr::Attr { base, .. } => base.calls(out),
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                lhs.calls(out);
+                rhs.calls(out);
+            }
+            Expr::Unary { operand, .. } => operand.calls(out),
+            Expr::IfExp { cond, then, orelse } => {
+                cond.calls(out);
+                then.calls(out);
+                orelse.calls(out);
+            }
+            Expr::Subscript { base, index } => {
+                base.calls(out);
+                index.calls(out);
+            }
+            Expr::Tuple(items) => items.iter().for_each(|a| a.calls(out)),
+            _ => {}
+        }
+    }
+}
+
+impl Target {
+    /// Names (and `self.x` attributes) the target defines.
+    pub fn collect_defs(&self, out: &mut Vec<String>) {
+        match self {
+            Target::Name(n) => out.push(n.clone()),
+            Target::Attr { base, attr } => {
+                if let Some(b) = base.dotted() {
+                    out.push(format!("{b}.{attr}"));
+                }
+            }
+            // `buf[i] = v` writes into `buf`: a definition of it for slicing.
+            Target::Subscript { base, .. } => {
+                if let Some(b) = base.dotted() {
+                    out.push(b);
+                }
+            }
+            Target::Tuple(items) => items.iter().for_each(|t| t.collect_defs(out)),
+            Target::Star(t) => t.collect_defs(out),
+        }
+    }
+
+    /// Names read by the target itself (`buf[i] = v` reads `i`).
+    pub fn collect_uses(&self, out: &mut Vec<String>) {
+        match self {
+            Target::Name(_) => {}
+            Target::Attr { base, .. } => base.collect_uses(out),
+            Target::Subscript { base, index } => {
+                base.collect_uses(out);
+                index.collect_uses(out);
+            }
+            Target::Tuple(items) => items.iter().for_each(|t| t.collect_uses(out)),
+            Target::Star(t) => t.collect_uses(out),
+        }
+    }
+}

@@ -1,0 +1,429 @@
+//! Values of expressions, as far as they can be known before run time.
+//!
+//! The analysis evaluates the sync slice once per thread of a modelled
+//! cluster: thread and CTA indices are concrete there, so role guards such
+//! as `warp_idx == 0` and parities such as `phase ^ 1` evaluate to numbers.
+//! What cannot be known (tensor data, runtime arguments) is `Unknown`, and
+//! callers decide what that means (a nondeterministic branch, an assumption,
+//! an incomplete analysis).
+//!
+//! Calls are delegated to a [`CallHandler`], which is where the API meaning
+//! lives; this module only does Python's arithmetic, comparisons, attribute
+//! and item access on the values it knows.
+
+use std::collections::BTreeMap;
+
+use crate::ast::{BinOp, Call, CmpOp, Expr, Target, UnOp};
+
+/// A pointer into shared memory: the allocation (named by where it was
+/// allocated, plus struct fields), an element offset, and the CTA whose
+/// window it points into when it was mapped to a peer (`None`: own CTA).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SmemRef {
+    pub alloc: String,
+    pub offset: i64,
+    pub cta: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Object {
+    pub class: String,
+    pub attrs: BTreeMap<String, Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    None,
+    Float,
+    Tuple(Vec<Value>),
+    /// `range(start, stop, step)` with known bounds.
+    Range { start: i64, stop: i64, step: i64 },
+    Smem(SmemRef),
+    Object(Box<Object>),
+    /// A function of this file, possibly bound to `self`.
+    Function { class: Option<String>, name: String, bound_self: Option<Box<Value>> },
+    /// A value produced at run time, unknown here. The string says where it
+    /// came from, for diagnostics that must explain an assumption.
+    Unknown(String),
+}
+
+impl Value {
+    pub fn unknown(why: impl Into<String>) -> Value {
+        Value::Unknown(why.into())
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            Value::Int(i) => Some(*i != 0),
+            Value::None => Some(false),
+            Value::Str(s) => Some(!s.is_empty()),
+            Value::Tuple(t) => Some(!t.is_empty()),
+            Value::Smem(_) | Value::Object(_) | Value::Function { .. } => Some(true),
+            _ => None,
+        }
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown(_))
+    }
+}
+
+pub type Env = BTreeMap<String, Value>;
+
+/// Gives calls their meaning.
+pub trait CallHandler {
+    fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value;
+}
+
+pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
+    match expr {
+        Expr::Int(i) => Value::Int(*i),
+        Expr::Bool(b) => Value::Bool(*b),
+        Expr::Str(s) => Value::Str(s.clone()),
+        Expr::None => Value::None,
+        Expr::Float => Value::Float,
+        Expr::Name(n) => env.get(n).cloned().unwrap_or_else(|| Value::unknown(format!("`{n}`"))),
+        Expr::Attr { base, attr } => {
+            let b = eval(base, env, handler);
+            attribute(&b, attr, expr)
+        }
+        Expr::Call(call) => {
+            let func = match &call.func {
+                // `obj.method(...)`: bind self when obj is a known object.
+                Expr::Attr { base, attr } => {
+                    let b = eval(base, env, handler);
+                    match &b {
+                        Value::Object(o) => Value::Function {
+                            class: Some(o.class.clone()),
+                            name: attr.clone(),
+                            bound_self: Some(Box::new(b.clone())),
+                        },
+                        _ => attribute(&b, attr, &call.func),
+                    }
+                }
+                f => eval(f, env, handler),
+            };
+            let args = call.args.iter().map(|a| eval(a, env, handler)).collect();
+            let kwargs = call.kwargs.iter().map(|(k, a)| (k.clone(), eval(a, env, handler))).collect();
+            handler.call(call, &func, args, kwargs, env)
+        }
+        Expr::Binary { op, lhs, rhs } => {
+            let l = eval(lhs, env, handler);
+            let r = eval(rhs, env, handler);
+            binary(*op, &l, &r)
+        }
+        Expr::Unary { op, operand } => {
+            let v = eval(operand, env, handler);
+            match (op, &v) {
+                (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
+                (UnOp::Plus, Value::Int(i)) => Value::Int(*i),
+                (UnOp::Invert, Value::Int(i)) => Value::Int(!i),
+                (UnOp::Not, v) => v.as_bool().map(|b| Value::Bool(!b)).unwrap_or_else(|| v.clone()),
+                _ => unknown_from(&v),
+            }
+        }
+        Expr::Compare { op, lhs, rhs } => {
+            let l = eval(lhs, env, handler);
+            let r = eval(rhs, env, handler);
+            compare(*op, &l, &r)
+        }
+        Expr::BoolOp { and, lhs, rhs } => {
+            let l = eval(lhs, env, handler);
+            match (l.as_bool(), and) {
+                (Some(false), true) | (Some(true), false) => l,
+                (Some(_), _) => eval(rhs, env, handler),
+                (None, _) => {
+                    // `unknown and False` is still False.
+                    let r = eval(rhs, env, handler);
+                    match (r.as_bool(), and) {
+                        (Some(false), true) => Value::Bool(false),
+                        (Some(true), false) => Value::Bool(true),
+                        _ => l,
+                    }
+                }
+            }
+        }
+        Expr::IfExp { cond, then, orelse } => match eval(cond, env, handler).as_bool() {
+            Some(true) => eval(then, env, handler),
+            Some(false) => eval(orelse, env, handler),
+            None => {
+                let a = eval(then, env, handler);
+                let b = eval(orelse, env, handler);
+                if a == b {
+                    a
+                } else {
+                    Value::unknown("a conditional expression on a runtime value")
+                }
+            }
+        },
+        Expr::Subscript { base, index } => {
+            let b = eval(base, env, handler);
+            let i = eval(index, env, handler);
+            subscript(&b, &i)
+        }
+        Expr::Tuple(items) => Value::Tuple(items.iter().map(|e| eval(e, env, handler)).collect()),
+        Expr::Unknown(text) => Value::unknown(format!("`{}`", short(text))),
+    }
+}
+
+fn short(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.len() > 40 {
+        format!("{}...", &line[..line.char_indices().take_while(|(i, _)| *i < 40).count()])
+    } else {
+        line.to_string()
+    }
+}
+
+fn unknown_from(v: &Value) -> Value {
+    match v {
+        Value::Unknown(w) => Value::Unknown(w.clone()),
+        _ => Value::unknown("an unsupported operation"),
+    }
+}
+
+fn attribute(base: &Value, attr: &str, expr: &Expr) -> Value {
+    match base {
+        Value::Object(o) => o.attrs.get(attr).cloned().unwrap_or_else(|| {
+            Value::unknown(format!("`{}`", expr.dotted().unwrap_or_else(|| attr.to_string())))
+        }),
+        // Struct fields of shared storage are allocations of their own;
+        // `.data_ptr()`/`.iterator` on a pointer is the same pointer.
+        Value::Smem(s) => match attr {
+            "iterator" | "ptr" | "llvm_ptr" => base.clone(),
+            _ => Value::Smem(SmemRef {
+                alloc: format!("{}.{attr}", s.alloc),
+                offset: s.offset,
+                cta: s.cta,
+            }),
+        },
+        Value::Unknown(w) => Value::Unknown(w.clone()),
+        _ => Value::unknown(format!("`.{attr}`")),
+    }
+}
+
+fn subscript(base: &Value, index: &Value) -> Value {
+    match (base, index) {
+        (Value::Tuple(items), Value::Int(i)) => {
+            let idx = if *i < 0 { items.len() as i64 + i } else { *i };
+            items.get(idx as usize).cloned().unwrap_or_else(|| Value::unknown("an index out of range"))
+        }
+        (Value::Smem(s), Value::Int(i)) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+        (Value::Smem(s), _) => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),
+        (Value::Unknown(w), _) => Value::Unknown(w.clone()),
+        _ => unknown_from(index),
+    }
+}
+
+pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
+    use Value::*;
+    match (l, r) {
+        (Smem(s), Int(i)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+        (Int(i), Smem(s)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+        (Smem(s), Int(i)) if op == BinOp::Sub => Smem(SmemRef { offset: s.offset - i, ..s.clone() }),
+        (Smem(s), _) if matches!(op, BinOp::Add | BinOp::Sub) => {
+            Smem(SmemRef { alloc: format!("{}+?", s.alloc), ..s.clone() })
+        }
+        _ => match (l.as_int(), r.as_int()) {
+            (Some(a), Some(b)) if !matches!(l, Float) && !matches!(r, Float) => {
+                let v = match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    BinOp::FloorDiv => (b != 0).then(|| a.div_euclid(b)),
+                    BinOp::Mod => (b != 0).then(|| a.rem_euclid(b)),
+                    BinOp::BitXor => Some(a ^ b),
+                    BinOp::BitAnd => Some(a & b),
+                    BinOp::BitOr => Some(a | b),
+                    BinOp::Shl => (0..63).contains(&b).then(|| a << b),
+                    BinOp::Shr => (0..63).contains(&b).then(|| a >> b),
+                    BinOp::Pow => u32::try_from(b).ok().and_then(|b| a.checked_pow(b)),
+                    BinOp::Div => Option::None,
+                };
+                match v {
+                    Some(v) if matches!((l, r), (Bool(_), Bool(_))) && matches!(op, BinOp::BitXor | BinOp::BitAnd | BinOp::BitOr) => Bool(v != 0),
+                    Some(v) => Int(v),
+                    Option::None if op == BinOp::Div => Float,
+                    Option::None => Value::unknown("an arithmetic overflow or division by zero"),
+                }
+            }
+            _ => match (l, r) {
+                (Unknown(w), _) | (_, Unknown(w)) => Unknown(w.clone()),
+                (Float, _) | (_, Float) => Float,
+                (Tuple(a), Tuple(b)) if op == BinOp::Add => Tuple(a.iter().chain(b).cloned().collect()),
+                _ => Value::unknown("an unsupported operation"),
+            },
+        },
+    }
+}
+
+pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
+    if let (Some(a), Some(b)) = (l.as_int(), r.as_int()) {
+        let v = match op {
+            CmpOp::Eq | CmpOp::Is => a == b,
+            CmpOp::Ne | CmpOp::IsNot => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::In | CmpOp::NotIn => return Value::unknown("a membership test"),
+        };
+        return Value::Bool(v);
+    }
+    match (op, l, r) {
+        (_, Value::Unknown(w), _) | (_, _, Value::Unknown(w)) => Value::Unknown(w.clone()),
+        (CmpOp::Eq | CmpOp::Is, a, b) => Value::Bool(a == b),
+        (CmpOp::Ne | CmpOp::IsNot, a, b) => Value::Bool(a != b),
+        (CmpOp::In | CmpOp::NotIn, a, Value::Tuple(items)) => {
+            let found = items.contains(a);
+            Value::Bool(if op == CmpOp::In { found } else { !found })
+        }
+        _ => Value::unknown("a comparison of non-numbers"),
+    }
+}
+
+/// Bind an assignment target.
+pub fn assign(target: &Target, value: Value, env: &mut Env, handler: &mut dyn CallHandler) {
+    match target {
+        Target::Name(n) => {
+            env.insert(n.clone(), value);
+        }
+        Target::Tuple(items) => match value {
+            Value::Tuple(vals) if vals.len() == items.len() => {
+                for (t, v) in items.iter().zip(vals) {
+                    assign(t, v, env, handler);
+                }
+            }
+            other => {
+                let why = match &other {
+                    Value::Unknown(w) => w.clone(),
+                    _ => "an unpacking of a non-tuple".to_string(),
+                };
+                for t in items {
+                    assign(t, Value::Unknown(why.clone()), env, handler);
+                }
+            }
+        },
+        Target::Star(t) => assign(t, Value::unknown("a starred assignment"), env, handler),
+        Target::Attr { base, attr } => {
+            // `self.x = v`: update the object held in the base name.
+            if let Expr::Name(b) = base {
+                if let Some(Value::Object(o)) = env.get_mut(b) {
+                    o.attrs.insert(attr.clone(), value);
+                }
+            }
+        }
+        // Stores into memory are not tracked as values.
+        Target::Subscript { .. } => {}
+    }
+}
+
+/// Calls whose meaning needs no thread: numeric casts, ranges, `const_expr`,
+/// `min`/`max`/`len`. Returns `None` for anything else.
+pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+    use crate::api::Api;
+    let name = call.func.dotted().unwrap_or_default();
+    match Api::of_call(call) {
+        Some(Api::IntCast) | Some(Api::ConstExpr) => {
+            return Some(args.first().cloned().unwrap_or(Value::Int(0)));
+        }
+        Some(Api::Range) => {
+            let ints: Vec<Option<i64>> = args.iter().map(Value::as_int).collect();
+            let step_kw = kwargs.iter().find(|(k, _)| k == "step").and_then(|(_, v)| v.as_int());
+            let r = match ints.as_slice() {
+                [Some(stop)] => Some((0, *stop, 1)),
+                [Some(a), Some(b)] => Some((*a, *b, step_kw.unwrap_or(1))),
+                [Some(a), Some(b), Some(c)] => Some((*a, *b, *c)),
+                _ => None,
+            };
+            return Some(match r {
+                Some((start, stop, step)) if step != 0 => Value::Range { start, stop, step },
+                _ => Value::unknown(format!("the trip count of `{}`", name)),
+            });
+        }
+        _ => {}
+    }
+    match name.as_str() {
+        "min" | "max" => {
+            let ints: Option<Vec<i64>> = args.iter().map(Value::as_int).collect();
+            Some(match ints {
+                Some(v) if !v.is_empty() => {
+                    Value::Int(if name == "min" { *v.iter().min().unwrap() } else { *v.iter().max().unwrap() })
+                }
+                _ => Value::unknown(format!("`{name}(...)`")),
+            })
+        }
+        "len" => Some(match args.first() {
+            Some(Value::Tuple(t)) => Value::Int(t.len() as i64),
+            _ => Value::unknown("`len(...)`"),
+        }),
+        "cute.arch.WARP_SIZE" => Some(Value::Int(32)),
+        _ => None,
+    }
+}
+
+impl Value {
+    /// The values a `for` loop over this value takes, if known.
+    pub fn iteration(&self) -> Option<Vec<Value>> {
+        match self {
+            Value::Range { start, stop, step } => {
+                let mut out = Vec::new();
+                let mut i = *start;
+                while (*step > 0 && i < *stop) || (*step < 0 && i > *stop) {
+                    out.push(Value::Int(i));
+                    i += step;
+                    if out.len() > 1_000_000 {
+                        return None;
+                    }
+                }
+                Some(out)
+            }
+            Value::Tuple(items) => Some(items.clone()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::StmtKind;
+
+    struct NoCalls;
+    impl CallHandler for NoCalls {
+        fn call(&mut self, c: &Call, _: &Value, a: Vec<Value>, k: Vec<(String, Value)>, _: &Env) -> Value {
+            pure_call(c, &a, &k).unwrap_or(Value::unknown("call"))
+        }
+    }
+
+    fn value_of(src: &str, env: &Env) -> Value {
+        let m = crate::lower_text(&format!("x = {src}\n")).unwrap();
+        let StmtKind::Assign { value, .. } = &m.top_level[0].kind else { panic!() };
+        eval(value, env, &mut NoCalls)
+    }
+
+    #[test]
+    fn arithmetic_and_parity() {
+        let mut env = Env::new();
+        env.insert("phase".into(), Value::Int(1));
+        assert_eq!(value_of("phase ^ 1", &env), Value::Int(0));
+        assert_eq!(value_of("1 - phase", &env), Value::Int(0));
+        assert_eq!(value_of("cutlass.Int32(0)", &env), Value::Int(0));
+        assert_eq!(value_of("(7 // 2) % 2 == 1 and phase == 1", &env), Value::Bool(true));
+        assert_eq!(value_of("0 < phase <= 1", &env), Value::Bool(true));
+        assert!(value_of("tensor[0] + 1", &env).is_unknown());
+        assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
+    }
+}

@@ -1,0 +1,517 @@
+//! tree-sitter nodes -> the owned AST of `ast.rs`.
+
+use cute_syntax::{kernels::decorator_kind_of, node_text, tree_sitter::Node, ImportMap, SyntaxTree, TextRange};
+
+use crate::ast::*;
+use crate::module::{ClassDef, Module};
+
+pub fn lower_module(tree: &SyntaxTree) -> Module {
+    let imports = ImportMap::from_tree(tree);
+    let mut lower = Lowerer { text: &tree.text, imports: &imports, next_id: 0 };
+    let mut module = Module::default();
+    let root = tree.root();
+    let mut cursor = root.walk();
+    for child in root.named_children(&mut cursor) {
+        lower.module_item(child, &mut module);
+    }
+    module.imports = imports;
+    module.syntax_errors = tree.error_ranges();
+    module
+}
+
+struct Lowerer<'a> {
+    text: &'a str,
+    imports: &'a ImportMap,
+    next_id: StmtId,
+}
+
+fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
+    node.child_by_field_name(name)
+}
+
+impl<'a> Lowerer<'a> {
+    fn text(&self, node: Node<'_>) -> &'a str {
+        node_text(self.text, node)
+    }
+
+    fn module_item(&mut self, node: Node<'_>, module: &mut Module) {
+        match node.kind() {
+            "function_definition" | "decorated_definition" | "class_definition" => {
+                self.definition(node, None, module)
+            }
+            "import_statement" | "import_from_statement" | "future_import_statement" | "comment" => {}
+            _ => {
+                let mut out = Vec::new();
+                self.statement(node, &mut out);
+                module.top_level.extend(out);
+            }
+        }
+    }
+
+    fn definition(&mut self, node: Node<'_>, class: Option<&str>, module: &mut Module) {
+        match node.kind() {
+            "decorated_definition" => {
+                let mut decorator = None;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "decorator" {
+                        decorator = decorator.or(decorator_kind_of(self.imports, self.text(child)));
+                    }
+                }
+                if let Some(def) = field(node, "definition") {
+                    match def.kind() {
+                        "function_definition" => {
+                            let f = self.function(def, class, decorator);
+                            module.functions.push(f);
+                        }
+                        _ => self.definition(def, class, module),
+                    }
+                }
+            }
+            "function_definition" => {
+                let f = self.function(node, class, None);
+                module.functions.push(f);
+            }
+            "class_definition" => {
+                let name = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
+                let mut class_def = ClassDef { name: name.clone(), attrs: Vec::new(), range: TextRange::of(&node) };
+                if let Some(body) = field(node, "body") {
+                    let mut cursor = body.walk();
+                    for child in body.named_children(&mut cursor) {
+                        match child.kind() {
+                            "function_definition" | "decorated_definition" | "class_definition" => {
+                                self.definition(child, Some(&name), module)
+                            }
+                            _ => {
+                                let mut out = Vec::new();
+                                self.statement(child, &mut out);
+                                for s in out {
+                                    if let StmtKind::Assign { targets, value } = s.kind {
+                                        for t in targets {
+                                            if let Target::Name(n) = t {
+                                                class_def.attrs.push((n, value.clone()));
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                module.classes.push(class_def);
+            }
+            _ => {}
+        }
+    }
+
+    fn function(
+        &mut self,
+        node: Node<'_>,
+        class: Option<&str>,
+        decorator: Option<cute_syntax::DecoratorKind>,
+    ) -> FunctionDef {
+        let name_node = field(node, "name");
+        let name = name_node.map(|n| self.text(n).to_string()).unwrap_or_default();
+        let mut params = Vec::new();
+        if let Some(ps) = field(node, "parameters") {
+            let mut cursor = ps.walk();
+            for p in ps.named_children(&mut cursor) {
+                if let Some(param) = self.param(p) {
+                    params.push(param);
+                }
+            }
+        }
+        let body = field(node, "body").map(|b| self.block(b)).unwrap_or_default();
+        FunctionDef {
+            name,
+            class_name: class.map(str::to_string),
+            decorator,
+            params,
+            body,
+            range: TextRange::of(&node),
+            name_range: name_node.map(|n| TextRange::of(&n)).unwrap_or_default(),
+        }
+    }
+
+    fn param(&mut self, p: Node<'_>) -> Option<Param> {
+        let (name_node, ty, default) = match p.kind() {
+            "identifier" => (Some(p), None, None),
+            "typed_parameter" => {
+                let mut cursor = p.walk();
+                let name = p.named_children(&mut cursor).find(|c| c.kind() == "identifier");
+                (name, field(p, "type"), None)
+            }
+            "default_parameter" => (field(p, "name"), None, field(p, "value")),
+            "typed_default_parameter" => (field(p, "name"), field(p, "type"), field(p, "value")),
+            _ => return None,
+        };
+        let name = self.text(name_node?).to_string();
+        let constexpr = ty.is_some_and(|t| self.text(t).contains("Constexpr"));
+        let default = default.map(|d| self.expr(d));
+        Some(Param { name, constexpr, default })
+    }
+
+    fn block(&mut self, node: Node<'_>) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.statement(child, &mut out);
+        }
+        out
+    }
+
+    fn stmt(&mut self, node: Node<'_>, kind: StmtKind) -> Stmt {
+        let id = self.next_id;
+        self.next_id += 1;
+        Stmt { id, range: TextRange::of(&node), kind }
+    }
+
+    fn statement(&mut self, node: Node<'_>, out: &mut Vec<Stmt>) {
+        let kind = match node.kind() {
+            "comment" => return,
+            "expression_statement" => {
+                let Some(inner) = node.named_child(0) else { return };
+                match inner.kind() {
+                    "assignment" => self.assignment(inner),
+                    "augmented_assignment" => {
+                        let target = self.target(field(inner, "left"));
+                        let op = field(inner, "operator")
+                            .and_then(|o| bin_op(self.text(o).trim_end_matches('=')))
+                            .unwrap_or(BinOp::Add);
+                        let value = self.opt_expr(field(inner, "right"));
+                        StmtKind::AugAssign { target, op, value }
+                    }
+                    _ => StmtKind::Expr(self.expr(inner)),
+                }
+            }
+            "if_statement" => {
+                // Lower `if/elif/else` to nested ifs; ids follow source order.
+                let id = self.next_id;
+                self.next_id += 1;
+                let cond = self.opt_expr(field(node, "condition"));
+                let then = field(node, "consequence").map(|b| self.block(b)).unwrap_or_default();
+                let mut alternatives = Vec::new();
+                let mut cursor = node.walk();
+                for alt in node.children_by_field_name("alternative", &mut cursor) {
+                    alternatives.push(alt);
+                }
+                let orelse = self.alternatives(&alternatives);
+                out.push(Stmt { id, range: TextRange::of(&node), kind: StmtKind::If { cond, then, orelse } });
+                return;
+            }
+            "for_statement" => {
+                let id = self.next_id;
+                self.next_id += 1;
+                let target = self.target(field(node, "left"));
+                let iter = self.opt_expr(field(node, "right"));
+                let body = field(node, "body").map(|b| self.block(b)).unwrap_or_default();
+                out.push(Stmt { id, range: TextRange::of(&node), kind: StmtKind::For { target, iter, body } });
+                return;
+            }
+            "while_statement" => {
+                let id = self.next_id;
+                self.next_id += 1;
+                let cond = self.opt_expr(field(node, "condition"));
+                let body = field(node, "body").map(|b| self.block(b)).unwrap_or_default();
+                out.push(Stmt { id, range: TextRange::of(&node), kind: StmtKind::While { cond, body } });
+                return;
+            }
+            "with_statement" => {
+                let id = self.next_id;
+                self.next_id += 1;
+                let mut items = Vec::new();
+                let mut cursor = node.walk();
+                for clause in node.named_children(&mut cursor) {
+                    if clause.kind() != "with_clause" {
+                        continue;
+                    }
+                    let mut c2 = clause.walk();
+                    for item in clause.named_children(&mut c2) {
+                        let Some(value) = field(item, "value") else { continue };
+                        // `with x as y` appears as an as_pattern in the value.
+                        if value.kind() == "as_pattern" {
+                            let expr = value.named_child(0).map(|e| self.expr(e)).unwrap_or(Expr::None);
+                            let alias = field(value, "alias").and_then(|a| a.named_child(0).or(Some(a)));
+                            items.push((expr, alias.map(|a| self.target(Some(a)))));
+                        } else {
+                            items.push((self.expr(value), None));
+                        }
+                    }
+                }
+                let body = field(node, "body").map(|b| self.block(b)).unwrap_or_default();
+                out.push(Stmt { id, range: TextRange::of(&node), kind: StmtKind::With { items, body } });
+                return;
+            }
+            "return_statement" => StmtKind::Return(node.named_child(0).map(|e| self.expr(e))),
+            "pass_statement" => StmtKind::Pass,
+            "break_statement" => StmtKind::Break,
+            "continue_statement" => StmtKind::Continue,
+            "import_statement" | "import_from_statement" => StmtKind::Pass,
+            "function_definition" | "decorated_definition" | "class_definition" => {
+                StmtKind::Unsupported("nested definition".to_string())
+            }
+            other => StmtKind::Unsupported(other.replace('_', " ")),
+        };
+        let s = self.stmt(node, kind);
+        out.push(s);
+    }
+
+    fn alternatives(&mut self, alts: &[Node<'_>]) -> Vec<Stmt> {
+        let Some((first, rest)) = alts.split_first() else { return Vec::new() };
+        match first.kind() {
+            "else_clause" => field(*first, "body").map(|b| self.block(b)).unwrap_or_default(),
+            "elif_clause" => {
+                let id = self.next_id;
+                self.next_id += 1;
+                let cond = self.opt_expr(field(*first, "condition"));
+                let then = field(*first, "consequence").map(|b| self.block(b)).unwrap_or_default();
+                let orelse = self.alternatives(rest);
+                vec![Stmt { id, range: TextRange::of(first), kind: StmtKind::If { cond, then, orelse } }]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn assignment(&mut self, node: Node<'_>) -> StmtKind {
+        // `a = b = v` nests: assignment(left=a, right=assignment(left=b, right=v))
+        let mut targets = vec![self.target(field(node, "left"))];
+        let mut right = field(node, "right");
+        while let Some(r) = right {
+            if r.kind() == "assignment" {
+                targets.push(self.target(field(r, "left")));
+                right = field(r, "right");
+            } else {
+                break;
+            }
+        }
+        match right {
+            Some(r) => StmtKind::Assign { targets, value: self.expr(r) },
+            // A bare annotation `x: int` defines nothing at run time.
+            None => StmtKind::Pass,
+        }
+    }
+
+    fn target(&mut self, node: Option<Node<'_>>) -> Target {
+        let Some(node) = node else { return Target::Name("_".to_string()) };
+        match node.kind() {
+            "identifier" => Target::Name(self.text(node).to_string()),
+            "attribute" => Target::Attr {
+                base: self.opt_expr(field(node, "object")),
+                attr: field(node, "attribute").map(|a| self.text(a).to_string()).unwrap_or_default(),
+            },
+            "subscript" => Target::Subscript {
+                base: self.opt_expr(field(node, "value")),
+                index: self.opt_expr(field(node, "subscript")),
+            },
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" => {
+                let mut cursor = node.walk();
+                let items: Vec<_> = node.named_children(&mut cursor).collect();
+                Target::Tuple(items.into_iter().map(|c| self.target(Some(c))).collect())
+            }
+            "list_splat_pattern" => Target::Star(Box::new(self.target(node.named_child(0)))),
+            "parenthesized_expression" => self.target(node.named_child(0)),
+            _ => Target::Name(self.text(node).to_string()),
+        }
+    }
+
+    fn opt_expr(&mut self, node: Option<Node<'_>>) -> Expr {
+        node.map(|n| self.expr(n)).unwrap_or(Expr::None)
+    }
+
+    fn expr(&mut self, node: Node<'_>) -> Expr {
+        let b = |e: Expr| Box::new(e);
+        match node.kind() {
+            "identifier" => Expr::Name(self.text(node).to_string()),
+            "integer" => parse_int(self.text(node)).map(Expr::Int).unwrap_or(Expr::Float),
+            "float" => Expr::Float,
+            "true" => Expr::Bool(true),
+            "false" => Expr::Bool(false),
+            "none" => Expr::None,
+            "string" | "concatenated_string" => Expr::Str(string_value(self.text(node))),
+            "parenthesized_expression" => node.named_child(0).map(|c| self.expr(c)).unwrap_or(Expr::None),
+            "attribute" => Expr::Attr {
+                base: b(self.opt_expr(field(node, "object"))),
+                attr: field(node, "attribute").map(|a| self.text(a).to_string()).unwrap_or_default(),
+            },
+            "call" => {
+                let func = self.opt_expr(field(node, "function"));
+                let qualname = func.dotted().and_then(|d| self.qualify(&d));
+                let mut args = Vec::new();
+                let mut kwargs = Vec::new();
+                if let Some(arglist) = field(node, "arguments") {
+                    let mut cursor = arglist.walk();
+                    for a in arglist.named_children(&mut cursor) {
+                        match a.kind() {
+                            "keyword_argument" => {
+                                let name = field(a, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
+                                let value = self.opt_expr(field(a, "value"));
+                                kwargs.push((name, value));
+                            }
+                            "comment" => {}
+                            _ => args.push(self.expr(a)),
+                        }
+                    }
+                }
+                Expr::Call(Box::new(Call { func, qualname, args, kwargs, range: TextRange::of(&node) }))
+            }
+            "binary_operator" => {
+                let op = field(node, "operator").and_then(|o| bin_op(self.text(o)));
+                match op {
+                    Some(op) => Expr::Binary {
+                        op,
+                        lhs: b(self.opt_expr(field(node, "left"))),
+                        rhs: b(self.opt_expr(field(node, "right"))),
+                    },
+                    None => Expr::Unknown(self.text(node).to_string()),
+                }
+            }
+            "unary_operator" => {
+                let op = match field(node, "operator").map(|o| self.text(o)) {
+                    Some("-") => UnOp::Neg,
+                    Some("~") => UnOp::Invert,
+                    _ => UnOp::Plus,
+                };
+                Expr::Unary { op, operand: b(self.opt_expr(field(node, "argument"))) }
+            }
+            "not_operator" => Expr::Unary { op: UnOp::Not, operand: b(self.opt_expr(field(node, "argument"))) },
+            "boolean_operator" => Expr::BoolOp {
+                and: field(node, "operator").is_some_and(|o| self.text(o) == "and"),
+                lhs: b(self.opt_expr(field(node, "left"))),
+                rhs: b(self.opt_expr(field(node, "right"))),
+            },
+            "comparison_operator" => self.comparison(node),
+            "conditional_expression" => {
+                let mut cursor = node.walk();
+                let parts: Vec<_> = node.named_children(&mut cursor).collect();
+                if parts.len() == 3 {
+                    Expr::IfExp {
+                        then: b(self.expr(parts[0])),
+                        cond: b(self.expr(parts[1])),
+                        orelse: b(self.expr(parts[2])),
+                    }
+                } else {
+                    Expr::Unknown(self.text(node).to_string())
+                }
+            }
+            "subscript" => {
+                let mut cursor = node.walk();
+                let indices: Vec<_> = node.children_by_field_name("subscript", &mut cursor).collect();
+                let index = if indices.len() == 1 {
+                    self.expr(indices[0])
+                } else {
+                    Expr::Tuple(indices.into_iter().map(|i| self.expr(i)).collect())
+                };
+                Expr::Subscript { base: b(self.opt_expr(field(node, "value"))), index: b(index) }
+            }
+            "tuple" | "list" | "expression_list" => {
+                let mut cursor = node.walk();
+                let items: Vec<_> = node.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+                Expr::Tuple(items.into_iter().map(|c| self.expr(c)).collect())
+            }
+            _ => Expr::Unknown(self.text(node).to_string()),
+        }
+    }
+
+    fn comparison(&mut self, node: Node<'_>) -> Expr {
+        // `a < b <= c` becomes `a < b and b <= c`.
+        let mut operands = Vec::new();
+        let mut ops = Vec::new();
+        let mut cursor = node.walk();
+        let mut pending_not = false;
+        for child in node.children(&mut cursor) {
+            if child.is_named() {
+                operands.push(self.expr(child));
+                continue;
+            }
+            let op = match self.text(child) {
+                "==" => CmpOp::Eq,
+                "!=" => CmpOp::Ne,
+                "<" => CmpOp::Lt,
+                "<=" => CmpOp::Le,
+                ">" => CmpOp::Gt,
+                ">=" => CmpOp::Ge,
+                "in" if pending_not => CmpOp::NotIn,
+                "in" => CmpOp::In,
+                "is" => CmpOp::Is,
+                "not" => {
+                    pending_not = true;
+                    continue;
+                }
+                "is not" => CmpOp::IsNot,
+                "not in" => CmpOp::NotIn,
+                _ => continue,
+            };
+            pending_not = false;
+            ops.push(op);
+        }
+        if operands.len() != ops.len() + 1 || ops.is_empty() {
+            return Expr::Unknown(self.text(node).to_string());
+        }
+        let mut result: Option<Expr> = None;
+        for (i, op) in ops.iter().enumerate() {
+            let cmp = Expr::Compare { op: *op, lhs: Box::new(operands[i].clone()), rhs: Box::new(operands[i + 1].clone()) };
+            result = Some(match result {
+                None => cmp,
+                Some(prev) => Expr::BoolOp { and: true, lhs: Box::new(prev), rhs: Box::new(cmp) },
+            });
+        }
+        result.unwrap()
+    }
+
+    fn qualify(&self, dotted: &str) -> Option<String> {
+        if let Some(q) = self.imports.qualify(dotted) {
+            return Some(q);
+        }
+        // `from cutlass.cute.arch import *` then `mbarrier_wait(...)`.
+        let head = dotted.split('.').next().unwrap_or(dotted);
+        for w in self.imports.wildcards() {
+            if crate::api::Api::lookup(&format!("{w}.{dotted}")).is_some() {
+                return Some(format!("{w}.{dotted}"));
+            }
+            let _ = head;
+        }
+        None
+    }
+}
+
+fn bin_op(text: &str) -> Option<BinOp> {
+    Some(match text {
+        "+" => BinOp::Add,
+        "-" => BinOp::Sub,
+        "*" => BinOp::Mul,
+        "//" => BinOp::FloorDiv,
+        "/" => BinOp::Div,
+        "%" => BinOp::Mod,
+        "^" => BinOp::BitXor,
+        "&" => BinOp::BitAnd,
+        "|" => BinOp::BitOr,
+        "<<" => BinOp::Shl,
+        ">>" => BinOp::Shr,
+        "**" => BinOp::Pow,
+        _ => return None,
+    })
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.replace('_', "");
+    let t = t.to_ascii_lowercase();
+    if let Some(h) = t.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(o) = t.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()
+    } else if let Some(bn) = t.strip_prefix("0b") {
+        i64::from_str_radix(bn, 2).ok()
+    } else {
+        t.parse().ok()
+    }
+}
+
+fn string_value(text: &str) -> String {
+    let t = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let quote_len = if t.starts_with("\"\"\"") || t.starts_with("'''") { 3 } else { 1 };
+    if t.len() >= 2 * quote_len {
+        t[quote_len..t.len() - quote_len].to_string()
+    } else {
+        t.to_string()
+    }
+}

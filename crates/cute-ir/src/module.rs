@@ -1,0 +1,76 @@
+//! A lowered file: its functions (kernels, host functions, helpers, methods),
+//! classes, module-level statements and imports.
+
+use cute_syntax::{DecoratorKind, ImportMap, TextRange};
+
+use crate::ast::{Expr, FunctionDef, Stmt, StmtKind, Target};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassDef {
+    pub name: String,
+    /// Class-level assignments (`num_warps = 4`).
+    pub attrs: Vec<(String, Expr)>,
+    pub range: TextRange,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Module {
+    pub functions: Vec<FunctionDef>,
+    pub classes: Vec<ClassDef>,
+    /// Statements outside any definition (constants, `if __name__ == ...`).
+    pub top_level: Vec<Stmt>,
+    pub imports: ImportMap,
+    pub syntax_errors: Vec<TextRange>,
+}
+
+impl Module {
+    pub fn kernels(&self) -> impl Iterator<Item = &FunctionDef> {
+        self.functions.iter().filter(|f| f.decorator == Some(DecoratorKind::Kernel))
+    }
+
+    pub fn function(&self, class: Option<&str>, name: &str) -> Option<&FunctionDef> {
+        self.functions.iter().find(|f| f.name == name && f.class_name.as_deref() == class)
+    }
+
+    pub fn class(&self, name: &str) -> Option<&ClassDef> {
+        self.classes.iter().find(|c| c.name == name)
+    }
+
+    /// Module-level `NAME = expr` assignments, last one winning.
+    pub fn constant(&self, name: &str) -> Option<&Expr> {
+        let mut found = None;
+        for s in &self.top_level {
+            if let StmtKind::Assign { targets, value } = &s.kind {
+                if targets.iter().any(|t| matches!(t, Target::Name(n) if n == name)) {
+                    found = Some(value);
+                }
+            }
+        }
+        found
+    }
+
+    /// Every statement of the file, including nested ones and function bodies.
+    pub fn all_statements(&self) -> Vec<&Stmt> {
+        let mut out = Vec::new();
+        fn walk<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
+            for s in stmts {
+                out.push(s);
+                match &s.kind {
+                    StmtKind::If { then, orelse, .. } => {
+                        walk(then, out);
+                        walk(orelse, out);
+                    }
+                    StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => {
+                        walk(body, out)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        walk(&self.top_level, &mut out);
+        for f in &self.functions {
+            walk(&f.body, &mut out);
+        }
+        out
+    }
+}

@@ -1,0 +1,109 @@
+//! What a rule sees of one checked kernel.
+
+use cute_check::model::Model;
+use cute_check::trace::Step;
+use cute_ir::ast::{Call, FunctionDef, Stmt, StmtKind};
+use cute_ir::Module;
+use cute_syntax::{LineIndex, TextRange};
+
+use crate::{Related, Severity};
+
+pub struct KernelContext<'a> {
+    pub text: &'a str,
+    pub index: &'a LineIndex,
+    pub module: &'a Module,
+    pub kernel: &'a FunctionDef,
+}
+
+impl KernelContext<'_> {
+    /// The source line (1-based) of an offset, for messages.
+    pub fn line(&self, offset: u32) -> u32 {
+        self.index.line_of(offset) + 1
+    }
+
+    pub fn slice(&self, range: TextRange) -> &str {
+        self.text.get(range.start as usize..range.end as usize).unwrap_or("")
+    }
+
+    /// Leading whitespace of the line holding `offset`.
+    pub fn indentation_at(&self, offset: u32) -> String {
+        let line = self.index.line_of(offset);
+        self.index.line_text(line).chars().take_while(|c| c.is_whitespace()).collect()
+    }
+
+    /// Byte range of the whole line holding `offset`, with its line break.
+    pub fn full_line(&self, offset: u32) -> TextRange {
+        let line = self.index.line_of(offset);
+        let start = self.index.line_start(line);
+        let end = self.index.line_start(line + 1);
+        TextRange { start, end }
+    }
+
+    /// Offset just after the line break of the line holding `offset`.
+    pub fn next_line_start(&self, offset: u32) -> u32 {
+        let line = self.index.line_of(offset);
+        self.index.line_start(line + 1)
+    }
+
+    /// The function of this file that holds `range`, and the chain of
+    /// statements from its body down to the innermost one holding `range`.
+    pub fn ancestors(&self, range: TextRange) -> Option<(&FunctionDef, Vec<&Stmt>)> {
+        let f = self
+            .module
+            .functions
+            .iter()
+            .filter(|f| f.range.start <= range.start && range.end <= f.range.end)
+            .min_by_key(|f| f.range.len())?;
+        let mut chain = Vec::new();
+        let mut stmts: &[Stmt] = &f.body;
+        'descend: loop {
+            for s in stmts {
+                if s.range.start <= range.start && range.end <= s.range.end {
+                    chain.push(s);
+                    stmts = match &s.kind {
+                        StmtKind::If { then, orelse, .. } => {
+                            if then.iter().any(|c| c.range.start <= range.start && range.end <= c.range.end) {
+                                then
+                            } else {
+                                orelse
+                            }
+                        }
+                        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => body,
+                        _ => break 'descend,
+                    };
+                    continue 'descend;
+                }
+            }
+            break;
+        }
+        Some((f, chain))
+    }
+
+    /// The call whose range is exactly `site`.
+    pub fn call_at(&self, site: TextRange) -> Option<&Call> {
+        let (_, chain) = self.ancestors(site)?;
+        let stmt = chain.last()?;
+        let mut calls = Vec::new();
+        match &stmt.kind {
+            StmtKind::Expr(e) | StmtKind::Assign { value: e, .. } | StmtKind::AugAssign { value: e, .. } => e.calls(&mut calls),
+            StmtKind::If { cond: e, .. } | StmtKind::While { cond: e, .. } => e.calls(&mut calls),
+            StmtKind::Return(Some(e)) => e.calls(&mut calls),
+            _ => {}
+        }
+        calls.into_iter().find(|c| c.range == site)
+    }
+}
+
+pub fn steps_to_related(steps: Vec<Step>) -> Vec<Related> {
+    steps.into_iter().map(|s| Related { range: s.site, message: s.message }).collect()
+}
+
+/// Error when the verdict rests on nothing but the code; warning when it
+/// rests on an assumption the diagnostic states.
+pub fn severity_for(model: &Model, extra_assumptions: &[String]) -> Severity {
+    if model.assumptions.is_empty() && extra_assumptions.is_empty() {
+        Severity::Error
+    } else {
+        Severity::Warning
+    }
+}

@@ -1,0 +1,200 @@
+//! The server's documents and salsa database.
+//!
+//! Everything here is synchronous and runs under one `std::sync::Mutex`: the
+//! notification handlers call it before their first `.await`, so edits reach
+//! the database in the order the client sent them even though tower-lsp-server
+//! runs several handlers at once.
+//!
+//! The database is `Send` but not `Sync`. Queries run on a clone
+//! ([`Snapshot`]) taken under the lock and moved to a blocking thread; a salsa
+//! write cancels those clones and then waits for every one of them to drop,
+//! so nothing in this struct ever keeps a clone.
+
+use std::collections::HashMap;
+
+use cute_lint::{Database, SourceFile};
+use cute_syntax::PositionEncoding;
+use salsa::Setter;
+use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
+
+use super::edits;
+
+/// An open document: its salsa input, the client's version of it, and a
+/// server-wide counter bumped on every applied change. The generation (not the
+/// version) decides whether a result is current, because a document closed
+/// and reopened starts its versions over.
+#[derive(Clone, Copy)]
+pub struct OpenDoc {
+    pub file: SourceFile,
+    pub version: i32,
+    pub generation: u64,
+}
+
+pub struct State {
+    db: Database,
+    /// One input per URI ever opened, reused on reopen: salsa inputs are never
+    /// freed, so a fresh input per open would grow without bound.
+    files: HashMap<Uri, SourceFile>,
+    open: HashMap<Uri, OpenDoc>,
+    next_generation: u64,
+    pub encoding: PositionEncoding,
+}
+
+/// A database clone for one query, and what it was taken for.
+pub struct Snapshot {
+    pub db: Database,
+    pub doc: OpenDoc,
+    pub encoding: PositionEncoding,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            db: Database::default(),
+            files: HashMap::new(),
+            open: HashMap::new(),
+            next_generation: 1,
+            encoding: PositionEncoding::Utf16,
+        }
+    }
+}
+
+fn file_path(uri: &Uri) -> String {
+    uri.to_file_path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| uri.as_str().to_string())
+}
+
+impl State {
+    fn bump(&mut self) -> u64 {
+        let generation = self.next_generation;
+        self.next_generation += 1;
+        generation
+    }
+
+    fn set_text(&mut self, file: SourceFile, text: String) {
+        // Every salsa write cancels running queries; skip it when nothing changed
+        // (a reopen of an unmodified file, an edit that restores the text).
+        if *file.text(&self.db) != text {
+            file.set_text(&mut self.db).to(text);
+        }
+    }
+
+    /// `didOpen`: (re)places the document's text. Returns its new state.
+    pub fn open(&mut self, uri: Uri, version: i32, text: String) -> OpenDoc {
+        let file = match self.files.get(&uri) {
+            Some(&file) => {
+                self.set_text(file, text);
+                file
+            }
+            None => {
+                let file = SourceFile::new(&self.db, file_path(&uri), text);
+                self.files.insert(uri.clone(), file);
+                file
+            }
+        };
+        let doc = OpenDoc { file, version, generation: self.bump() };
+        self.open.insert(uri, doc);
+        doc
+    }
+
+    /// `didChange`: applies the changes if the document is open and the
+    /// version is newer than the one held; otherwise ignores them.
+    pub fn change(&mut self, uri: &Uri, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Option<OpenDoc> {
+        let doc = *self.open.get(uri)?;
+        if version <= doc.version {
+            return None;
+        }
+        let text = edits::apply_changes(doc.file.text(&self.db), changes, self.encoding);
+        self.set_text(doc.file, text);
+        let doc = OpenDoc { version, generation: self.bump(), ..doc };
+        self.open.insert(uri.clone(), doc);
+        Some(doc)
+    }
+
+    /// `didClose`: forgets the document. Returns whether it was open.
+    pub fn close(&mut self, uri: &Uri) -> bool {
+        let Some(doc) = self.open.remove(uri) else { return false };
+        // Drop the text so a closed file's text and results do not stay in memory.
+        self.set_text(doc.file, String::new());
+        true
+    }
+
+    pub fn current(&self, uri: &Uri) -> Option<OpenDoc> {
+        self.open.get(uri).copied()
+    }
+
+    /// A clone of the database for querying `uri`, if it is open and (when a
+    /// generation is given) still at that generation.
+    pub fn snapshot(&self, uri: &Uri, generation: Option<u64>) -> Option<Snapshot> {
+        let doc = self.current(uri)?;
+        if generation.is_some_and(|g| g != doc.generation) {
+            return None;
+        }
+        Some(Snapshot { db: self.db.clone(), doc, encoding: self.encoding })
+    }
+
+    #[cfg(test)]
+    pub fn text(&self, uri: &Uri) -> Option<String> {
+        self.current(uri).map(|d| d.file.text(&self.db).clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::ls_types::{Position, Range};
+
+    fn uri() -> Uri {
+        "file:///tmp/k.py".parse().unwrap()
+    }
+
+    fn edit(sl: u32, sc: u32, el: u32, ec: u32, text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: Some(Range::new(Position::new(sl, sc), Position::new(el, ec))),
+            range_length: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn stale_versions_are_ignored() {
+        let mut st = State::default();
+        let first = st.open(uri(), 3, "a = 'é𝜙'\n".into());
+        assert!(st.change(&uri(), 3, &[edit(0, 0, 0, 0, "x")]).is_none());
+        assert!(st.change(&uri(), 2, &[edit(0, 0, 0, 0, "x")]).is_none());
+        let next = st.change(&uri(), 4, &[edit(0, 8, 0, 8, "!")]).unwrap();
+        assert!(next.generation > first.generation);
+        assert_eq!(st.text(&uri()).unwrap(), "a = 'é𝜙!'\n");
+        assert!(st.snapshot(&uri(), Some(first.generation)).is_none());
+        assert!(st.snapshot(&uri(), Some(next.generation)).is_some());
+    }
+
+    #[test]
+    fn unknown_documents_are_ignored() {
+        let mut st = State::default();
+        assert!(st.change(&uri(), 1, &[edit(0, 0, 0, 0, "x")]).is_none());
+        assert!(!st.close(&uri()));
+        assert!(st.snapshot(&uri(), None).is_none());
+    }
+
+    #[test]
+    fn reopen_gets_a_new_generation() {
+        let mut st = State::default();
+        let a = st.open(uri(), 1, "one\n".into());
+        assert!(st.close(&uri()));
+        assert!(st.snapshot(&uri(), None).is_none());
+        let b = st.open(uri(), 1, "two\n".into());
+        assert!(a.file == b.file, "reopen reuses the input");
+        assert_ne!(a.generation, b.generation);
+        assert_eq!(st.text(&uri()).unwrap(), "two\n");
+        assert!(st.snapshot(&uri(), Some(a.generation)).is_none());
+        assert!(st.snapshot(&uri(), Some(b.generation)).is_some());
+    }
+
+    #[test]
+    fn utf8_encoding_applies_byte_columns() {
+        let mut st = State { encoding: PositionEncoding::Utf8, ..State::default() };
+        st.open(uri(), 1, "a = 'é𝜙'\n".into());
+        st.change(&uri(), 2, &[edit(0, 11, 0, 11, "!")]).unwrap();
+        assert_eq!(st.text(&uri()).unwrap(), "a = 'é𝜙!'\n");
+    }
+}

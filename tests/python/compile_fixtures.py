@@ -1,0 +1,123 @@
+"""Compile every fixture kernel under tests/fixtures/ with the real CuTe DSL.
+
+Each fixture is a self-contained script whose `__main__` block calls
+`cute.compile(...)` on fake tensors. This runs each one in its own subprocess
+(with the interpreter running this script), CPU-only for sm_90a, two at a time,
+and prints one line per file:
+
+    PASS tests/fixtures/untoggled_phase/jacobi_cluster_clean.py
+    FAIL tests/fixtures/deadlock/foo.py
+        <last lines of stderr>
+
+followed by a final line `N passed, M failed`. Exits 1 if any file failed
+(or none was found). Nothing is launched: no GPU is needed.
+
+Usage:
+    .venv/bin/python tests/python/compile_fixtures.py [PATH ...]
+
+PATH may be a fixture file or a directory to search; the default is
+tests/fixtures/. tests/corpus/ holds pseudo-API code and is never compiled.
+"""
+
+import concurrent.futures
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_ROOT = os.path.join(REPO, "tests", "fixtures")
+
+WORKERS = 2
+TIMEOUT_S = 600
+STDERR_TAIL_LINES = 25
+
+
+def find_fixtures(paths):
+    found = []
+    for path in paths:
+        if os.path.isfile(path):
+            found.append(os.path.abspath(path))
+            continue
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    found.append(os.path.abspath(os.path.join(dirpath, name)))
+    return sorted(set(found))
+
+
+def compile_env():
+    env = dict(os.environ)
+    env["CUTE_DSL_ARCH"] = "sm_90a"  # target without asking a (absent) GPU
+    env["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"  # always compile for real
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the fixture tree clean
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_one(path, env):
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, path],
+            cwd=os.path.dirname(path),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
+        ok = proc.returncode == 0
+        detail = proc.stderr
+        if not ok and not detail.strip():
+            detail = proc.stdout or f"exit status {proc.returncode}"
+    except subprocess.TimeoutExpired as exc:
+        ok = False
+        err = exc.stderr or ""
+        if isinstance(err, bytes):
+            err = err.decode(errors="replace")
+        detail = f"{err}\ntimed out after {TIMEOUT_S}s"
+    return path, ok, detail, time.monotonic() - start
+
+
+def display(path):
+    rel = os.path.relpath(path, REPO)
+    return path if rel.startswith("..") else rel
+
+
+def main(argv):
+    roots = argv[1:] or [DEFAULT_ROOT]
+    fixtures = find_fixtures(roots)
+    if not fixtures:
+        print(f"no fixtures found under {', '.join(roots)}")
+        print("0 passed, 0 failed")
+        return 1
+
+    env = compile_env()
+    start = time.monotonic()
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        futures = [pool.submit(run_one, path, env) for path in fixtures]
+        for future in concurrent.futures.as_completed(futures):
+            path, ok, detail, secs = future.result()
+            if ok:
+                passed += 1
+                print(f"PASS {display(path)}", flush=True)
+            else:
+                failed += 1
+                print(f"FAIL {display(path)}", flush=True)
+                tail = detail.rstrip().splitlines()[-STDERR_TAIL_LINES:]
+                for line in tail:
+                    print(f"    {line}")
+                sys.stdout.flush()
+
+    print(f"wall time {time.monotonic() - start:.1f}s with {WORKERS} workers")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
