@@ -1,4 +1,4 @@
-//! The explorer: breadth-first search over the states of a [`Model`], with
+//! The explorer: depth-first search over the states of a [`Model`], with
 //! two reductions that keep it exact for deadlock.
 //!
 //! **Counting symmetry.** Threads of one group run the same operations, so a
@@ -138,125 +138,225 @@ pub fn is_finished(model: &Model, state: &State) -> bool {
         .all(|(g, slots)| slots.iter().all(|&(p, _)| p as usize == model.groups[g].ops.len()))
 }
 
-/// What the threads at one position can still do while `frozen` barriers
-/// keep their phase: arrivals per barrier, and which barriers they can
-/// pass an open wait on.
+/// What the threads at one position can do on their own, given how many
+/// more phases each barrier can complete: arrivals per barrier, and which
+/// barriers they pass a wait on.
 #[derive(Clone, Debug)]
 struct Walk {
     arrivals: Vec<u64>,
-    passes_wait: Vec<bool>,
+    /// Per barrier, the fewest further completions after which this thread
+    /// passes a wait on it (`NEVER` if it passes none).
+    passes_after: Vec<u32>,
 }
+
+const NEVER: u32 = u32::MAX;
+
+/// More phase completions than any bound below: "unbounded".
+const MANY: u32 = u32::MAX;
+const UNBOUNDED: u64 = u64::MAX / 4;
+/// Past this many completions of one barrier, stop counting.
+const COMPLETION_CAP: u32 = 64;
 
 struct Reducer<'m> {
     model: &'m Model,
-    cache: HashMap<(u32, u32, Vec<bool>, Vec<u8>), Walk>,
+    cache: HashMap<(u32, u32, Vec<u32>, Vec<u8>), Walk>,
 }
 
-const UNBOUNDED: u64 = u64::MAX / 4;
+/// A class of threads: those of `group` at position `pos`.
+type Class = (u32, u32);
 
 impl<'m> Reducer<'m> {
-    fn walk(&mut self, g: u32, pos: u32, frozen: &[bool], bars: &[BarState]) -> &Walk {
+    /// Walk the operations of a thread at `(g, pos)` assuming each barrier
+    /// `b` completes at most `completions[b]` more phases.
+    fn walk(&mut self, g: u32, pos: u32, completions: &[u32], bars: &[BarState]) -> Walk {
         let parities: Vec<u8> = bars.iter().map(|b| b.parity | ((b.initialised() as u8) << 1)).collect();
-        let key = (g, pos, frozen.to_vec(), parities);
-        let model = self.model;
-        self.cache.entry(key).or_insert_with(|| {
-            let n = bars.len();
-            let mut walk = Walk { arrivals: vec![0; n], passes_wait: vec![false; n] };
-            for op in &model.groups[g as usize].ops[pos as usize..] {
-                match op.kind {
-                    OpKind::Arrive { bar, count } => walk.arrivals[bar as usize] += count as u64,
-                    OpKind::Wait { bar, parity } => {
-                        let b = bars[bar as usize];
-                        if frozen[bar as usize] && b.initialised() {
-                            if b.parity == parity {
-                                break; // blocked for as long as `bar` is frozen
-                            }
-                            walk.passes_wait[bar as usize] = true;
-                        }
-                    }
-                    OpKind::Init { bar, .. } => {
-                        // A re-initialisation resets counts: give up on `bar`.
-                        walk.arrivals[bar as usize] = UNBOUNDED;
-                        break;
-                    }
+        let key = (g, pos, completions.to_vec(), parities);
+        if let Some(w) = self.cache.get(&key) {
+            return w.clone();
+        }
+        let n = bars.len();
+        let mut walk = Walk { arrivals: vec![0; n], passes_after: vec![NEVER; n] };
+        // Completions of each barrier this thread has already relied on.
+        let mut used = vec![0u32; n];
+        let mut reinitialised = vec![false; n];
+        for op in &self.model.groups[g as usize].ops[pos as usize..] {
+            match op.kind {
+                OpKind::Arrive { bar, count } => {
+                    let a = &mut walk.arrivals[bar as usize];
+                    *a = a.saturating_add(count as u64);
                 }
-            }
-            walk
-        })
-    }
-
-    /// Barriers that cannot complete without the thread at `(g0, p0)`, and
-    /// the barriers on which some other thread may pass an open wait.
-    fn frozen_without(&mut self, state: &State, g0: u32, p0: u32) -> (Vec<bool>, Vec<bool>) {
-        let n = state.bars.len();
-        let mut frozen: Vec<bool> = state.bars.iter().map(BarState::initialised).collect();
-        loop {
-            let mut total = vec![0u64; n];
-            let mut passes = vec![false; n];
-            for (g, slots) in state.groups.iter().enumerate() {
-                for &(pos, count) in slots {
-                    let others = if g as u32 == g0 && pos == p0 { count - 1 } else { count };
-                    if others == 0 || pos as usize >= self.model.groups[g].ops.len() {
+                OpKind::Wait { bar, parity } => {
+                    let b = bar as usize;
+                    if reinitialised[b] || !bars[b].initialised() || completions[b] == MANY {
+                        walk.passes_after[b] = 0;
                         continue;
                     }
-                    let w = self.walk(g as u32, pos, &frozen, &state.bars);
-                    for b in 0..n {
-                        total[b] = total[b].saturating_add(w.arrivals[b].saturating_mul(others as u64));
-                        passes[b] |= w.passes_wait[b];
+                    // The first completion count, not below what this thread
+                    // already relied on, at which the phase parity differs
+                    // from the one waited on.
+                    let q = bars[b].parity;
+                    let mut c = used[b];
+                    if (q ^ (c & 1) as u8) == parity {
+                        c += 1;
                     }
+                    if c > completions[b] {
+                        break; // blocked while the others alone move
+                    }
+                    walk.passes_after[b] = walk.passes_after[b].min(c);
+                    used[b] = c;
+                }
+                OpKind::Init { bar, .. } => {
+                    reinitialised[bar as usize] = true;
+                    walk.arrivals[bar as usize] = UNBOUNDED;
+                }
+            }
+        }
+        self.cache.insert(key, walk.clone());
+        walk
+    }
+
+    /// How many more phases each barrier can complete while the classes in
+    /// `excluded` do not move (a least fixpoint: completions enable waits,
+    /// passed waits enable arrivals, arrivals enable completions), and the
+    /// walks of the threads outside `excluded` under that bound.
+    fn without(&mut self, state: &State, excluded: &[Class]) -> (Vec<u32>, Vec<u64>, Vec<(Class, Walk)>) {
+        let n = state.bars.len();
+        let mut completions = vec![0u32; n];
+        loop {
+            let mut total = vec![0u64; n];
+            let mut walks = Vec::new();
+            for (g, slots) in state.groups.iter().enumerate() {
+                for &(pos, count) in slots {
+                    let class = (g as u32, pos);
+                    if excluded.contains(&class) || pos as usize >= self.model.groups[g].ops.len() {
+                        continue;
+                    }
+                    let w = self.walk(g as u32, pos, &completions, &state.bars);
+                    for b in 0..n {
+                        total[b] = total[b].saturating_add(w.arrivals[b].saturating_mul(count as u64));
+                    }
+                    walks.push((class, w));
                 }
             }
             let mut changed = false;
             for b in 0..n {
-                if frozen[b] && total[b] >= state.bars[b].pending as u64 {
-                    frozen[b] = false;
+                let bar = state.bars[b];
+                let possible = if total[b] >= UNBOUNDED {
+                    MANY
+                } else if !bar.initialised() {
+                    0
+                } else if total[b] < bar.pending as u64 {
+                    0
+                } else {
+                    let k = 1 + (total[b] - bar.pending as u64) / bar.expected as u64;
+                    if k > COMPLETION_CAP as u64 { MANY } else { k as u32 }
+                };
+                if possible > completions[b] {
+                    completions[b] = possible;
                     changed = true;
                 }
             }
             if !changed {
-                return (frozen, passes);
+                return (completions, total, walks);
             }
         }
     }
 
-    /// A move that may be explored alone, if there is one.
-    fn singleton(&mut self, state: &State, moves: &[Move]) -> Option<Move> {
-        // Waits first: letting blocked-then-released threads catch up keeps
-        // the arrivals of one phase together.
-        let mut order: Vec<Move> = moves.to_vec();
-        order.sort_by_key(|m| {
-            let op = &self.model.groups[m.group as usize].ops[m.pos as usize].kind;
-            match op {
-                OpKind::Wait { .. } => 0,
-                OpKind::Arrive { .. } => 1,
-                OpKind::Init { .. } => 2,
-            }
+    /// A set of classes whose current moves form a persistent set, as small
+    /// as found: every move of the others, in any order, commutes with them.
+    fn persistent(&mut self, state: &State, moves: &[Move]) -> Option<Vec<Move>> {
+        let occupied: Vec<Class> = state
+            .groups
+            .iter()
+            .enumerate()
+            .flat_map(|(g, slots)| {
+                let len = self.model.groups[g].ops.len() as u32;
+                slots.iter().filter(move |&&(p, _)| p < len).map(move |&(p, _)| (g as u32, p))
+            })
+            .collect();
+        let mut candidates: Vec<Move> = moves.to_vec();
+        candidates.sort_by_key(|m| match self.model.groups[m.group as usize].ops[m.pos as usize].kind {
+            OpKind::Wait { .. } => 0,
+            OpKind::Arrive { .. } => 1,
+            OpKind::Init { .. } => 2,
         });
-        for m in order {
-            let op = self.model.groups[m.group as usize].ops[m.pos as usize].kind.clone();
-            match op {
-                OpKind::Wait { bar, .. } => {
-                    if !state.bars[bar as usize].initialised() {
-                        continue;
-                    }
-                    let (frozen, _) = self.frozen_without(state, m.group, m.pos);
-                    if frozen[bar as usize] {
-                        return Some(m);
+        let mut best: Option<Vec<Move>> = None;
+        for first in candidates {
+            let mut set: Vec<Class> = vec![(first.group, first.pos)];
+            loop {
+                let (completions, total, walks) = self.without(state, &set);
+                let mut add: Vec<Class> = Vec::new();
+                for &(g, p) in &set {
+                    match self.model.groups[g as usize].ops[p as usize].kind {
+                        // A wait (enabled or not) must see the same parity
+                        // whatever the others do.
+                        OpKind::Wait { bar, .. } => {
+                            if completions[bar as usize] > 0 {
+                                add.extend(walks.iter().filter(|(_, w)| w.arrivals[bar as usize] > 0).map(|(c, _)| *c));
+                            }
+                        }
+                        // An arrive commutes with every other arrive; only a
+                        // wait on the same barrier can tell the order, and
+                        // only if moving these arrivals first could complete
+                        // one more phase before that wait: the others' waits
+                        // pass after `j` completions at the earliest, and all
+                        // arrivals together cannot reach completion `j + 1`.
+                        OpKind::Arrive { bar, .. } => {
+                            let b = bar as usize;
+                            let bs = state.bars[b];
+                            let ours: u64 = set
+                                .iter()
+                                .filter_map(|&(g2, p2)| match self.model.groups[g2 as usize].ops[p2 as usize].kind {
+                                    OpKind::Arrive { bar: b2, count } if b2 == bar => {
+                                        let n = state.groups[g2 as usize].iter().find(|s| s.0 == p2).map_or(0, |s| s.1);
+                                        Some(count as u64 * n as u64)
+                                    }
+                                    _ => None,
+                                })
+                                .sum();
+                            let endangered = |j: u32| {
+                                j != NEVER
+                                    && (total[b] >= UNBOUNDED
+                                        || total[b] + ours >= bs.pending as u64 + j as u64 * bs.expected as u64)
+                            };
+                            add.extend(walks.iter().filter(|(_, w)| endangered(w.passes_after[b])).map(|(c, _)| *c));
+                            // An initialisation of the barrier by another
+                            // thread decides whether this arrive counts.
+                            add.extend(walks.iter().filter(|(_, w)| w.arrivals[b] >= UNBOUNDED).map(|(c, _)| *c));
+                        }
+                        OpKind::Init { bar, .. } => {
+                            add.extend(
+                                walks
+                                    .iter()
+                                    .filter(|(_, w)| w.passes_after[bar as usize] != NEVER || w.arrivals[bar as usize] > 0)
+                                    .map(|(c, _)| *c),
+                            );
+                        }
                     }
                 }
-                OpKind::Arrive { bar, .. } => {
-                    if !state.bars[bar as usize].initialised() {
-                        continue;
-                    }
-                    let (frozen, passes) = self.frozen_without(state, m.group, m.pos);
-                    if frozen[bar as usize] && !passes[bar as usize] {
-                        return Some(m);
-                    }
+                add.sort_unstable();
+                add.dedup();
+                add.retain(|c| !set.contains(c));
+                if add.is_empty() {
+                    break;
                 }
-                OpKind::Init { .. } => {}
+                set.extend(add);
+                if set.len() >= occupied.len() {
+                    break;
+                }
+            }
+            if set.len() >= occupied.len() {
+                continue;
+            }
+            let chosen: Vec<Move> = moves.iter().copied().filter(|m| set.contains(&(m.group, m.pos))).collect();
+            if chosen.len() == 1 {
+                return Some(chosen);
+            }
+            if best.as_ref().is_none_or(|b| chosen.len() < b.len()) && !chosen.is_empty() {
+                best = Some(chosen);
             }
         }
-        None
+        best
     }
 }
 
@@ -286,7 +386,11 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
     let mut transitions = 0usize;
     let mut full_expansions = 0usize;
     let mut hazards: Vec<(Hazard, Counterexample)> = Vec::new();
-    let mut head = 0usize;
+    // Depth first: a deadlock is usually a few wrong choices deep, and the
+    // state graph has no cycles (every move advances a thread), so no
+    // proviso is needed for the reduction.
+    let mut stack: Vec<u32> = vec![0];
+    let mut expanded = 0usize;
 
     let path_to = |parents: &Vec<(u32, Move)>, mut i: u32| {
         let mut moves = Vec::new();
@@ -298,11 +402,12 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
         moves
     };
 
-    while head < states.len() {
+    while let Some(id) = stack.pop() {
         if states.len() > options.budget.max_states {
             return outcome(Verdict::Incomplete(format!("the state budget ({} states) ran out", options.budget.max_states)), states.len(), transitions, full_expansions, hazards, start);
         }
-        if head % 256 == 0 && start.elapsed() > options.budget.max_time {
+        expanded += 1;
+        if expanded % 256 == 0 && start.elapsed() > options.budget.max_time {
             return outcome(
                 Verdict::Incomplete(format!("the time budget ({} ms) ran out after {} states", options.budget.max_time.as_millis(), states.len())),
                 states.len(),
@@ -312,9 +417,7 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
                 start,
             );
         }
-        let state = states[head].clone();
-        let id = head as u32;
-        head += 1;
+        let state = states[id as usize].clone();
         let moves = enabled_moves(model, &state);
         if moves.is_empty() {
             if !is_finished(model, &state) {
@@ -323,22 +426,29 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
             }
             continue;
         }
-        let chosen: Vec<Move> = match (!options.full_expansion).then(|| reducer.singleton(&state, &moves)).flatten() {
-            Some(m) => vec![m],
+        let chosen: Vec<Move> = match (!options.full_expansion).then(|| reducer.persistent(&state, &moves)).flatten() {
+            Some(set) => set,
             None => {
                 full_expansions += 1;
-                if std::env::var_os("CUTE_LSP_TRACE_EXPANSIONS").is_some() && full_expansions < 5 {
-                    eprintln!("full expansion at state {id}: {:?} moves {:?}", state, moves);
-                }
                 moves
             }
         };
-        for mv in chosen {
+        // Depth first explores the first move first: initialisations, then
+        // waits, then arrivals, so the first path is the intended protocol
+        // and the races against initialisation come after it.
+        let mut chosen = chosen;
+        chosen.sort_by_key(|m| match model.groups[m.group as usize].ops[m.pos as usize].kind {
+            OpKind::Init { .. } => 0,
+            OpKind::Wait { .. } => 1,
+            OpKind::Arrive { .. } => 2,
+        });
+        for mv in chosen.into_iter().rev() {
             transitions += 1;
             match successor(model, &state, mv) {
                 Ok(next) => {
                     if !index.contains_key(&next) {
                         index.insert(next.clone(), states.len() as u32);
+                        stack.push(states.len() as u32);
                         states.push(next);
                         parents.push((id, mv));
                     }

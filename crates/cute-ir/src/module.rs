@@ -24,8 +24,15 @@ pub struct Module {
 }
 
 impl Module {
+    /// Device code to check: `@cute.kernel` functions, and `@cute.jit`
+    /// functions that synchronize themselves instead of launching a kernel
+    /// (device helpers, and snippets that show a kernel body under `@cute.jit`).
     pub fn kernels(&self) -> impl Iterator<Item = &FunctionDef> {
-        self.functions.iter().filter(|f| f.decorator == Some(DecoratorKind::Kernel))
+        self.functions.iter().filter(|f| match f.decorator {
+            Some(DecoratorKind::Kernel) => true,
+            Some(DecoratorKind::Jit) => synchronizes_without_launching(f),
+            None => false,
+        })
     }
 
     pub fn function(&self, class: Option<&str>, name: &str) -> Option<&FunctionDef> {
@@ -73,4 +80,50 @@ impl Module {
         }
         out
     }
+}
+
+fn synchronizes_without_launching(f: &FunctionDef) -> bool {
+    use crate::api::{Api, Effect};
+    let mut syncs = false;
+    let mut launches = false;
+    let mut visit = |e: &Expr| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        for c in calls {
+            if matches!(&c.func, Expr::Attr { attr, .. } if attr == "launch") {
+                launches = true;
+            }
+            if matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync)) {
+                syncs = true;
+            }
+        }
+    };
+    fn walk(stmts: &[Stmt], visit: &mut dyn FnMut(&Expr)) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } | StmtKind::Expr(value) => visit(value),
+                StmtKind::Return(Some(e)) => visit(e),
+                StmtKind::If { cond, then, orelse } => {
+                    visit(cond);
+                    walk(then, visit);
+                    walk(orelse, visit);
+                }
+                StmtKind::For { iter, body, .. } => {
+                    visit(iter);
+                    walk(body, visit);
+                }
+                StmtKind::While { cond, body } => {
+                    visit(cond);
+                    walk(body, visit);
+                }
+                StmtKind::With { items, body } => {
+                    items.iter().for_each(|(e, _)| visit(e));
+                    walk(body, visit);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&f.body, &mut visit);
+    syncs && !launches
 }

@@ -94,8 +94,9 @@ pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<D
         }
     }
 
-    let mut diags = Vec::new();
-    let mut incomplete_reported = false;
+    // Reasons the verdict is partial, reported together unless a finding
+    // with a counterexample makes them moot.
+    let mut incomplete: Vec<Diagnostic> = Vec::new();
     for scenario in &scenarios {
         let model = if scenario.is_empty() {
             base.model.clone()
@@ -106,10 +107,7 @@ pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<D
             continue;
         }
         if !model.unresolved.is_empty() {
-            if !incomplete_reported {
-                diags.push(analysis_incomplete::unresolved(ctx, &model));
-                incomplete_reported = true;
-            }
+            incomplete.push(analysis_incomplete::unresolved(ctx, &model));
             continue;
         }
         let mut scenario_notes = notes.clone();
@@ -125,30 +123,16 @@ pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<D
         }
         let outcome = explore(&model, &explore_options);
         if let Some((hazard, _)) = outcome.hazards.first() {
-            if !incomplete_reported {
-                diags.push(analysis_incomplete::hazard(ctx, &model, hazard));
-                incomplete_reported = true;
-            }
+            incomplete.push(analysis_incomplete::hazard(ctx, &model, hazard));
         }
         match outcome.verdict {
-            Verdict::Deadlock(cex) => {
-                diags.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options));
-                return diags;
-            }
-            Verdict::Incomplete(reason) => {
-                if !incomplete_reported {
-                    diags.push(analysis_incomplete::budget(ctx, &reason, outcome.states));
-                    incomplete_reported = true;
-                }
-            }
+            Verdict::Deadlock(cex) => return vec![explain_deadlock(ctx, &model, &cex, scenario_notes, options)],
+            Verdict::Incomplete(reason) => incomplete.push(analysis_incomplete::budget(ctx, &reason, outcome.states)),
+            Verdict::Clean if model.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
             Verdict::Clean => {}
         }
-        if model.bounded && !incomplete_reported {
-            diags.push(analysis_incomplete::bounded(ctx, &model));
-            incomplete_reported = true;
-        }
     }
-    diags
+    analysis_incomplete::merge(incomplete).into_iter().collect()
 }
 
 /// A deadlock is an untoggled phase when a wait of the kernel mistreats its

@@ -37,9 +37,12 @@ pub fn decorator_kind_of(imports: &ImportMap, expr: &str) -> Option<DecoratorKin
     let expr = expr.trim_start_matches('@').trim();
     let callee = expr.split('(').next().unwrap_or(expr).trim();
     let qualified = imports.qualify(callee).unwrap_or_else(|| {
-        // `from cutlass.cute import *` then `@kernel`
         if imports.wildcards().iter().any(|w| w == "cutlass.cute") {
+            // `from cutlass.cute import *` then `@kernel`
             format!("cutlass.cute.{callee}")
+        } else if let Some(rest) = callee.strip_prefix("cute.") {
+            // Snippets pasted without their imports use the usual alias.
+            format!("cutlass.cute.{rest}")
         } else {
             callee.to_string()
         }

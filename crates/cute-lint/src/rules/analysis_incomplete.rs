@@ -102,3 +102,23 @@ pub fn bounded(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
         model.assumptions.clone(),
     )
 }
+
+/// One diagnostic per kernel: the first reason leads, the others follow as
+/// notes (deduplicated).
+pub fn merge(mut reasons: Vec<crate::Diagnostic>) -> Option<crate::Diagnostic> {
+    if reasons.is_empty() {
+        return None;
+    }
+    let mut first = reasons.remove(0);
+    for r in reasons {
+        if r.message != first.message && !first.notes.contains(&r.message) {
+            first.notes.push(r.message);
+        }
+        for n in r.notes {
+            if !first.notes.contains(&n) {
+                first.notes.push(n);
+            }
+        }
+    }
+    Some(first)
+}

@@ -221,7 +221,7 @@ impl Cause {
         let wait_indent = ctx.indentation_at(wait_stmt.range.start);
         match self {
             Cause::Literal { arg, loop_stmt } => {
-                let var = fresh_name(ctx, "phase");
+                let var = fresh_name(ctx, "phase", wait.range);
                 let loop_indent = ctx.indentation_at(loop_stmt.start);
                 let loop_line = ctx.full_line(loop_stmt.start).start;
                 vec![Fix {
@@ -266,15 +266,14 @@ impl Cause {
     }
 }
 
-fn fresh_name(ctx: &KernelContext<'_>, base: &str) -> String {
-    let body = ctx.slice(ctx.kernel.range);
-    let taken = |n: &str| {
-        body.match_indices(n).any(|(i, _)| {
-            let before = body[..i].chars().next_back();
-            let after = body[i + n.len()..].chars().next();
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
-    };
+/// A variable name not yet used in the function holding `at`.
+fn fresh_name(ctx: &KernelContext<'_>, base: &str, at: TextRange) -> String {
+    let mut names = Vec::new();
+    if let Some((f, _)) = ctx.ancestors(at) {
+        names.extend(f.params.iter().map(|p| p.name.clone()));
+        collect_names(&f.body, &mut names);
+    }
+    let taken = |n: &str| names.iter().any(|m| m == n);
     if !taken(base) {
         return base.to_string();
     }
@@ -307,5 +306,45 @@ pub fn diagnostic(
                 .to_string(),
         ),
         fixes: cause.fixes(ctx, wait),
+    }
+}
+
+fn collect_names(stmts: &[Stmt], out: &mut Vec<String>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                targets.iter().for_each(|t| t.collect_defs(out));
+                value.collect_uses(out);
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                target.collect_defs(out);
+                value.collect_uses(out);
+            }
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => e.collect_uses(out),
+            StmtKind::If { cond, then, orelse } => {
+                cond.collect_uses(out);
+                collect_names(then, out);
+                collect_names(orelse, out);
+            }
+            StmtKind::For { target, iter, body } => {
+                target.collect_defs(out);
+                iter.collect_uses(out);
+                collect_names(body, out);
+            }
+            StmtKind::While { cond, body } => {
+                cond.collect_uses(out);
+                collect_names(body, out);
+            }
+            StmtKind::With { items, body } => {
+                for (e, t) in items {
+                    e.collect_uses(out);
+                    if let Some(t) = t {
+                        t.collect_defs(out);
+                    }
+                }
+                collect_names(body, out);
+            }
+            _ => {}
+        }
     }
 }
