@@ -90,6 +90,7 @@ pub fn instantiate(
     model.ctas = cluster.iter().product();
 
     let mut shared = Shared { barriers: BarrierTable::default(), open: BTreeMap::new(), notes: BTreeSet::new(), unresolved: BTreeSet::new(), bounded: false };
+    let lane_varying = lane_varying_names(kernel);
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
     let mut group_list: Vec<Group> = Vec::new();
     for cta in 0..model.ctas {
@@ -113,6 +114,8 @@ pub fn instantiate(
                 inline_depth: 0,
                 overflow: false,
                 globals: launch.globals.clone(),
+                lane_varying: &lane_varying,
+                divergence: 0,
             };
             let mut env = launch.globals.clone();
             for (k, v) in &launch.params {
@@ -252,6 +255,10 @@ struct ThreadRun<'a> {
     inline_depth: u32,
     overflow: bool,
     globals: Env,
+    /// Names whose value differs between the lanes of a warp.
+    lane_varying: &'a BTreeSet<String>,
+    /// Nesting depth of branches that split the warp.
+    divergence: u32,
 }
 
 impl ThreadRun<'_> {
@@ -259,7 +266,28 @@ impl ThreadRun<'_> {
         self.tid % 32
     }
 
+    /// Record an operation. In converged code the warp acts as one: lane 0
+    /// records it for the whole warp (an arrival counts once per lane) and
+    /// the other lanes record nothing. Inside a branch that splits the warp,
+    /// every lane records its own operations.
     fn push(&mut self, kind: OpKind, site: TextRange) {
+        let kind = if self.converged() {
+            if self.lane() != 0 {
+                return;
+            }
+            match kind {
+                OpKind::Arrive { bar, count } => OpKind::Arrive { bar, count: count * self.warp_lanes() },
+                other => other,
+            }
+        } else {
+            if self.lane() != 0 {
+                self.shared.notes.insert(
+                    "some lanes synchronize inside a branch that splits their warp; their timing against the rest of the warp is not constrained"
+                        .to_string(),
+                );
+            }
+            kind
+        };
         if self.ops.len() >= self.options.max_ops_per_thread {
             self.overflow = true;
             return;
@@ -316,7 +344,11 @@ impl ThreadRun<'_> {
                     Some(b) => b,
                     None => self.open_condition(s, &c),
                 };
-                return if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
+                let splits_warp = self.is_lane_varying(cond);
+                self.divergence += splits_warp as u32;
+                let flow = if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
+                self.divergence -= splits_warp as u32;
+                return flow;
             }
             StmtKind::For { target, iter, body } => {
                 let it = eval(iter, env, self);
@@ -386,15 +418,17 @@ impl ThreadRun<'_> {
                 if elect {
                     // elect.sync picks one lane of each warp: lane 0 when the
                     // whole warp is converged.
-                    if self.lane() != 0 {
-                        return Flow::Normal;
+                    let mut flow = Flow::Normal;
+                    self.divergence += 1;
+                    if self.lane() == 0 {
+                        let outer = self.in_elect;
+                        self.in_elect = true;
+                        self.elect_depth += 1;
+                        flow = self.exec_block(body, env, sliced);
+                        self.elect_depth -= 1;
+                        self.in_elect = outer;
                     }
-                    let outer = self.in_elect;
-                    self.in_elect = true;
-                    self.elect_depth += 1;
-                    let flow = self.exec_block(body, env, sliced);
-                    self.elect_depth -= 1;
-                    self.in_elect = outer;
+                    self.divergence -= 1;
                     return flow;
                 }
                 return self.exec_block(body, env, sliced);
@@ -408,6 +442,28 @@ impl ThreadRun<'_> {
             StmtKind::Pass | StmtKind::Unsupported(_) => {}
         }
         Flow::Normal
+    }
+
+    /// Whether a condition can differ between the lanes of one warp.
+    fn is_lane_varying(&self, cond: &Expr) -> bool {
+        let mut names = Vec::new();
+        cond.collect_uses(&mut names);
+        let mut calls = Vec::new();
+        cond.calls(&mut calls);
+        names.iter().any(|n| self.lane_varying.contains(n))
+            || calls.iter().any(|c| matches!(Api::of_call(c), Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne)))
+    }
+
+    /// Whether all lanes of this thread's warp run this code together: no
+    /// enclosing branch splits the warp, and the warp is complete.
+    fn converged(&self) -> bool {
+        self.divergence == 0 && self.elect_depth == 0
+    }
+
+    /// Lanes in this thread's warp.
+    fn warp_lanes(&self) -> u32 {
+        let warp = self.tid / 32;
+        (self.threads_per_cta - warp * 32).min(32)
     }
 
     fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
@@ -746,5 +802,56 @@ impl CallHandler for ThreadRun<'_> {
             return v;
         }
         Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string())))
+    }
+}
+
+/// Names of the kernel that hold a lane-dependent value: assigned (anywhere)
+/// from the thread or lane index, or from another such name. `warp_idx()` and
+/// `make_warp_uniform(...)` are the same for all lanes of a warp.
+fn lane_varying_names(kernel: &FunctionDef) -> BTreeSet<String> {
+    let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
+    fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Assign { targets, value } => {
+                    let mut defs = Vec::new();
+                    targets.iter().for_each(|t| t.collect_defs(&mut defs));
+                    out.push((defs, value));
+                }
+                StmtKind::AugAssign { target, value, .. } => {
+                    let mut defs = Vec::new();
+                    target.collect_defs(&mut defs);
+                    out.push((defs, value));
+                }
+                StmtKind::If { then, orelse, .. } => {
+                    collect(then, out);
+                    collect(orelse, out);
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => collect(body, out),
+                _ => {}
+            }
+        }
+    }
+    collect(&kernel.body, &mut assigns);
+    let mut varying: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = varying.len();
+        for (defs, value) in &assigns {
+            let mut calls = Vec::new();
+            value.calls(&mut calls);
+            let uniform_wrapper = matches!(value, Expr::Call(c) if matches!(Api::of_call(c), Some(Api::MakeWarpUniform | Api::WarpIdx)));
+            if uniform_wrapper {
+                continue;
+            }
+            let direct = calls.iter().any(|c| matches!(Api::of_call(c), Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx)));
+            let mut uses = Vec::new();
+            value.collect_uses(&mut uses);
+            if direct || uses.iter().any(|u| varying.contains(u)) {
+                varying.extend(defs.iter().cloned());
+            }
+        }
+        if varying.len() == before {
+            return varying;
+        }
     }
 }

@@ -59,7 +59,9 @@ pub struct Op {
     pub site: TextRange,
 }
 
-/// Threads that run the same sequence of operations.
+/// Threads that run the same sequence of operations. In code where a warp
+/// runs converged, its lane 0 acts for the whole warp (its arrivals count
+/// once per lane) and the other lanes have no operations of their own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Group {
     pub ops: Vec<Op>,
@@ -78,15 +80,28 @@ impl Group {
     }
 }
 
+/// Threads of one cluster, for messages. Lane 0 of a warp stands for its
+/// whole warp in converged code, so it is named as the warp.
 pub fn describe_threads(threads: &[(u32, u32)], ctas: u32) -> String {
     let mut parts = Vec::new();
-    let mut by_cta: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    let mut by_cta: std::collections::BTreeMap<u32, (Vec<u32>, Vec<u32>)> = Default::default();
     for &(c, t) in threads {
-        by_cta.entry(c).or_default().push(t);
+        let entry = by_cta.entry(c).or_default();
+        if t % 32 == 0 {
+            entry.0.push(t / 32);
+        } else {
+            entry.1.push(t);
+        }
     }
-    for (cta, tids) in by_cta {
-        let ranges = ranges(&tids);
-        let who = if tids.len() == 1 { format!("thread {ranges}") } else { format!("threads {ranges}") };
+    for (cta, (warps, lanes)) in by_cta {
+        let mut who = Vec::new();
+        if !warps.is_empty() {
+            who.push(if warps.len() == 1 { format!("warp {}", ranges(&warps)) } else { format!("warps {}", ranges(&warps)) });
+        }
+        if !lanes.is_empty() {
+            who.push(if lanes.len() == 1 { format!("thread {}", ranges(&lanes)) } else { format!("threads {}", ranges(&lanes)) });
+        }
+        let who = who.join(" and ");
         parts.push(if ctas > 1 { format!("{who} of CTA {cta}") } else { who });
     }
     parts.join(", ")

@@ -149,23 +149,28 @@ fn explain_deadlock(
     notes.splice(0..0, model.assumptions.iter().cloned());
     let severity = severity_for(model, &notes);
 
-    let mut wait_sites: Vec<TextRange> = model
-        .groups
-        .iter()
-        .flat_map(|g| g.ops.iter())
-        .filter(|op| matches!(op.kind, OpKind::Wait { .. }))
-        .map(|op| op.site)
-        .collect();
-    wait_sites.sort();
-    wait_sites.dedup();
-    for site in &wait_sites {
+    // A thread that waits on the same barrier twice in a row with the same
+    // parity did not flip it in between: that wait is the one to blame.
+    let mut repeated: Vec<TextRange> = Vec::new();
+    for group in &model.groups {
+        let mut last: std::collections::HashMap<u32, u8> = Default::default();
+        for op in &group.ops {
+            if let OpKind::Wait { bar, parity } = op.kind {
+                if last.insert(bar, parity) == Some(parity) && model.barriers[bar as usize].preset_count.is_none() {
+                    repeated.push(op.site);
+                }
+            }
+        }
+    }
+    repeated.sort();
+    repeated.dedup();
+    for site in &repeated {
         let Some(call) = ctx.call_at(*site) else { continue };
         if Api::of_call(call) != Some(Api::MbarrierWait) {
             continue;
         }
-        if let Some(cause) = untoggled_phase::cause_of(ctx, call) {
-            return untoggled_phase::diagnostic(ctx, call, &cause, related, notes, severity);
-        }
+        let cause = untoggled_phase::cause_of(ctx, call);
+        return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);
     }
     deadlock::diagnostic(ctx, model, cex, related, notes, severity)
 }

@@ -37,7 +37,8 @@ pub fn diagnostic(
                     stuck.push((
                         op.site,
                         format!(
-                            "{who} wait forever on {} (parity {parity}; {} of {} arrivals missing)",
+                            "{who} {} forever on {} (parity {parity}; {} of {} arrivals missing)",
+                            if n == 1 { "waits" } else { "wait" },
                             model.barriers[bar as usize].display(model.ctas),
                             b.pending,
                             b.expected

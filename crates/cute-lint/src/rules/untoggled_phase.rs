@@ -1,12 +1,13 @@
 //! CUTE001 untoggled-phase: a wait parity that is not flipped once per phase.
 //! See `untoggled_phase.md` for the user documentation.
 //!
-//! The checker finds the hang; this rule explains it. It reads the parity
-//! argument of each mbarrier wait inside a loop and classifies how the loop
-//! treats it: a literal, a reset inside the loop, no flip, a flip on some
-//! paths only, two flips. A kernel whose exploration deadlocks and that has
-//! such a wait gets this diagnostic on the wait (with the deadlock's trace)
-//! instead of the generic `deadlock`.
+//! The checker finds the hang; this rule explains it. When the exploration
+//! deadlocks and some thread of the model waits on one barrier twice in a row
+//! with the same parity (the flip between them is missing), that wait gets
+//! this diagnostic, with the deadlock's trace, instead of the generic
+//! `deadlock`. The parity argument is then read to say how the loop
+//! mistreats it (a literal, a reset inside the loop, no flip, a flip on some
+//! paths only, two flips) and to offer the matching quick fix.
 
 use cute_ir::api::{self, Api};
 use cute_ir::ast::{BinOp, Call, Expr, Stmt, StmtKind, Target, UnOp};
@@ -283,7 +284,7 @@ fn fresh_name(ctx: &KernelContext<'_>, base: &str, at: TextRange) -> String {
 pub fn diagnostic(
     ctx: &KernelContext<'_>,
     wait: &Call,
-    cause: &Cause,
+    cause: Option<&Cause>,
     related: Vec<crate::Related>,
     notes: Vec<String>,
     severity: Severity,
@@ -295,7 +296,10 @@ pub fn diagnostic(
         message: format!(
             "`{}` can hang at this wait: {}",
             ctx.kernel.display_name(),
-            cause.explanation(ctx)
+            match cause {
+                Some(c) => c.explanation(ctx),
+                None => "a thread reaches it twice in a row with the same parity, so the second wait stands for a phase that already completed or never will".to_string(),
+            }
         ),
         range: wait.range,
         label: "the parity is not flipped once per completed phase".to_string(),
@@ -305,7 +309,7 @@ pub fn diagnostic(
             "keep the parity in a variable set once before the loop, pass it to the wait, and flip it with `^= 1` after each wait"
                 .to_string(),
         ),
-        fixes: cause.fixes(ctx, wait),
+        fixes: cause.map(|c| c.fixes(ctx, wait)).unwrap_or_default(),
     }
 }
 
