@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Set-up for a fresh machine: SPIN (for the cross-check of the model checker),
+# a Python virtual environment with nvidia-cutlass-dsl (every fixture kernel
+# must compile with the real DSL), and a release build of cute-lsp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v spin >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin >/dev/null
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin >/dev/null
+  else
+    echo "setup: SPIN is not installed and this user cannot install it (apt-get install spin)" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+
+cargo build --release --locked -p cute-lsp
+echo "setup: done; the binary is target/release/cute-lsp"

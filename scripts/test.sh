@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite: Rust unit and integration tests (rules against their
+# fixtures, the explorer against its unreduced oracle and against SPIN, the
+# server over stdio), then every fixture kernel compiled with nvidia-cutlass-dsl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CUTE_LSP_REQUIRE_SPIN="${CUTE_LSP_REQUIRE_SPIN:-1}"
+cargo test --release --locked --workspace
+
+if [ ! -x .venv/bin/python ]; then
+  echo "test: .venv is missing; run scripts/setup.sh first" >&2
+  exit 2
+fi
+.venv/bin/python tests/python/compile_fixtures.py
