@@ -133,10 +133,14 @@ pub fn to_promela(model: &Model, options: &PromelaOptions<'_>) -> String {
         "int"
     };
     let done_type = if threads <= 255 { "byte" } else { "short" };
-    let _ = writeln!(out, "{count_type} mbar_expected[NBARS]; /* arrivals per phase; 0 while not initialised */");
-    let _ = writeln!(out, "{count_type} mbar_pending[NBARS];  /* arrivals still missing in the current phase */");
-    let _ = writeln!(out, "bit mbar_parity[NBARS];    /* parity of the current phase */");
-    let _ = writeln!(out, "{done_type} done;               /* threads that ran to their end */");
+    for (decl, what) in [
+        (format!("{count_type} mbar_expected[NBARS];"), "arrivals per phase; 0 while not initialised"),
+        (format!("{count_type} mbar_pending[NBARS];"), "arrivals still missing in the current phase"),
+        ("bit mbar_parity[NBARS];".to_string(), "parity of the current phase"),
+        (format!("{done_type} done;"), "threads that ran to their end"),
+    ] {
+        let _ = writeln!(out, "{decl:<27} /* {what} */");
+    }
     let _ = writeln!(out);
 
     out.push_str(INLINES);

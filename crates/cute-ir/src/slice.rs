@@ -261,7 +261,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, o
             }
             _ => {}
         }
-        exprs.iter().for_each(|e| e.collect_uses(&mut uses));
+        exprs.iter().for_each(|e| relevant_uses(e, &mut uses));
         // A call with side effects on an argument (`cute.copy(src, dst)`) is
         // not a definition here: only synchronizing calls are seeds.
         let seed = seed_of(&exprs, helpers);
@@ -276,5 +276,45 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, o
             }
             _ => {}
         }
+    }
+}
+
+/// The names an expression's synchronization depends on. For memory
+/// operations (atomics, loads, stores) that is where they point, not the
+/// value they carry: the value is datapath.
+fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Call(c) if matches!(Api::of_call(c), Some(Api::Atomic | Api::Store)) => {
+            c.func.collect_uses(out);
+            if let Some(ptr) = c.args.first() {
+                relevant_uses(ptr, out);
+            }
+            for (k, v) in &c.kwargs {
+                if k == "ptr" || k == "sem" || k == "scope" {
+                    relevant_uses(v, out);
+                }
+            }
+        }
+        Expr::Call(c) => {
+            c.func.collect_uses(out);
+            c.args.iter().for_each(|a| relevant_uses(a, out));
+            c.kwargs.iter().for_each(|(_, a)| relevant_uses(a, out));
+        }
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            relevant_uses(lhs, out);
+            relevant_uses(rhs, out);
+        }
+        Expr::Unary { operand, .. } => relevant_uses(operand, out),
+        Expr::IfExp { cond, then, orelse } => {
+            relevant_uses(cond, out);
+            relevant_uses(then, out);
+            relevant_uses(orelse, out);
+        }
+        Expr::Subscript { base, index } => {
+            relevant_uses(base, out);
+            relevant_uses(index, out);
+        }
+        Expr::Tuple(items) => items.iter().for_each(|a| relevant_uses(a, out)),
+        other => other.collect_uses(out),
     }
 }

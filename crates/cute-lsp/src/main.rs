@@ -38,6 +38,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args = Args::parse();
     match args.command {
         None if args.stdio => server::run_stdio(),
@@ -51,5 +52,16 @@ fn main() -> ExitCode {
         Some(Command::Rules) => cli::rules(),
         Some(Command::Slice(a)) => cli::slice::run(a),
         Some(Command::Promela(a)) => cli::promela::run(a),
+    }
+}
+
+/// `cute-lsp check ... | head` should stop quietly when the pipe closes, as
+/// command-line tools do, instead of failing on the next write.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal disposition to its default at start-up, before
+    // any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

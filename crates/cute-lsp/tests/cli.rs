@@ -1,0 +1,120 @@
+//! The command line as a user and CI meet it: exit codes, the JSON contract,
+//! `explain`, `rules`, `slice`, and bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn cute_lsp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cute-lsp")).args(args).current_dir(root()).output().expect("cute-lsp runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const BUG: &str = "tests/fixtures/untoggled_phase/jacobi_cluster_bug.py";
+const CLEAN: &str = "tests/fixtures/untoggled_phase/jacobi_cluster_clean.py";
+
+#[test]
+fn check_exit_codes() {
+    assert_eq!(cute_lsp(&["check", BUG]).status.code(), Some(1));
+    assert_eq!(cute_lsp(&["check", CLEAN]).status.code(), Some(0));
+    assert_eq!(cute_lsp(&["check", "does/not/exist.py"]).status.code(), Some(2));
+    assert_eq!(cute_lsp(&["check"]).status.code(), Some(2));
+    assert_eq!(cute_lsp(&["check", "--format", "xml", CLEAN]).status.code(), Some(2));
+}
+
+#[test]
+fn json_follows_the_contract() {
+    let out = cute_lsp(&["check", "--format", "json", BUG]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON array on stdout");
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 1, "{v:#}");
+    let d = &arr[0];
+    assert_eq!(d["file"], BUG);
+    assert_eq!(d["code"], "CUTE001");
+    assert_eq!(d["name"], "untoggled-phase");
+    assert_eq!(d["severity"], "error");
+    let text = std::fs::read_to_string(root().join(BUG)).unwrap();
+    let line = text.lines().position(|l| l.contains("# expect: untoggled-phase")).unwrap();
+    assert_eq!(d["range"]["start"]["line"], line);
+    assert_eq!(d["range"]["start"]["character"], 8);
+    let related = d["related"].as_array().unwrap();
+    assert!(related.len() >= 3);
+    for r in related {
+        assert_eq!(r["file"], BUG);
+        assert!(r["message"].as_str().unwrap().starts_with("step") || r["message"].as_str().unwrap().starts_with("stuck"));
+        assert!(r["range"]["start"]["line"].is_u64());
+    }
+    let fixes = d["fixes"].as_array().unwrap();
+    assert!(!fixes.is_empty());
+    assert!(fixes[0]["edits"][0]["new_text"].is_string());
+}
+
+#[test]
+fn json_of_a_clean_directory_is_an_empty_array() {
+    let dir = tempdir("clean");
+    std::fs::copy(root().join(CLEAN), dir.join("k.py")).unwrap();
+    std::fs::write(dir.join("no_kernels.py"), "x = 1\n").unwrap();
+    let out = cute_lsp(&["check", "--format", "json", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out).trim(), "[]");
+}
+
+#[test]
+fn bad_input_gets_a_diagnostic_not_a_crash() {
+    let dir = tempdir("bad");
+    std::fs::write(dir.join("binary.py"), [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    let mut broken = std::fs::read_to_string(root().join(BUG)).unwrap();
+    broken.insert_str(broken.find("for it in").unwrap(), "def (:\n");
+    std::fs::write(dir.join("broken.py"), broken).unwrap();
+    let out = cute_lsp(&["check", "--format", "json", dir.to_str().unwrap()]);
+    assert!(matches!(out.status.code(), Some(0) | Some(1)), "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<(&str, &str)> =
+        v.as_array().unwrap().iter().map(|d| (d["file"].as_str().unwrap(), d["name"].as_str().unwrap())).collect();
+    assert!(names.iter().any(|(f, n)| f.ends_with("binary.py") && *n == "analysis-incomplete"), "{names:?}");
+    assert!(names.iter().any(|(f, n)| f.ends_with("broken.py") && *n == "analysis-incomplete"), "{names:?}");
+}
+
+#[test]
+fn explain_and_rules() {
+    let out = cute_lsp(&["explain", "CUTE001"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("untoggled-phase"));
+    assert_eq!(stdout(&cute_lsp(&["explain", "deadlock"])), stdout(&cute_lsp(&["explain", "cute050"])));
+    assert_eq!(cute_lsp(&["explain", "no-such-rule"]).status.code(), Some(2));
+    let rules = stdout(&cute_lsp(&["rules"]));
+    for name in ["untoggled-phase", "deadlock", "analysis-incomplete"] {
+        assert!(rules.contains(name), "{rules}");
+    }
+}
+
+#[test]
+fn slice_keeps_the_synchronization_and_drops_the_datapath() {
+    let out = cute_lsp(&["slice", CLEAN]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = stdout(&out);
+    let row = |needle: &str| {
+        table.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no row for {needle}:\n{table}")).to_string()
+    };
+    for kept in ["mbarrier_wait(gate, phase)", "phase = phase ^ 1", "mbarrier_init(gate, 256)", "peer = 1 - my_cta"] {
+        assert!(row(kept).contains(" yes "), "{kept} should be kept:\n{}", row(kept));
+    }
+    for dropped in ["nxt[tid] = (left + cur[tid] + right) / 3.0", "cur, nxt = nxt, cur"] {
+        assert!(!row(dropped).contains(" yes "), "{dropped} should be dropped:\n{}", row(dropped));
+        assert!(row(dropped).contains("datapath"));
+    }
+    assert_eq!(cute_lsp(&["slice", CLEAN, "--kernel", "nope"]).status.code(), Some(2));
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cute-lsp-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
