@@ -232,8 +232,8 @@ impl<'m> Reducer<'m> {
                         continue;
                     }
                     let w = self.walk(g as u32, pos, &completions, &state.bars);
-                    for b in 0..n {
-                        total[b] = total[b].saturating_add(w.arrivals[b].saturating_mul(count as u64));
+                    for (t, a) in total.iter_mut().zip(&w.arrivals) {
+                        *t = t.saturating_add(a.saturating_mul(count as u64));
                     }
                     walks.push((class, w));
                 }
@@ -243,9 +243,7 @@ impl<'m> Reducer<'m> {
                 let bar = state.bars[b];
                 let possible = if total[b] >= UNBOUNDED {
                     MANY
-                } else if !bar.initialised() {
-                    0
-                } else if total[b] < bar.pending as u64 {
+                } else if !bar.initialised() || total[b] < bar.pending as u64 {
                     0
                 } else {
                     let k = 1 + (total[b] - bar.pending as u64) / bar.expected as u64;
@@ -360,16 +358,11 @@ impl<'m> Reducer<'m> {
     }
 }
 
+#[derive(Default)]
 pub struct ExploreOptions {
     pub budget: Budget,
     /// Explore every enabled move (no stubborn singletons); for validation.
     pub full_expansion: bool,
-}
-
-impl Default for ExploreOptions {
-    fn default() -> Self {
-        ExploreOptions { budget: Budget::default(), full_expansion: false }
-    }
 }
 
 pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
@@ -407,7 +400,7 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
             return outcome(Verdict::Incomplete(format!("the state budget ({} states) ran out", options.budget.max_states)), states.len(), transitions, full_expansions, hazards, start);
         }
         expanded += 1;
-        if expanded % 256 == 0 && start.elapsed() > options.budget.max_time {
+        if expanded.is_multiple_of(256) && start.elapsed() > options.budget.max_time {
             return outcome(
                 Verdict::Incomplete(format!("the time budget ({} ms) ran out after {} states", options.budget.max_time.as_millis(), states.len())),
                 states.len(),

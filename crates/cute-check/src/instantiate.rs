@@ -322,7 +322,7 @@ impl ThreadRun<'_> {
             StmtKind::Assign { targets, value } => {
                 let v = eval(value, env, self);
                 for t in targets {
-                    assign(t, v.clone(), env, self);
+                    assign(t, v.clone(), env);
                 }
             }
             StmtKind::AugAssign { target, op, value } => {
@@ -333,7 +333,7 @@ impl ThreadRun<'_> {
                 };
                 let r = eval(value, env, self);
                 let v = eval::binary(*op, &cur, &r);
-                assign(target, v, env, self);
+                assign(target, v, env);
             }
             StmtKind::Expr(e) => {
                 eval(e, env, self);
@@ -365,7 +365,7 @@ impl ThreadRun<'_> {
                     }
                 };
                 for v in values {
-                    assign(target, v, env, self);
+                    assign(target, v, env);
                     match self.exec_block(body, env, sliced) {
                         Flow::Break => break,
                         Flow::Return(v) => return Flow::Return(v),
@@ -411,7 +411,7 @@ impl ThreadRun<'_> {
                     } else {
                         let v = eval(e, env, self);
                         if let Some(t) = t {
-                            assign(t, v, env, self);
+                            assign(t, v, env);
                         }
                     }
                 }
@@ -755,14 +755,11 @@ impl CallHandler for ThreadRun<'_> {
             return self.sync_call(api, call, args, kwargs);
         }
         // Functions and methods of this file are inlined.
-        match func {
-            Value::Function { class, name, bound_self } => {
-                if let Some(f) = self.module.function(class.as_deref(), name) {
-                    let f = f.clone();
-                    return self.inline(&f, bound_self.as_deref().cloned(), args, kwargs);
-                }
+        if let Value::Function { class, name, bound_self } = func {
+            if let Some(f) = self.module.function(class.as_deref(), name) {
+                let f = f.clone();
+                return self.inline(&f, bound_self.as_deref().cloned(), args, kwargs);
             }
-            _ => {}
         }
         if let Expr::Name(n) = &call.func {
             if let Some(f) = self.module.function(None, n) {

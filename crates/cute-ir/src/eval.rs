@@ -295,7 +295,7 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
 }
 
 /// Bind an assignment target.
-pub fn assign(target: &Target, value: Value, env: &mut Env, handler: &mut dyn CallHandler) {
+pub fn assign(target: &Target, value: Value, env: &mut Env) {
     match target {
         Target::Name(n) => {
             env.insert(n.clone(), value);
@@ -303,7 +303,7 @@ pub fn assign(target: &Target, value: Value, env: &mut Env, handler: &mut dyn Ca
         Target::Tuple(items) => match value {
             Value::Tuple(vals) if vals.len() == items.len() => {
                 for (t, v) in items.iter().zip(vals) {
-                    assign(t, v, env, handler);
+                    assign(t, v, env);
                 }
             }
             other => {
@@ -312,11 +312,11 @@ pub fn assign(target: &Target, value: Value, env: &mut Env, handler: &mut dyn Ca
                     _ => "an unpacking of a non-tuple".to_string(),
                 };
                 for t in items {
-                    assign(t, Value::Unknown(why.clone()), env, handler);
+                    assign(t, Value::Unknown(why.clone()), env);
                 }
             }
         },
-        Target::Star(t) => assign(t, Value::unknown("a starred assignment"), env, handler),
+        Target::Star(t) => assign(t, Value::unknown("a starred assignment"), env),
         Target::Attr { base, attr } => {
             // `self.x = v`: update the object held in the base name.
             if let Expr::Name(b) = base {

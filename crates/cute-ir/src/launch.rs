@@ -48,7 +48,7 @@ pub fn module_env(module: &Module) -> Env {
         if let StmtKind::Assign { targets, value } = &s.kind {
             let v = eval(value, &env, &mut handler);
             for t in targets {
-                assign(t, v.clone(), &mut env, &mut handler);
+                assign(t, v.clone(), &mut env);
             }
         }
     }
@@ -221,7 +221,7 @@ fn run_until(stmts: &[Stmt], id: u32, env: &mut Env, handler: &mut HostCalls<'_>
             StmtKind::Assign { targets, value } => {
                 let v = eval(value, env, handler);
                 for t in targets {
-                    assign(t, v.clone(), env, handler);
+                    assign(t, v.clone(), env);
                 }
             }
             StmtKind::If { then, orelse, .. } => {
@@ -232,10 +232,10 @@ fn run_until(stmts: &[Stmt], id: u32, env: &mut Env, handler: &mut HostCalls<'_>
                     return run_until(orelse, id, env, handler);
                 }
             }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => {
-                if contains(body, id) {
-                    return run_until(body, id, env, handler);
-                }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. }
+                if contains(body, id) =>
+            {
+                return run_until(body, id, env, handler);
             }
             _ => {}
         }
@@ -341,7 +341,7 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
                 visitor.expr_stmt(value, env, handler);
                 let v = eval(value, env, handler);
                 for t in targets {
-                    assign(t, v.clone(), env, handler);
+                    assign(t, v.clone(), env);
                 }
             }
             StmtKind::AugAssign { target, op, value } => {
@@ -351,7 +351,7 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
                 };
                 let r = eval(value, env, handler);
                 let v = eval::binary(*op, &cur, &r);
-                assign(target, v, env, handler);
+                assign(target, v, env);
             }
             StmtKind::Expr(e) | StmtKind::Return(Some(e)) => visitor.expr_stmt(e, env, handler),
             StmtKind::If { cond, then, orelse } => match eval(cond, env, handler).as_bool() {
