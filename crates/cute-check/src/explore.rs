@@ -61,13 +61,13 @@ pub struct State {
     pub bars: Vec<BarState>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Counterexample {
     pub moves: Vec<Move>,
     pub last: State,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Every explored run finishes.
     Clean,
@@ -76,7 +76,7 @@ pub enum Verdict {
     Incomplete(String),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub verdict: Verdict,
     pub states: usize,
@@ -365,7 +365,12 @@ pub struct ExploreOptions {
     pub full_expansion: bool,
 }
 
+/// How many explorations this process has run (for tests and benchmarks that
+/// show an edit did not re-check).
+pub static EXPLORATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
+    EXPLORATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
     let mut reducer = Reducer { model, cache: HashMap::new() };
     let init = initial_state(model);

@@ -62,7 +62,7 @@ pub struct Op {
 /// Threads that run the same sequence of operations. In code where a warp
 /// runs converged, its lane 0 acts for the whole warp (its arrivals count
 /// once per lane) and the other lanes have no operations of their own.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Group {
     pub ops: Vec<Op>,
     /// (cta, thread index within the CTA), ascending.
@@ -133,7 +133,7 @@ pub struct Unresolved {
     pub what: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Model {
     pub kernel: String,
     pub ctas: u32,
@@ -149,6 +149,40 @@ pub struct Model {
 }
 
 impl Model {
+    /// The same model with every operation's source range replaced by its
+    /// rank among the model's distinct ranges, and without the notes that
+    /// mention positions: what exploration depends on, and nothing that
+    /// moves when lines are inserted above the kernel. Returns the sites
+    /// table to map ranks back.
+    pub fn position_independent(&self) -> (Model, Vec<TextRange>) {
+        let mut sites: Vec<TextRange> = self.groups.iter().flat_map(|g| g.ops.iter().map(|o| o.site)).collect();
+        sites.sort();
+        sites.dedup();
+        let rank = |r: TextRange| {
+            let i = sites.binary_search(&r).expect("every site is in the table") as u32;
+            TextRange { start: i, end: i }
+        };
+        let groups = self
+            .groups
+            .iter()
+            .map(|g| Group {
+                ops: g.ops.iter().map(|o| Op { kind: o.kind.clone(), site: rank(o.site) }).collect(),
+                threads: g.threads.clone(),
+            })
+            .collect();
+        let model = Model {
+            kernel: String::new(),
+            ctas: self.ctas,
+            threads_per_cta: self.threads_per_cta,
+            barriers: self.barriers.clone(),
+            groups,
+            assumptions: Vec::new(),
+            bounded: self.bounded,
+            unresolved: Vec::new(),
+        };
+        (model, sites)
+    }
+
     pub fn thread_count(&self) -> u32 {
         self.groups.iter().map(Group::size).sum()
     }

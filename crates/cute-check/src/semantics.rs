@@ -91,3 +91,20 @@ pub fn apply(op: &OpKind, site: cute_syntax::TextRange, bars: &mut [BarState]) -
         }
     }
 }
+
+impl Hazard {
+    pub fn site(&self) -> cute_syntax::TextRange {
+        match self {
+            Hazard::ArriveBeforeInit { site, .. } | Hazard::WaitBeforeInit { site, .. } | Hazard::InitWhileInUse { site, .. } => *site,
+        }
+    }
+
+    /// The same hazard at another site (to map position-independent sites back).
+    pub fn at(&self, site: cute_syntax::TextRange) -> Hazard {
+        match *self {
+            Hazard::ArriveBeforeInit { bar, .. } => Hazard::ArriveBeforeInit { bar, site },
+            Hazard::WaitBeforeInit { bar, .. } => Hazard::WaitBeforeInit { bar, site },
+            Hazard::InitWhileInUse { bar, .. } => Hazard::InitWhileInUse { bar, site },
+        }
+    }
+}

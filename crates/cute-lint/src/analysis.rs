@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cute_check::explore::{Counterexample, ExploreOptions};
+use cute_check::explore::{Counterexample, ExploreOptions, Outcome};
 use cute_check::model::{Model, OpKind};
 use cute_check::semantics::Hazard;
 use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict};
@@ -36,12 +36,19 @@ impl Default for AnalysisOptions {
 /// At most this many conditions on runtime values are enumerated both ways.
 const MAX_OPEN_CONDITIONS: usize = 3;
 
+/// Explores a model; the database memoizes it, the command line does not.
+pub type Explorer<'a> = dyn FnMut(&Model, &ExploreOptions) -> Outcome + 'a;
+
 pub fn analyze_text(text: &str, options: &AnalysisOptions) -> Vec<Diagnostic> {
+    analyze_text_with(text, options, &mut |m, o| explore(m, o))
+}
+
+pub fn analyze_text_with(text: &str, options: &AnalysisOptions, explorer: &mut Explorer<'_>) -> Vec<Diagnostic> {
     let index = LineIndex::new(text);
     let mut diags = match cute_syntax::parse(text) {
         Ok(tree) => {
             let module = lower_module(&tree);
-            analyze_module(text, &index, &module, options)
+            analyze_module(text, &index, &module, options, explorer)
         }
         Err(e) => vec![analysis_incomplete::file_not_parsed(&e.to_string())],
     };
@@ -51,7 +58,13 @@ pub fn analyze_text(text: &str, options: &AnalysisOptions) -> Vec<Diagnostic> {
     diags
 }
 
-fn analyze_module(text: &str, index: &LineIndex, module: &Module, options: &AnalysisOptions) -> Vec<Diagnostic> {
+fn analyze_module(
+    text: &str,
+    index: &LineIndex,
+    module: &Module,
+    options: &AnalysisOptions,
+    explorer: &mut Explorer<'_>,
+) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let kernels: Vec<&FunctionDef> = module.kernels().collect();
     if let (Some(first), false) = (module.syntax_errors.first(), kernels.is_empty()) {
@@ -59,13 +72,13 @@ fn analyze_module(text: &str, index: &LineIndex, module: &Module, options: &Anal
     }
     for kernel in kernels {
         let ctx = KernelContext { text, index, module, kernel };
-        diags.extend(check_kernel(&ctx, options));
+        diags.extend(check_kernel(&ctx, options, explorer));
     }
     diags
 }
 
 /// Everything cute-lsp reports about one kernel.
-pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<Diagnostic> {
+pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions, explorer: &mut Explorer<'_>) -> Vec<Diagnostic> {
     let module = ctx.module;
     let kernel = ctx.kernel;
     let slice = slice_kernel(module, kernel, ctx.text);
@@ -121,7 +134,7 @@ pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<D
                 ));
             }
         }
-        let outcome = explore(&model, &explore_options);
+        let outcome = explorer(&model, &explore_options);
         if let Some((hazard, _)) = outcome.hazards.first() {
             incomplete.push(analysis_incomplete::hazard(ctx, &model, hazard));
         }

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use cute_check::explore::{explore, Budget, ExploreOptions, Outcome};
+use cute_check::Model;
 use cute_syntax::LineIndex;
 
 use crate::{analysis, Diagnostic};
@@ -31,7 +33,46 @@ pub fn line_index(db: &dyn salsa::Database, file: SourceFile) -> Arc<LineIndex> 
 }
 
 /// Every diagnostic of the file, in source order.
+///
+/// The stages up to the model are cheap and re-run on every edit; the
+/// exploration of each model is a query of its own, keyed by the model with
+/// source positions taken out, so an edit that leaves a kernel's
+/// synchronization alone (datapath, comments, lines above it) re-uses the
+/// previous verdict instead of exploring again.
 #[salsa::tracked(returns(ref))]
 pub fn lint_file(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    Arc::new(analysis::analyze_text(file.text(db), &analysis::AnalysisOptions::default()))
+    let options = analysis::AnalysisOptions::default();
+    let mut explorer = |model: &Model, explore_options: &ExploreOptions| {
+        let (key, sites) = model.position_independent();
+        let key = CheckedModel::new(db, key, explore_options.budget.max_states, explore_options.budget.max_time);
+        let mut outcome = explore_model(db, key).as_ref().clone();
+        // Hazards name sites by rank in the position-independent model.
+        for (hazard, _) in &mut outcome.hazards {
+            let rank = hazard.site().start as usize;
+            if let Some(site) = sites.get(rank) {
+                *hazard = hazard.at(*site);
+            }
+        }
+        outcome
+    };
+    Arc::new(analysis::analyze_text_with(file.text(db), &options, &mut explorer))
+}
+
+/// A model to explore, without source positions, with its budget.
+#[salsa::interned]
+pub struct CheckedModel<'db> {
+    #[returns(ref)]
+    pub model: Model,
+    pub max_states: usize,
+    pub max_time: std::time::Duration,
+}
+
+/// The exploration of one model, memoized across edits.
+#[salsa::tracked(returns(ref))]
+pub fn explore_model<'db>(db: &'db dyn salsa::Database, key: CheckedModel<'db>) -> Arc<Outcome> {
+    let options = ExploreOptions {
+        budget: Budget { max_states: *key.max_states(db), max_time: *key.max_time(db) },
+        full_expansion: false,
+    };
+    Arc::new(explore(key.model(db), &options))
 }

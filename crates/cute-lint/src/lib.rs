@@ -12,6 +12,6 @@ mod diagnostic;
 pub mod rules;
 mod suppress;
 
-pub use analysis::{analyze_text, AnalysisOptions};
+pub use analysis::{analyze_text, analyze_text_with, AnalysisOptions, Explorer};
 pub use db::{line_index, lint_file, Database, SourceFile};
 pub use diagnostic::{Diagnostic, Edit, Fix, Related, Severity};
