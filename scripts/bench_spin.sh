@@ -73,8 +73,12 @@ if [ -s rss.out ]; then
 fi
 
 if [ "$rc" = 124 ]; then
-  states=$(grep -o 'Depth= *[0-9]* States= *[0-9.e+]*' pan.out | tail -1 | awk '{ print $NF }')
-  echo "status=timeout limit_s=$limit states_so_far=${states:--} spin_s=$spin_s cc_s=$cc_s pan_s=$pan_s wall_s=$wall_s rss_mb=$rss_mb"
+  # pan prints a progress line every million states:
+  #   Depth=     232 States=    1e+06 Transitions= 1.25e+07 Memory=   245.581 t= 3.38 R=   3e+05
+  last=$(grep 'States=' pan.out | tail -1)
+  states=$(echo "$last" | sed -n 's/.*States= *\([0-9.e+]*\).*/\1/p')
+  memory=$(echo "$last" | sed -n 's/.*Memory= *\([0-9.]*\).*/\1/p')
+  echo "status=timeout limit_s=$limit states_so_far=${states:--} pan_mem_mb=${memory:--} spin_s=$spin_s cc_s=$cc_s pan_s=$pan_s wall_s=$wall_s rss_mb=$rss_mb"
   exit 0
 fi
 

@@ -172,7 +172,10 @@ fn main() {
                                 config.timeout,
                                 if so_far == "-" { "-".to_string() } else { format!("> {so_far} (at the kill)") },
                                 config.timeout,
-                                get("rss_mb"),
+                                match get("rss_mb").as_str() {
+                                    "-" | "" => format!("> {}", get("pan_mem_mb")),
+                                    rss => rss.to_string(),
+                                },
                                 thousands((config.timeout as f64 / ours.as_secs_f64().max(1e-9)).round() as u64)
                             ));
                         }

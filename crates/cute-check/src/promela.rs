@@ -6,7 +6,7 @@
 //!
 //! * every thread is one process; threads of a group run the same proctype,
 //!   `G<k>`, whose body is the group's operations as a straight-line sequence
-//!   and ends by incrementing `done`;
+//!   and ends by incrementing `finished` (not `done`: pan.c has a variable of that name);
 //! * a barrier is three global arrays indexed by barrier: `mbar_expected`
 //!   (0 while not initialised), `mbar_pending` and `mbar_parity`; barriers
 //!   with a preset count are initialised by `init` before any thread runs;
@@ -16,7 +16,7 @@
 //!   `mbar_parity[b] != p`);
 //! * the hazards of the semantics (arrive or wait before initialisation,
 //!   initialisation while arrivals are pending) are assertions;
-//! * the claim `ltl all_done { <> (done == NTHREADS) }` states termination,
+//! * the claim `ltl all_done { <> (finished == NTHREADS) }` states termination,
 //!   so that with `./pan -a` a deadlock is reported as an acceptance cycle.
 //!
 //! `errors: 0` from `./pan -a` therefore means: no deadlock and no hazard is
@@ -28,6 +28,8 @@
 //! `cute-lsp promela --threads`). Shrinking a model here, by dropping threads
 //! of a group, would change the arrival counts the barriers expect and with
 //! them the verdict. [`spin_limits`] says whether a model can run at all.
+//! (`cute-check`'s models stand a converged warp by its lane 0, so a model
+//! usually has far fewer processes than the kernel has threads.)
 
 use std::fmt::Write;
 
@@ -35,8 +37,13 @@ use cute_syntax::TextRange;
 
 use crate::model::{BarrierKind, Model, OpKind};
 
-/// Processes SPIN can run, `init` included.
+/// Processes SPIN can run, `init` and the never claim of `ltl all_done`
+/// included (measured with SPIN 6.5.2: 253 threads run, 254 give
+/// `too many processes`).
 pub const SPIN_MAX_PROCESSES: u32 = 255;
+
+/// Threads SPIN can run beside `init` and the termination claim.
+pub const SPIN_MAX_THREADS: u32 = SPIN_MAX_PROCESSES - 2;
 
 pub struct PromelaOptions<'a> {
     /// How an operation's site is named in the comment after it
@@ -59,10 +66,9 @@ impl Default for PromelaOptions<'_> {
 /// Why SPIN cannot run this model as exported, if it cannot.
 pub fn spin_limits(model: &Model) -> Result<(), String> {
     let threads = model.thread_count();
-    if threads + 1 > SPIN_MAX_PROCESSES {
+    if threads > SPIN_MAX_THREADS {
         return Err(format!(
-            "the model has {threads} threads; SPIN runs at most {} processes besides `init`",
-            SPIN_MAX_PROCESSES - 1
+            "the model has {threads} threads; SPIN runs at most {SPIN_MAX_THREADS} beside `init` and the termination claim"
         ));
     }
     Ok(())
@@ -137,7 +143,7 @@ pub fn to_promela(model: &Model, options: &PromelaOptions<'_>) -> String {
         (format!("{count_type} mbar_expected[NBARS];"), "arrivals per phase; 0 while not initialised"),
         (format!("{count_type} mbar_pending[NBARS];"), "arrivals still missing in the current phase"),
         ("bit mbar_parity[NBARS];".to_string(), "parity of the current phase"),
-        (format!("{done_type} done;"), "threads that ran to their end"),
+        (format!("{done_type} finished;"), "threads that ran to their end"),
     ] {
         let _ = writeln!(out, "{decl:<27} /* {what} */");
     }
@@ -175,7 +181,7 @@ pub fn to_promela(model: &Model, options: &PromelaOptions<'_>) -> String {
                 }
             }
         }
-        let _ = writeln!(out, "    done++");
+        let _ = writeln!(out, "    finished++");
         let _ = writeln!(out, "}}");
         let _ = writeln!(out);
     }
@@ -201,7 +207,7 @@ pub fn to_promela(model: &Model, options: &PromelaOptions<'_>) -> String {
     if options.termination_claim {
         let _ = writeln!(out);
         let _ = writeln!(out, "/* Every thread runs to its end. */");
-        let _ = writeln!(out, "ltl all_done {{ <> (done == NTHREADS) }}");
+        let _ = writeln!(out, "ltl all_done {{ <> (finished == NTHREADS) }}");
     }
     out
 }
@@ -280,7 +286,7 @@ mod tests {
         assert_eq!(text.matches("run G0();").count(), 1);
         assert_eq!(text.matches("run G1();").count(), 1);
         assert!(text.contains("#define NTHREADS 2"));
-        assert!(text.contains("ltl all_done { <> (done == NTHREADS) }"));
+        assert!(text.contains("ltl all_done { <> (finished == NTHREADS) }"));
         assert!(spin_limits(&model).is_ok());
     }
 }

@@ -148,10 +148,15 @@ impl Api {
         TABLE.iter().find(|e| e.names.contains(&last)).map(|e| e.api)
     }
 
+    /// The function a lowered call is (resolved when lowering).
+    pub fn of_call(call: &Call) -> Option<Api> {
+        call.api
+    }
+
     /// Recognise a call through the spellings the file's imports resolve,
     /// falling back to the bare attribute name for the blog's `cute.arch.X`
     /// without imports (pasted snippets often omit them).
-    pub fn of_call(call: &Call) -> Option<Api> {
+    pub fn resolve(call: &Call) -> Option<Api> {
         if let Some(q) = &call.qualname {
             if let Some(api) = Api::lookup(q) {
                 return Some(api);

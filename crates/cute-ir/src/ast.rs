@@ -34,6 +34,8 @@ pub struct Call {
     /// The callee's fully qualified path when the file's imports resolve it
     /// (`cutlass.cute.arch.mbarrier_wait`), else `None`.
     pub qualname: Option<String>,
+    /// The CuTe DSL function this call is, resolved once when lowering.
+    pub api: Option<crate::api::Api>,
     pub args: Vec<Expr>,
     pub kwargs: Vec<(String, Expr)>,
     pub range: TextRange,

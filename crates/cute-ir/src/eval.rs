@@ -97,10 +97,16 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
         Expr::Name(n) => env.get(n).cloned().unwrap_or_else(|| Value::unknown(format!("`{n}`"))),
         Expr::Attr { base, attr } => {
             let b = eval(base, env, handler);
+            if attr == "WARP_SIZE" && b.is_unknown() {
+                return Value::Int(32); // cute.arch.WARP_SIZE
+            }
             attribute(&b, attr, expr)
         }
         Expr::Call(call) => {
             let func = match &call.func {
+                // A CuTe DSL function: its meaning comes from the API table,
+                // not from evaluating `cute.arch.name`.
+                _ if call.api.is_some() => Value::None,
                 // `obj.method(...)`: bind self when obj is a known object.
                 Expr::Attr { base, attr } => {
                     let b = eval(base, env, handler);
@@ -334,7 +340,6 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
 /// `min`/`max`/`len`. Returns `None` for anything else.
 pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
     use crate::api::Api;
-    let name = call.func.dotted().unwrap_or_default();
     match Api::of_call(call) {
         Some(Api::IntCast) | Some(Api::ConstExpr) => {
             return Some(args.first().cloned().unwrap_or(Value::Int(0)));
@@ -350,11 +355,12 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
             };
             return Some(match r {
                 Some((start, stop, step)) if step != 0 => Value::Range { start, stop, step },
-                _ => Value::unknown(format!("the trip count of `{}`", name)),
+                _ => Value::unknown(format!("the trip count of `{}`", call.func.dotted().unwrap_or_default())),
             });
         }
         _ => {}
     }
+    let Expr::Name(name) = &call.func else { return None };
     match name.as_str() {
         "min" | "max" => {
             let ints: Option<Vec<i64>> = args.iter().map(Value::as_int).collect();
@@ -369,7 +375,6 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
             Some(Value::Tuple(t)) => Value::Int(t.len() as i64),
             _ => Value::unknown("`len(...)`"),
         }),
-        "cute.arch.WARP_SIZE" => Some(Value::Int(32)),
         _ => None,
     }
 }

@@ -55,53 +55,65 @@ pub fn module_env(module: &Module) -> Env {
     env
 }
 
-/// Resolve the launch of `kernel`. Always returns a `Launch`; what is not
-/// found is `None`/`Unknown` and the caller states its assumption.
+/// The launches of every kernel of a file, found by running each host
+/// function once.
+pub struct Launches {
+    globals: Env,
+    found: Vec<(Option<String>, String, Launch)>,
+}
+
+impl Launches {
+    pub fn of_module(module: &Module) -> Launches {
+        let globals = module_env(module);
+        let mut handler = HostCalls { module, depth: 0 };
+        let mut found = Vec::new();
+        for host in module.functions.iter().filter(|f| f.decorator == Some(DecoratorKind::Jit)) {
+            let mut env = globals.clone();
+            bind_host_params(module, host, &globals, &mut env, &mut handler);
+            let mut visitor = LaunchFinder { module, found: Vec::new() };
+            run_host_body(&host.body, &mut env, &mut handler, &mut visitor);
+            found.extend(visitor.found);
+        }
+        Launches { globals, found }
+    }
+
+    /// The launch of `kernel`. Always returns a `Launch`; what is not found
+    /// is `None`/`Unknown` and the caller states its assumption.
+    pub fn of_kernel(&self, module: &Module, kernel: &FunctionDef) -> Launch {
+        let globals = &self.globals;
+        let mut handler = HostCalls { module, depth: 0 };
+        let found = self
+            .found
+            .iter()
+            .find(|(class, name, _)| *name == kernel.name && class.as_deref() == kernel.class_name.as_deref())
+            .map(|(_, _, l)| l.clone());
+        let mut launch = found.unwrap_or(Launch { block: None, cluster: None, params: Env::new(), globals: Env::new(), site: None });
+        launch.globals = globals.clone();
+        // Parameters the launch did not give: defaults, else unknown.
+        for p in &kernel.params {
+            if launch.params.contains_key(&p.name) {
+                continue;
+            }
+            let v = match &p.default {
+                Some(d) => eval(d, globals, &mut handler),
+                None => Value::unknown(format!("the argument `{}` of `{}`", p.name, kernel.display_name())),
+            };
+            launch.params.insert(p.name.clone(), v);
+        }
+        if kernel.is_method() && !matches!(launch.params.get("self"), Some(Value::Object(_))) {
+            // A method launched from code we could not follow: construct the
+            // object from a `Class(...)` call in the file, or with defaults.
+            let class = kernel.class_name.clone().unwrap_or_default();
+            let obj = construct_from_file(module, &class, globals, &mut handler);
+            launch.params.insert("self".to_string(), obj);
+        }
+        launch
+    }
+}
+
+/// Resolve the launch of one kernel (see [`Launches`] to resolve them all).
 pub fn resolve_launch(module: &Module, kernel: &FunctionDef) -> Launch {
-    let globals = module_env(module);
-    let mut handler = HostCalls { module, depth: 0 };
-    let mut found: Option<Launch> = None;
-
-    // Every host function that launches this kernel, with its arguments from
-    // a `cute.compile` call when there is one.
-    for host in module.functions.iter().filter(|f| f.decorator == Some(DecoratorKind::Jit)) {
-        let mut env = globals.clone();
-        bind_host_params(module, host, &globals, &mut env, &mut handler);
-        let mut visitor = LaunchFinder { kernel, found: None };
-        run_host_body(&host.body, &mut env, &mut handler, &mut visitor);
-        if let Some(l) = visitor.found {
-            found = Some(l);
-            break;
-        }
-    }
-
-    let mut launch = found.unwrap_or(Launch {
-        block: None,
-        cluster: None,
-        params: Env::new(),
-        globals: globals.clone(),
-        site: None,
-    });
-    launch.globals = globals.clone();
-    // Parameters the launch did not give: defaults, else unknown.
-    for p in &kernel.params {
-        if launch.params.contains_key(&p.name) {
-            continue;
-        }
-        let v = match &p.default {
-            Some(d) => eval(d, &globals, &mut handler),
-            None => Value::unknown(format!("the argument `{}` of `{}`", p.name, kernel.display_name())),
-        };
-        launch.params.insert(p.name.clone(), v);
-    }
-    if kernel.is_method() && !matches!(launch.params.get("self"), Some(Value::Object(_))) {
-        // A method launched from code we could not follow: construct the
-        // object from a `Class(...)` call in the file, or with defaults.
-        let class = kernel.class_name.clone().unwrap_or_default();
-        let obj = construct_from_file(module, &class, &globals, &mut handler);
-        launch.params.insert("self".to_string(), obj);
-    }
-    launch
+    Launches::of_module(module).of_kernel(module, kernel)
 }
 
 /// Bind a host function's parameters from `cute.compile(host, args...)`.
@@ -268,16 +280,14 @@ trait HostVisitor {
     fn expr_stmt(&mut self, expr: &Expr, env: &Env, handler: &mut HostCalls<'_>);
 }
 
-struct LaunchFinder<'k> {
-    kernel: &'k FunctionDef,
-    found: Option<Launch>,
+struct LaunchFinder<'m> {
+    module: &'m Module,
+    /// (class of the launched method, kernel name, launch)
+    found: Vec<(Option<String>, String, Launch)>,
 }
 
 impl HostVisitor for LaunchFinder<'_> {
     fn expr_stmt(&mut self, expr: &Expr, env: &Env, handler: &mut HostCalls<'_>) {
-        if self.found.is_some() {
-            return;
-        }
         let mut calls = Vec::new();
         expr.calls(&mut calls);
         for c in calls {
@@ -287,19 +297,24 @@ impl HostVisitor for LaunchFinder<'_> {
                 continue;
             }
             let Expr::Call(inner) = base.as_ref() else { continue };
-            let names_kernel = match &inner.func {
-                Expr::Name(n) => *n == self.kernel.name && self.kernel.class_name.is_none(),
-                Expr::Attr { base, attr } => {
-                    *attr == self.kernel.name && matches!(base.as_ref(), Expr::Name(b) if b == "self")
+            let (class, name) = match &inner.func {
+                Expr::Name(n) => (None, n.clone()),
+                Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") => {
+                    let class = match env.get("self") {
+                        Some(Value::Object(o)) => Some(o.class.clone()),
+                        _ => None,
+                    };
+                    (class, attr.clone())
                 }
-                _ => false,
+                _ => continue,
             };
-            if !names_kernel {
+            let Some(kernel) = self.module.function(class.as_deref(), &name) else { continue };
+            if self.found.iter().any(|(c2, n2, _)| *c2 == class && *n2 == name) {
                 continue;
             }
             let mut params = Env::new();
-            let mut formal = self.kernel.params.iter();
-            if self.kernel.is_method() {
+            let mut formal = kernel.params.iter();
+            if kernel.is_method() {
                 formal.next();
                 params.insert("self".to_string(), env.get("self").cloned().unwrap_or(Value::unknown("self")));
             }
@@ -309,13 +324,14 @@ impl HostVisitor for LaunchFinder<'_> {
             for (k, a) in &inner.kwargs {
                 params.insert(k.clone(), eval(a, env, handler));
             }
-            let dims = |name: &str| -> Option<[u32; 3]> {
+            let dims = |name: &str, handler: &mut HostCalls<'_>| -> Option<[u32; 3]> {
                 let (_, e) = c.kwargs.iter().find(|(k, _)| k == name)?;
-                dim3(&eval(e, env, &mut HostCalls { module: handler.module, depth: 0 }))
+                dim3(&eval(e, env, handler))
             };
-            let block = dims("block");
-            let cluster = if c.kwargs.iter().any(|(k, _)| k == "cluster") { dims("cluster") } else { Some([1, 1, 1]) };
-            self.found = Some(Launch { block, cluster, params, globals: Env::new(), site: Some(c.range) });
+            let block = dims("block", handler);
+            let cluster =
+                if c.kwargs.iter().any(|(k, _)| k == "cluster") { dims("cluster", handler) } else { Some([1, 1, 1]) };
+            self.found.push((class, name, Launch { block, cluster, params, globals: Env::new(), site: Some(c.range) }));
         }
     }
 }

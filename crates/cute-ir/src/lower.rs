@@ -16,6 +16,7 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
     }
     module.imports = imports;
     module.syntax_errors = tree.error_ranges();
+    module.sync_helpers = crate::slice::sync_helpers(&module);
     module
 }
 
@@ -352,7 +353,9 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                 }
-                Expr::Call(Box::new(Call { func, qualname, args, kwargs, range: TextRange::of(&node) }))
+                let mut call = Call { func, qualname, api: None, args, kwargs, range: TextRange::of(&node) };
+                call.api = crate::api::Api::resolve(&call);
+                Expr::Call(Box::new(call))
             }
             "binary_operator" => {
                 let op = field(node, "operator").and_then(|o| bin_op(self.text(o)));

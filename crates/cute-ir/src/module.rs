@@ -21,6 +21,8 @@ pub struct Module {
     pub top_level: Vec<Stmt>,
     pub imports: ImportMap,
     pub syntax_errors: Vec<TextRange>,
+    /// Functions and methods of this file that (transitively) synchronize.
+    pub sync_helpers: std::collections::BTreeSet<String>,
 }
 
 impl Module {

@@ -80,9 +80,8 @@ struct Flat {
 }
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
-    let sync_helpers = sync_helpers(module);
     let mut flat = Vec::new();
-    flatten(&kernel.body, None, &sync_helpers, &mut flat);
+    flatten(&kernel.body, None, &module.sync_helpers, &mut flat);
 
     let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, s) in flat.iter().enumerate() {
@@ -134,7 +133,7 @@ fn first_line(text: &str, range: TextRange) -> String {
 
 /// Names of same-file functions and methods that (transitively) call a
 /// synchronization primitive.
-fn sync_helpers(module: &Module) -> BTreeSet<String> {
+pub(crate) fn sync_helpers(module: &Module) -> BTreeSet<String> {
     let mut helpers = BTreeSet::new();
     loop {
         let before = helpers.len();

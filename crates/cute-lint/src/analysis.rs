@@ -9,7 +9,7 @@ use cute_check::semantics::Hazard;
 use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict};
 use cute_ir::api::Api;
 use cute_ir::ast::FunctionDef;
-use cute_ir::launch::resolve_launch;
+use cute_ir::launch::{Launch, Launches};
 use cute_ir::{lower_module, slice_kernel, Module};
 use cute_syntax::{LineIndex, TextRange};
 
@@ -70,27 +70,33 @@ fn analyze_module(
     if let (Some(first), false) = (module.syntax_errors.first(), kernels.is_empty()) {
         diags.push(analysis_incomplete::syntax_error(*first));
     }
+    let launches = Launches::of_module(module);
     for kernel in kernels {
         let ctx = KernelContext { text, index, module, kernel };
-        diags.extend(check_kernel(&ctx, options, explorer));
+        let launch = launches.of_kernel(module, kernel);
+        diags.extend(check_kernel(&ctx, &launch, options, explorer));
     }
     diags
 }
 
 /// Everything cute-lsp reports about one kernel.
-pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions, explorer: &mut Explorer<'_>) -> Vec<Diagnostic> {
+pub fn check_kernel(
+    ctx: &KernelContext<'_>,
+    launch: &Launch,
+    options: &AnalysisOptions,
+    explorer: &mut Explorer<'_>,
+) -> Vec<Diagnostic> {
     let module = ctx.module;
     let kernel = ctx.kernel;
     let slice = slice_kernel(module, kernel, ctx.text);
     let kept = slice.kept_ids();
-    let launch = resolve_launch(module, kernel);
     let inst_options = InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() };
     let explore_options = ExploreOptions {
         budget: Budget { max_states: options.max_states, max_time: options.max_time },
         full_expansion: false,
     };
 
-    let base = instantiate(module, kernel, &kept, &launch, &Scenario::new(), &inst_options);
+    let base = instantiate(module, kernel, &kept, launch, &Scenario::new(), &inst_options);
     let open = base.open_conditions.clone();
     let mut scenarios: Vec<Scenario> = vec![Scenario::new()];
     let mut notes: Vec<String> = Vec::new();
@@ -114,7 +120,7 @@ pub fn check_kernel(ctx: &KernelContext<'_>, options: &AnalysisOptions, explorer
         let model = if scenario.is_empty() {
             base.model.clone()
         } else {
-            instantiate(module, kernel, &kept, &launch, scenario, &inst_options).model
+            instantiate(module, kernel, &kept, launch, scenario, &inst_options).model
         };
         if model.groups.is_empty() {
             continue;

@@ -1,0 +1,96 @@
+//! Bad input never panics or hangs: every fixture, mutated at random
+//! (lines dropped, duplicated, truncated, tokens spliced in), is analysed
+//! to completion within its budget.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cute_lint::{analyze_text, AnalysisOptions};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "(", ")", ":", "\n    ", "if tidx == 0:\n", "cute.arch.mbarrier_wait(gate, ", "phase ^= 1\n", "for i in range(3):\n",
+    "return\n", "é𝜙", "\"\"\"", "cute.arch.mbarrier_arrive(gate, 7)\n", "while True:\n", "0x", "**", "lambda: 0",
+];
+
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    match rng.below(4) {
+        0 => {
+            let a = rng.below(lines.len());
+            let b = (a + 1 + rng.below(6)).min(lines.len());
+            [&lines[..a], &lines[b..]].concat().join("\n")
+        }
+        1 => {
+            let a = rng.below(lines.len());
+            let b = (a + 1 + rng.below(8)).min(lines.len());
+            [&lines[..b], &lines[a..b], &lines[b..]].concat().join("\n")
+        }
+        2 => {
+            let mut cut = rng.below(text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text[..cut].to_string()
+        }
+        _ => {
+            let mut at = rng.below(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            format!("{}{}{}", &text[..at], TOKENS[rng.below(TOKENS.len())], &text[at..])
+        }
+    }
+}
+
+#[test]
+fn mutated_fixtures_are_analysed_without_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files = Vec::new();
+    for sub in std::fs::read_dir(&dir).unwrap() {
+        for f in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+            files.push(std::fs::read_to_string(f.unwrap().path()).unwrap());
+        }
+    }
+    let options = AnalysisOptions { max_time: Duration::from_millis(300), ..AnalysisOptions::default() };
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let start = Instant::now();
+    let mut runs = 0;
+    for text in &files {
+        for _ in 0..25 {
+            let mutated = mutate(text, &mut rng);
+            let t = Instant::now();
+            let _ = analyze_text(&mutated, &options);
+            assert!(t.elapsed() < Duration::from_secs(10), "analysis ran {:?} on:\n{mutated}", t.elapsed());
+            runs += 1;
+        }
+    }
+    eprintln!("{runs} mutated files analysed in {:?}", start.elapsed());
+}
+
+#[test]
+fn a_large_file_is_analysed() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/untoggled_phase/jacobi_cluster_clean.py");
+    let text = std::fs::read_to_string(path).unwrap();
+    // Many copies of the kernel under different names: a few megabytes.
+    let mut big = String::new();
+    for i in 0..300 {
+        big.push_str(&text.replace("def jacobi_kernel", &format!("def jacobi_kernel_{i}")));
+    }
+    assert!(big.len() > 1_000_000);
+    let diags = analyze_text(&big, &AnalysisOptions::default());
+    assert!(diags.iter().all(|d| d.severity != cute_lint::Severity::Error), "{:?}", diags.first());
+}
