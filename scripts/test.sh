@@ -13,3 +13,12 @@ if [ ! -x .venv/bin/python ]; then
   exit 2
 fi
 .venv/bin/python tests/python/compile_fixtures.py
+
+# The signatures the linter's API table is checked against must be those of
+# the installed package.
+.venv/bin/python tests/python/api_surface.py > /dev/null
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git diff --exit-code --stat -- tests/python/api_surface.json \
+    || { echo "test: nvidia-cutlass-dsl's signatures changed; review tests/python/api_surface.json" >&2; exit 1; }
+fi
+echo "api surface: 1 passed, 0 failed"

@@ -178,7 +178,7 @@ fn uses_cluster_api(module: &Module, kernel: &FunctionDef) -> bool {
                 for c in calls {
                     match Api::of_call(c) {
                         Some(Api::MapSharedCluster | Api::ClusterRank | Api::BlockInClusterIdx | Api::ClusterArrive | Api::ClusterArriveRelaxed | Api::ClusterWait) => *found = true,
-                        Some(Api::MbarrierArrive) if api::arg(c, Api::MbarrierArrive, "peer_cta_rank_in_cluster").is_some() => *found = true,
+                        Some(Api::MbarrierArrive) if api::arg(c, "peer_cta_rank_in_cluster").is_some() => *found = true,
                         _ => {}
                     }
                 }
@@ -524,18 +524,19 @@ impl ThreadRun<'_> {
         parity
     }
 
-    fn int_arg(&mut self, call: &Call, api: Api, name: &str, alt: &[&str], args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+    /// An argument's value by parameter name (or one of `alt` keyword
+    /// spellings) or position.
+    fn arg_value(&mut self, call: &Call, name: &str, alt: &[&str], args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
         if let Some((_, v)) = kwargs.iter().find(|(k, _)| k == name || alt.contains(&k.as_str())) {
             return Some(v.clone());
         }
-        let pos = api.params().iter().position(|p| *p == name)?;
-        let _ = call;
+        let pos = call.params.iter().position(|p| *p == name)?;
         args.get(pos).cloned()
     }
 
     fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         let site = call.range;
-        let bar_expr = api::arg(call, api, "mbar_ptr");
+        let bar_expr = api::arg(call, "mbar_ptr");
         match api {
             Api::ThreadIdx => {
                 let [bx, by, _] = self.block;
@@ -572,7 +573,7 @@ impl ThreadRun<'_> {
             },
             Api::MbarrierInit => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let count = self.int_arg(call, api, "cnt", &["expected", "count"], &args, &kwargs);
+                let count = self.arg_value(call, "cnt", &["expected", "count"], &args, &kwargs);
                 let bar = self.barrier_of(&bar_v, bar_expr, site);
                 match count.as_ref().and_then(Value::as_int) {
                     Some(c) if c > 0 && c < (1 << 20) => self.push(OpKind::Init { bar, count: c as u32 }, site),
@@ -582,7 +583,7 @@ impl ThreadRun<'_> {
             }
             Api::MbarrierArrive | Api::MbarrierArriveAndExpectTx => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let peer = self.int_arg(call, api, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
+                let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
                 let target = match (&bar_v, peer.as_ref()) {
                     (Value::Smem(s), Some(p)) if !matches!(p, Value::None) => match p.as_int() {
                         Some(r) if (0..self.ctas as i64).contains(&r) => Value::Smem(SmemRef { cta: Some(r as u32), ..s.clone() }),
@@ -599,7 +600,7 @@ impl ThreadRun<'_> {
                     );
                 }
                 let bar = self.barrier_of(&target, bar_expr, site);
-                let n = match self.int_arg(call, api, "arrive_count", &[], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
+                let n = match self.arg_value(call, "arrive_count", &[], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
                     None | Some(Value::None) => 1,
                     Some(v) => match v.as_int() {
                         Some(n) if n > 0 => n as u32,
@@ -614,7 +615,7 @@ impl ThreadRun<'_> {
             }
             Api::MbarrierWait => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let phase = self.int_arg(call, api, "phase", &[], &args, &kwargs);
+                let phase = self.arg_value(call, "phase", &[], &args, &kwargs);
                 let bar = self.barrier_of(&bar_v, bar_expr, site);
                 match phase.as_ref().and_then(Value::as_int) {
                     // Only the low bit of the phase operand is meaningful.

@@ -89,9 +89,11 @@ const TABLE: &[Entry] = &[
     },
     Entry { api: Api::MbarrierExpectTx, names: &["mbarrier_expect_tx"], params: &["mbar_ptr", "bytes", "peer_cta_rank_in_cluster"] },
     Entry { api: Api::MbarrierWait, names: &["mbarrier_wait"], params: &["mbar_ptr", "phase"] },
-    Entry { api: Api::MbarrierTryWait, names: &["mbarrier_try_wait", "mbarrier_conditional_try_wait"], params: &["mbar_ptr", "phase"] },
+    Entry { api: Api::MbarrierTryWait, names: &["mbarrier_try_wait"], params: &["mbar_ptr", "phase"] },
+    Entry { api: Api::MbarrierTryWait, names: &["mbarrier_conditional_try_wait"], params: &["cond", "mbar_ptr", "phase"] },
     Entry { api: Api::MbarrierTestWait, names: &["mbarrier_test_wait"], params: &["mbar_ptr", "phase"] },
-    Entry { api: Api::MapSharedCluster, names: &["mapa_shared_cluster", "mapa", "map_dsmem_ptr"], params: &["smem_ptr", "peer_cta_rank_in_cluster"] },
+    Entry { api: Api::MapSharedCluster, names: &["map_dsmem_ptr"], params: &["smem_ptr", "cta_rank_in_cluster"] },
+    Entry { api: Api::MapSharedCluster, names: &["mapa_shared_cluster", "mapa"], params: &["smem_ptr", "peer_cta_rank_in_cluster"] },
     Entry { api: Api::ThreadIdx, names: &["thread_idx"], params: &[] },
     Entry { api: Api::ThreadIdxX, names: &["thread_idx_x"], params: &[] },
     Entry { api: Api::WarpIdx, names: &["warp_idx"], params: &[] },
@@ -118,9 +120,10 @@ const TABLE: &[Entry] = &[
     },
     Entry {
         api: Api::Atomic,
-        names: &["atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_exch", "atomic_cas", "atomic_fmax", "atomic_fmin", "red"],
+        names: &["atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_exch", "atomic_fmax", "atomic_fmin", "red"],
         params: &["ptr", "val"],
     },
+    Entry { api: Api::Atomic, names: &["atomic_cas"], params: &["ptr"] },
     Entry { api: Api::Load, names: &["load", "atomic_load"], params: &["ptr", "dtype"] },
     Entry { api: Api::Store, names: &["store"], params: &["ptr", "val"] },
 ];
@@ -142,10 +145,31 @@ impl Api {
                 return Some(Api::IntCast);
             }
         }
+        Self::entry(qualname).map(|e| e.api)
+    }
+
+    fn entry(qualname: &str) -> Option<&'static Entry> {
         let rest = qualname.strip_prefix(ARCH)?;
         // `cutlass.cute.arch.mbar.mbarrier_wait` and the like.
         let last = rest.rsplit('.').next().unwrap_or(rest);
-        TABLE.iter().find(|e| e.names.contains(&last)).map(|e| e.api)
+        TABLE.iter().find(|e| e.names.contains(&last))
+    }
+
+    /// Parameter names, in order, of the function a call resolves to.
+    pub fn params_of(call: &Call) -> &'static [&'static str] {
+        let by_name = |q: &str| Self::entry(q).map(|e| e.params);
+        if let Some(p) = call.qualname.as_deref().and_then(by_name) {
+            return p;
+        }
+        let Some(dotted) = call.func.dotted() else { return &[] };
+        let last = dotted.rsplit('.').next().unwrap_or(&dotted);
+        by_name(&format!("{ARCH}{last}")).unwrap_or(&[])
+    }
+
+    /// Every (function name, parameter names) the table knows, for the test
+    /// that holds it against the installed package.
+    pub fn table() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+        TABLE.iter().flat_map(|e| e.names.iter().map(move |n| (*n, e.params)))
     }
 
     /// The function a lowered call is (resolved when lowering).
@@ -182,10 +206,6 @@ impl Api {
         None
     }
 
-    pub fn params(self) -> &'static [&'static str] {
-        TABLE.iter().find(|e| e.api == self).map(|e| e.params).unwrap_or(&[])
-    }
-
     /// Whether a call of this function is a slicing seed, and why.
     pub fn effect(self) -> Effect {
         use Api::*;
@@ -205,11 +225,11 @@ impl Api {
 }
 
 /// An argument of a recognised call, by parameter name or position.
-pub fn arg<'c>(call: &'c Call, api: Api, name: &str) -> Option<&'c Expr> {
+pub fn arg<'c>(call: &'c Call, name: &str) -> Option<&'c Expr> {
     if let Some((_, e)) = call.kwargs.iter().find(|(k, _)| k == name) {
         return Some(e);
     }
-    let pos = api.params().iter().position(|p| *p == name)?;
+    let pos = call.params.iter().position(|p| *p == name)?;
     call.args.get(pos)
 }
 

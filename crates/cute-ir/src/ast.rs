@@ -36,6 +36,9 @@ pub struct Call {
     pub qualname: Option<String>,
     /// The CuTe DSL function this call is, resolved once when lowering.
     pub api: Option<crate::api::Api>,
+    /// Its parameter names in order (empty for calls the API table does not
+    /// know), so positional and keyword arguments bind alike.
+    pub params: &'static [&'static str],
     pub args: Vec<Expr>,
     pub kwargs: Vec<(String, Expr)>,
     pub range: TextRange,

@@ -353,8 +353,11 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                 }
-                let mut call = Call { func, qualname, api: None, args, kwargs, range: TextRange::of(&node) };
+                let mut call = Call { func, qualname, api: None, params: &[], args, kwargs, range: TextRange::of(&node) };
                 call.api = crate::api::Api::resolve(&call);
+                if call.api.is_some() {
+                    call.params = crate::api::Api::params_of(&call);
+                }
                 Expr::Call(Box::new(call))
             }
             "binary_operator" => {

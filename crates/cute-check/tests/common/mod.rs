@@ -189,23 +189,23 @@ pub fn random_protocol(seed: u64) -> Generated {
         let k = phase_of[b];
         let parity = (k & 1) as u8;
         let role = &roles[b];
-        for g in 0..ngroups {
+        for (g, list) in ops.iter_mut().enumerate() {
             let arrive = role.arrivers.iter().find(|a| a.0 == g).map(|a| OpKind::Arrive { bar: b as u32, count: a.1 });
             let wait = role.waiters.contains(&g).then_some(OpKind::Wait { bar: b as u32, parity });
             match role.empty {
                 Some(e) => {
                     // Producers: wait until `empty` completed phase k - 1, then arrive.
                     if let Some(arrive) = arrive {
-                        ops[g].push(OpKind::Wait { bar: e as u32, parity: ((k + 1) & 1) as u8 });
-                        ops[g].push(arrive);
+                        list.push(OpKind::Wait { bar: e as u32, parity: ((k + 1) & 1) as u8 });
+                        list.push(arrive);
                     }
                     // Consumers: wait for `full`, then release the slot.
                     if let Some(wait) = wait {
-                        ops[g].push(wait);
-                        ops[g].push(OpKind::Arrive { bar: e as u32, count: 1 });
+                        list.push(wait);
+                        list.push(OpKind::Arrive { bar: e as u32, count: 1 });
                     }
                 }
-                None => ops[g].extend([arrive, wait].into_iter().flatten()),
+                None => list.extend([arrive, wait].into_iter().flatten()),
             }
         }
         phase_of[b] += 1;

@@ -43,7 +43,7 @@ pub enum Cause {
 /// The parity argument of a wait, when the wait is in a loop and the loop
 /// mistreats it.
 pub fn cause_of(ctx: &KernelContext<'_>, wait: &Call) -> Option<Cause> {
-    let arg = api::arg(wait, Api::MbarrierWait, "phase")?;
+    let arg = api::arg(wait, "phase")?;
     let (_, chain) = ctx.ancestors(wait.range)?;
     let loops: Vec<&Stmt> = chain.iter().copied().filter(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. })).collect();
     let innermost = *loops.last()?;
