@@ -21,4 +21,4 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git diff --exit-code --stat -- tests/python/api_surface.json \
     || { echo "test: nvidia-cutlass-dsl's signatures changed; review tests/python/api_surface.json" >&2; exit 1; }
 fi
-echo "api surface: 1 passed, 0 failed"
+echo "api-surface: 1 passed, 0 failed"
