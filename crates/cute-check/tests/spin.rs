@@ -98,8 +98,9 @@ struct Case {
     naive_deadlock: Option<bool>,
 }
 
-fn check_cases(cases: Vec<Case>) {
-    let root: PathBuf = std::env::temp_dir().join(format!("cute-check-spin-{}", std::process::id()));
+/// Check every case with SPIN, in `label`'s own temporary directory.
+fn check_cases(label: &str, cases: Vec<Case>) {
+    let root: PathBuf = std::env::temp_dir().join(format!("cute-check-spin-{}-{label}", std::process::id()));
     let queue = Mutex::new(cases.into_iter().enumerate().collect::<Vec<_>>());
     let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let summary: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -213,5 +214,69 @@ fn spin_agrees_on_seed_exchange_and_generated_protocols() {
             cases.push(Case { name: format!("random_{seed}_hazard"), model: generated.model, naive_deadlock: Some(false) });
         }
     }
-    check_cases(cases);
+    check_cases("generated", cases);
 }
+
+/// The model `cute-lsp check` builds for a kernel (base scenario), as in
+/// `cute_lint::analysis::check_kernel`. Integer parameters of the launch
+/// above 3 (iteration counts such as `N_ITERS = 30`) are lowered to 3 when
+/// that keeps the verdict, so that SPIN finishes in a second or two.
+fn fixture_models(path: &Path) -> Vec<(String, Model)> {
+    use cute_check::{instantiate, InstantiateOptions, Scenario};
+    use cute_ir::eval::Value;
+    let text = std::fs::read_to_string(path).unwrap();
+    let module = cute_ir::lower_text(&text).unwrap();
+    let mut out = Vec::new();
+    for kernel in module.kernels() {
+        let slice = cute_ir::slice_kernel(&module, kernel, &text);
+        let kept = slice.kept_ids();
+        let launch = cute_ir::launch::resolve_launch(&module, kernel);
+        let build = |launch: &cute_ir::launch::Launch| {
+            instantiate(&module, kernel, &kept, launch, &Scenario::new(), &InstantiateOptions::default()).model
+        };
+        let full = build(&launch);
+        let mut small_launch = launch.clone();
+        for v in small_launch.params.values_mut() {
+            if matches!(v, Value::Int(n) if *n > 3) {
+                *v = Value::Int(3);
+            }
+        }
+        let small = build(&small_launch);
+        let deadlocks = |m: &Model| common::explore_deadlocks(m);
+        let model = if small.unresolved.is_empty() && deadlocks(&small) == deadlocks(&full) { small } else { full };
+        if !model.groups.is_empty() && model.unresolved.is_empty() {
+            out.push((kernel.display_name(), model));
+        }
+    }
+    out
+}
+
+#[test]
+fn spin_agrees_on_fixture_kernels() {
+    if !spin_ready() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in &files {
+        for (kernel, model) in fixture_models(file) {
+            let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+            let name = format!("{stem}.{}", kernel.replace('.', "_"));
+            if spin_limits(&model).is_err() {
+                eprintln!("note: {name}: too many threads for SPIN, skipped");
+                continue;
+            }
+            cases.push(Case { name, naive_deadlock: naive_deadlocks(&model, 2_000_000), model });
+        }
+    }
+    assert!(cases.len() >= files.len(), "only {} kernels in {} fixture files", cases.len(), files.len());
+    check_cases("fixtures", cases);
+}
+
