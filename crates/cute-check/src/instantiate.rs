@@ -77,7 +77,7 @@ pub fn instantiate(
     let cluster = match launch.cluster {
         Some(c) => c,
         None => {
-            let uses_peers = uses_cluster_api(module, kernel);
+            let uses_peers = uses_cluster_api(kernel);
             if uses_peers {
                 model.assumptions.push("the cluster shape is unknown: assuming 2 CTAs per cluster".to_string());
                 [2, 1, 1]
@@ -148,44 +148,28 @@ pub fn instantiate(
     Instantiated { model, open_conditions: shared.open.into_values().collect() }
 }
 
-fn uses_cluster_api(module: &Module, kernel: &FunctionDef) -> bool {
-    let _ = module;
+/// Whether the kernel talks to other CTAs of its cluster (then a missing
+/// cluster shape matters).
+fn uses_cluster_api(kernel: &FunctionDef) -> bool {
     let mut found = false;
-    fn walk(stmts: &[Stmt], found: &mut bool) {
-        for s in stmts {
-            let mut exprs: Vec<&Expr> = Vec::new();
-            match &s.kind {
-                StmtKind::Assign { value, .. } | StmtKind::Expr(value) | StmtKind::AugAssign { value, .. } => exprs.push(value),
-                StmtKind::If { cond, then, orelse } => {
-                    exprs.push(cond);
-                    walk(then, found);
-                    walk(orelse, found);
-                }
-                StmtKind::For { iter, body, .. } => {
-                    exprs.push(iter);
-                    walk(body, found);
-                }
-                StmtKind::While { cond, body } => {
-                    exprs.push(cond);
-                    walk(body, found);
-                }
-                StmtKind::With { body, .. } => walk(body, found),
+    cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        for c in calls {
+            match Api::of_call(c) {
+                Some(
+                    Api::MapSharedCluster
+                    | Api::ClusterRank
+                    | Api::BlockInClusterIdx
+                    | Api::ClusterArrive
+                    | Api::ClusterArriveRelaxed
+                    | Api::ClusterWait,
+                ) => found = true,
+                Some(Api::MbarrierArrive) if api::arg(c, "peer_cta_rank_in_cluster").is_some() => found = true,
                 _ => {}
             }
-            for e in exprs {
-                let mut calls = Vec::new();
-                e.calls(&mut calls);
-                for c in calls {
-                    match Api::of_call(c) {
-                        Some(Api::MapSharedCluster | Api::ClusterRank | Api::BlockInClusterIdx | Api::ClusterArrive | Api::ClusterArriveRelaxed | Api::ClusterWait) => *found = true,
-                        Some(Api::MbarrierArrive) if api::arg(c, "peer_cta_rank_in_cluster").is_some() => *found = true,
-                        _ => {}
-                    }
-                }
-            }
         }
-    }
-    walk(&kernel.body, &mut found);
+    });
     found
 }
 

@@ -260,3 +260,32 @@ impl Target {
         }
     }
 }
+
+/// Calls `f` on every expression of the statements, in source order,
+/// descending into the bodies of `if`, `for`, `while` and `with`.
+pub fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } | StmtKind::Expr(value) => f(value),
+            StmtKind::Return(Some(e)) => f(e),
+            StmtKind::If { cond, then, orelse } => {
+                f(cond);
+                for_each_expr(then, f);
+                for_each_expr(orelse, f);
+            }
+            StmtKind::For { iter, body, .. } => {
+                f(iter);
+                for_each_expr(body, f);
+            }
+            StmtKind::While { cond, body } => {
+                f(cond);
+                for_each_expr(body, f);
+            }
+            StmtKind::With { items, body } => {
+                items.iter().for_each(|(e, _)| f(e));
+                for_each_expr(body, f);
+            }
+            _ => {}
+        }
+    }
+}

@@ -100,32 +100,6 @@ fn synchronizes_without_launching(f: &FunctionDef) -> bool {
             }
         }
     };
-    fn walk(stmts: &[Stmt], visit: &mut dyn FnMut(&Expr)) {
-        for s in stmts {
-            match &s.kind {
-                StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } | StmtKind::Expr(value) => visit(value),
-                StmtKind::Return(Some(e)) => visit(e),
-                StmtKind::If { cond, then, orelse } => {
-                    visit(cond);
-                    walk(then, visit);
-                    walk(orelse, visit);
-                }
-                StmtKind::For { iter, body, .. } => {
-                    visit(iter);
-                    walk(body, visit);
-                }
-                StmtKind::While { cond, body } => {
-                    visit(cond);
-                    walk(body, visit);
-                }
-                StmtKind::With { items, body } => {
-                    items.iter().for_each(|(e, _)| visit(e));
-                    walk(body, visit);
-                }
-                _ => {}
-            }
-        }
-    }
-    walk(&f.body, &mut visit);
+    crate::ast::for_each_expr(&f.body, &mut visit);
     syncs && !launches
 }

@@ -142,7 +142,7 @@ pub(crate) fn sync_helpers(module: &Module) -> BTreeSet<String> {
                 continue;
             }
             let mut calls_sync = false;
-            visit_exprs(&f.body, &mut |e| {
+            crate::ast::for_each_expr(&f.body, &mut |e| {
                 let mut calls = Vec::new();
                 e.calls(&mut calls);
                 for c in calls {
@@ -170,33 +170,6 @@ pub fn callee_name(call: &crate::ast::Call) -> Option<&str> {
         Expr::Name(n) => Some(n),
         Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") => Some(attr),
         _ => None,
-    }
-}
-
-fn visit_exprs(stmts: &[Stmt], f: &mut impl FnMut(&Expr)) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } | StmtKind::Expr(value) => f(value),
-            StmtKind::Return(Some(e)) => f(e),
-            StmtKind::If { cond, then, orelse } => {
-                f(cond);
-                visit_exprs(then, f);
-                visit_exprs(orelse, f);
-            }
-            StmtKind::For { iter, body, .. } => {
-                f(iter);
-                visit_exprs(body, f);
-            }
-            StmtKind::While { cond, body } => {
-                f(cond);
-                visit_exprs(body, f);
-            }
-            StmtKind::With { items, body } => {
-                items.iter().for_each(|(e, _)| f(e));
-                visit_exprs(body, f);
-            }
-            _ => {}
-        }
     }
 }
 

@@ -8,6 +8,20 @@ use std::process::ExitCode;
 
 use cute_lint::rules;
 
+/// Read and lower a file for the commands that work on one file, with the
+/// error message and exit status 2 when that is not possible.
+pub fn load_module(path: &std::path::Path) -> Result<(String, cute_ir::Module), ExitCode> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("cute-lsp: cannot read `{}`: {e}", path.display());
+        ExitCode::from(2)
+    })?;
+    let module = cute_ir::lower_text(&text).map_err(|e| {
+        eprintln!("cute-lsp: {e}");
+        ExitCode::from(2)
+    })?;
+    Ok((text, module))
+}
+
 pub fn explain(rule: &str) -> ExitCode {
     match rules::find(rule) {
         Some(r) => {

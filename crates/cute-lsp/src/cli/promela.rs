@@ -29,19 +29,9 @@ pub struct PromelaArgs {
 }
 
 pub fn run(args: PromelaArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("cute-lsp: cannot read `{}`: {e}", args.file.display());
-            return ExitCode::from(2);
-        }
-    };
-    let module = match cute_ir::lower_text(&text) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("cute-lsp: {e}");
-            return ExitCode::from(2);
-        }
+    let (text, module) = match super::load_module(&args.file) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     let kernels: Vec<&FunctionDef> = module
         .kernels()

@@ -11,19 +11,9 @@ pub struct SliceArgs {
 }
 
 pub fn run(args: SliceArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("cute-lsp: cannot read `{}`: {e}", args.file.display());
-            return ExitCode::from(2);
-        }
-    };
-    let module = match cute_ir::lower_text(&text) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("cute-lsp: {e}");
-            return ExitCode::from(2);
-        }
+    let (text, module) = match super::load_module(&args.file) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     let kernels: Vec<_> = module
         .kernels()
