@@ -561,7 +561,7 @@ impl ThreadRun<'_> {
                 let bar = self.barrier_of(&bar_v, bar_expr, site);
                 match count.as_ref().and_then(Value::as_int) {
                     Some(c) if c > 0 && c < (1 << 20) => self.push(OpKind::Init { bar, count: c as u32 }, site),
-                    _ => self.unresolved(site, "the arrival count of this `mbarrier_init`".to_string()),
+                    _ => self.unresolved(site, "the arrival count of this `mbarrier_init` is not known statically".to_string()),
                 }
                 Value::None
             }
@@ -572,7 +572,7 @@ impl ThreadRun<'_> {
                     (Value::Smem(s), Some(p)) if !matches!(p, Value::None) => match p.as_int() {
                         Some(r) if (0..self.ctas as i64).contains(&r) => Value::Smem(SmemRef { cta: Some(r as u32), ..s.clone() }),
                         _ => {
-                            self.unresolved(site, "the peer CTA rank of this arrive".to_string());
+                            self.unresolved(site, "the peer CTA rank of this arrive is not known statically".to_string());
                             return Value::None;
                         }
                     },
@@ -589,7 +589,7 @@ impl ThreadRun<'_> {
                     Some(v) => match v.as_int() {
                         Some(n) if n > 0 => n as u32,
                         _ => {
-                            self.unresolved(site, "the arrive count of this arrive".to_string());
+                            self.unresolved(site, "the arrive count of this arrive is not known statically".to_string());
                             return Value::None;
                         }
                     },
@@ -604,7 +604,7 @@ impl ThreadRun<'_> {
                 match phase.as_ref().and_then(Value::as_int) {
                     // Only the low bit of the phase operand is meaningful.
                     Some(p) => self.push(OpKind::Wait { bar, parity: (p & 1) as u8 }, site),
-                    None => self.unresolved(site, "the parity passed to this `mbarrier_wait`".to_string()),
+                    None => self.unresolved(site, "the parity passed to this `mbarrier_wait` is not known statically".to_string()),
                 }
                 Value::None
             }
@@ -623,7 +623,7 @@ impl ThreadRun<'_> {
                     Some(v) => match v.as_int() {
                         Some(i) => i,
                         None => {
-                            self.unresolved(site, "the id of this named barrier".to_string());
+                            self.unresolved(site, "the id of this named barrier is not known statically".to_string());
                             return Value::None;
                         }
                     },
@@ -633,7 +633,7 @@ impl ThreadRun<'_> {
                     Some(v) => match v.as_int() {
                         Some(c) if c > 0 => c as u32,
                         _ => {
-                            self.unresolved(site, "the thread count of this named barrier".to_string());
+                            self.unresolved(site, "the thread count of this named barrier is not known statically".to_string());
                             return Value::None;
                         }
                     },
@@ -664,6 +664,11 @@ impl ThreadRun<'_> {
                 Value::None
             }
             Api::Load | Api::Atomic => Value::unknown("a value loaded from memory"),
+            Api::Pipeline => {
+                let what = call.func.dotted().unwrap_or_else(|| "a pipeline call".to_string());
+                self.unresolved(site, format!("it synchronizes through `{what}`, and the `cutlass.pipeline` classes are not modelled yet"));
+                Value::unknown("a pipeline object")
+            }
             _ => Value::None,
         }
     }

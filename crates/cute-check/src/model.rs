@@ -126,7 +126,9 @@ fn ranges(ids: &[u32]) -> String {
     }
 }
 
-/// Something the model could not resolve. Blocking ones stop the check.
+/// Something the model could not resolve, which stops the check of the
+/// kernel. `what` is the reason as a clause ("the parity passed to this
+/// `mbarrier_wait` is not known statically").
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Unresolved {
     pub site: TextRange,

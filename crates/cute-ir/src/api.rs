@@ -51,6 +51,9 @@ pub enum Api {
     Load,
     Store,
     Copy,
+    /// The `cutlass.pipeline` classes and their methods, `NamedBarrier`
+    /// objects: synchronization the checker does not model yet.
+    Pipeline,
     // values
     Range,
     IntCast,
@@ -71,6 +74,29 @@ struct Entry {
 }
 
 const ARCH: &str = "cutlass.cute.arch.";
+
+/// Method names of the `cutlass.pipeline` classes (and of the wrappers that
+/// popular kernels define around them).
+const PIPELINE_METHODS: &[&str] = &[
+    "producer_acquire",
+    "producer_try_acquire",
+    "producer_commit",
+    "producer_tail",
+    "consumer_wait",
+    "consumer_try_wait",
+    "consumer_release",
+    "make_participants",
+    "acquire_and_advance",
+    "wait_and_advance",
+    "producer_acquire_w_index_phase",
+    "producer_commit_w_index",
+    "consumer_wait_w_index_phase",
+    "consumer_release_w_index",
+    "arrive_and_wait",
+    "arrive_and_wait_w_index",
+    "arrive_w_index",
+    "wait_for_alloc",
+];
 
 /// Functions that live in `cutlass.cute.arch` (also reachable as
 /// `cutlass.cute.arch.mbar.X` etc.; matched by final segment under `arch`).
@@ -136,6 +162,7 @@ impl Api {
             | "cutlass.cute.range_constexpr" | "cutlass.cute.range_dynamic" => return Some(Api::Range),
             "cutlass.const_expr" | "cutlass.cute.const_expr" => return Some(Api::ConstExpr),
             "cutlass.cute.copy" => return Some(Api::Copy),
+            q if q.starts_with("cutlass.pipeline.") || q.starts_with("cutlass.utils.pipeline.") => return Some(Api::Pipeline),
             "int" => return Some(Api::IntCast),
             _ => {}
         }
@@ -192,6 +219,12 @@ impl Api {
         }
         if let Some(api) = Api::lookup(&dotted) {
             return Some(api);
+        }
+        // Methods of pipeline objects, whatever the object is called.
+        if let Expr::Attr { attr, .. } = &call.func {
+            if PIPELINE_METHODS.contains(&attr.as_str()) {
+                return Some(Api::Pipeline);
+            }
         }
         // Snippets pasted without their imports: `cute.X` is `cutlass.cute.X`.
         if let Some(rest) = dotted.strip_prefix("cute.") {

@@ -180,6 +180,8 @@ fn seed_of(exprs: &[&Expr], sync_helpers: &BTreeSet<String>) -> Option<Reason> {
         e.calls(&mut calls);
         for c in calls {
             match Api::of_call(c).map(|a| (a, a.effect())) {
+                // A copy synchronizes only through the barrier it signals.
+                Some((Api::Copy, _)) if !copy_signals_barrier(c) => {}
                 Some((api, Effect::Sync)) => return Some(Reason::Sync(api_label(c, api))),
                 Some((api, Effect::Topology)) => topology = topology.or(Some(Reason::Topology(api_label(c, api)))),
                 _ => {
@@ -256,6 +258,13 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, o
 /// value they carry: the value is datapath.
 fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
     match e {
+        Expr::Call(c) if Api::of_call(c) == Some(Api::Copy) => {
+            for (k, v) in &c.kwargs {
+                if k == "tma_bar_ptr" || k == "mbar_ptr" {
+                    relevant_uses(v, out);
+                }
+            }
+        }
         Expr::Call(c) if matches!(Api::of_call(c), Some(Api::Atomic | Api::Store)) => {
             c.func.collect_uses(out);
             if let Some(ptr) = c.args.first() {
@@ -289,4 +298,8 @@ fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
         Expr::Tuple(items) => items.iter().for_each(|a| relevant_uses(a, out)),
         other => other.collect_uses(out),
     }
+}
+
+fn copy_signals_barrier(call: &crate::ast::Call) -> bool {
+    call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr")
 }

@@ -122,11 +122,11 @@ pub fn check_kernel(
         } else {
             instantiate(module, kernel, &kept, launch, scenario, &inst_options).model
         };
-        if model.groups.is_empty() {
-            continue;
-        }
         if !model.unresolved.is_empty() {
             incomplete.push(analysis_incomplete::unresolved(ctx, &model));
+            continue;
+        }
+        if model.groups.is_empty() {
             continue;
         }
         let mut scenario_notes = notes.clone();

@@ -48,16 +48,21 @@ pub fn syntax_error(at: TextRange) -> crate::Diagnostic {
 
 pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
     let first = &model.unresolved[0];
-    let notes = model
+    let mut notes: Vec<String> = Vec::new();
+    for note in model
         .unresolved
         .iter()
         .skip(1)
-        .map(|u| format!("line {}: {} is not known statically", ctx.line(u.site.start), u.what))
+        .map(|u| format!("line {}: {}", ctx.line(u.site.start), u.what))
         .chain(model.assumptions.iter().cloned())
-        .collect();
+    {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
     info(
         first.site,
-        format!("`{}` was not checked: {} is not known statically", ctx.kernel.display_name(), first.what),
+        format!("`{}` was not checked: {}", ctx.kernel.display_name(), first.what),
         "not resolved",
         notes,
     )

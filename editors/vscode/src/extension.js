@@ -1,0 +1,80 @@
+// @ts-check
+// VS Code client for cute-lsp: starts `cute-lsp --stdio` for Python files and
+// forwards the `cute-lsp.*` settings. Diagnostics (with the counterexample as
+// related information), quick fixes and hovers come from the server.
+'use strict';
+
+const vscode = require('vscode');
+const { LanguageClient, TransportKind } = require('vscode-languageclient/node');
+const { DOCUMENT_SELECTOR, SECTION, serverCommand, serverSettings } = require('./settings');
+
+/** @type {LanguageClient | undefined} */
+let client;
+
+/** @returns {LanguageClient} */
+function createClient() {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const command = serverCommand(config.get('path'), { workspaceFolder: folder });
+  /** @type {import('vscode-languageclient/node').ServerOptions} */
+  const serverOptions = {
+    run: { command, transport: TransportKind.stdio },
+    debug: { command, transport: TransportKind.stdio, options: { env: { ...process.env, RUST_BACKTRACE: '1' } } },
+  };
+  /** @type {import('vscode-languageclient/node').LanguageClientOptions} */
+  const clientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    // Sends the section once at start and again on every change.
+    synchronize: {
+      configurationSection: SECTION,
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml'),
+    },
+    initializationOptions: serverSettings(/** @type {any} */ (config)),
+  };
+  return new LanguageClient('cute-lsp', 'cute-lsp', serverOptions, clientOptions);
+}
+
+async function start() {
+  client = createClient();
+  try {
+    await client.start();
+  } catch (err) {
+    const command = serverCommand(vscode.workspace.getConfiguration(SECTION).get('path'));
+    vscode.window.showErrorMessage(
+      `cute-lsp: could not start \`${command} --stdio\` (${err}). Set "cute-lsp.path" to the cute-lsp binary.`,
+    );
+  }
+}
+
+async function stop() {
+  const running = client;
+  client = undefined;
+  if (running) {
+    await running.stop().catch(() => undefined);
+  }
+}
+
+/** @param {vscode.ExtensionContext} context */
+async function activate(context) {
+  context.subscriptions.push(
+    vscode.commands.registerCommand('cute-lsp.restart', async () => {
+      await stop();
+      await start();
+    }),
+    // The binary is only read at start; the other settings reach the running
+    // server through workspace/didChangeConfiguration.
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration(`${SECTION}.path`)) {
+        await stop();
+        await start();
+      }
+    }),
+  );
+  await start();
+}
+
+function deactivate() {
+  return stop();
+}
+
+module.exports = { activate, deactivate };
