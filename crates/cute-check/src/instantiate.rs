@@ -177,13 +177,25 @@ fn uses_cluster_api(kernel: &FunctionDef) -> bool {
 struct BarrierTable {
     keys: HashMap<(String, i64, u32, u8), BarrierIx>,
     list: Vec<Barrier>,
+    /// Whether a barrier's name was taken from the kernel's own code (not
+    /// from inside a helper it calls): that spelling is the one to show.
+    named_in_kernel: Vec<bool>,
 }
 
 impl BarrierTable {
     fn intern(&mut self, key: (String, i64, u32, u8), make: impl FnOnce() -> Barrier) -> BarrierIx {
+        self.intern_named(key, true, make)
+    }
+
+    fn intern_named(&mut self, key: (String, i64, u32, u8), in_kernel: bool, make: impl FnOnce() -> Barrier) -> BarrierIx {
         if let Some(&ix) = self.keys.get(&key) {
+            if in_kernel && !self.named_in_kernel[ix as usize] {
+                self.list[ix as usize].name = make().name;
+                self.named_in_kernel[ix as usize] = true;
+            }
             return ix;
         }
+        self.named_in_kernel.push(in_kernel);
         let ix = self.list.len() as BarrierIx;
         self.list.push(make());
         self.keys.insert(key, ix);
@@ -479,7 +491,8 @@ impl ThreadRun<'_> {
                 ((format!("`{text}`"), 0, self.cta, 1u8), self.cta)
             }
         };
-        self.shared.barriers.intern(key, || Barrier { name: text, cta, kind: BarrierKind::Mbarrier, preset_count: None })
+        let in_kernel = self.inline_depth == 0;
+        self.shared.barriers.intern_named(key, in_kernel, || Barrier { name: text, cta, kind: BarrierKind::Mbarrier, preset_count: None })
     }
 
     fn pseudo_barrier(&mut self, kind: BarrierKind, cta: u32, count: u32) -> BarrierIx {

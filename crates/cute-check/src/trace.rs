@@ -19,10 +19,27 @@ pub struct Step {
 pub fn render(model: &Model, cex: &Counterexample, max_steps: usize) -> Vec<Step> {
     let mut folded: Vec<(u32, u32, u32, State)> = Vec::new(); // group, pos, threads, state after
     let mut state = initial_state(model);
+    let mut hazard_step: Option<Step> = None;
     for mv in &cex.moves {
         state = match successor(model, &state, *mv) {
             Ok(s) => s,
-            Err(_) => break,
+            Err(hazard) => {
+                let op = &model.groups[mv.group as usize].ops[mv.pos as usize];
+                let who = who(model, mv.group, 1);
+                let bar = match op.kind {
+                    OpKind::Init { bar, .. } | OpKind::Arrive { bar, .. } | OpKind::Wait { bar, .. } => bar,
+                };
+                let name = model.barriers[bar as usize].display(model.ctas);
+                let what = match hazard {
+                    crate::semantics::Hazard::ArriveBeforeInit { .. } => format!("arrives on {name}, which is not initialised yet"),
+                    crate::semantics::Hazard::WaitBeforeInit { .. } => format!("waits on {name}, which is not initialised yet"),
+                    crate::semantics::Hazard::InitWhileInUse { .. } => {
+                        format!("initialises {name} again while {}", bar_state(&state.bars[bar as usize]))
+                    }
+                };
+                hazard_step = Some(Step { site: op.site, message: format!("then: {who} {what}") });
+                break;
+            }
         };
         match folded.last_mut() {
             Some(last) if last.0 == mv.group && last.1 == mv.pos => {
@@ -67,6 +84,10 @@ pub fn render(model: &Model, cex: &Counterexample, max_steps: usize) -> Vec<Step
             ),
         };
         steps.push(Step { site: op.site, message: format!("step {}: {who} {what}", i + 1) });
+    }
+    if let Some(step) = hazard_step {
+        steps.push(step);
+        return steps;
     }
     // The stuck threads.
     for (g, slots) in cex.last.groups.iter().enumerate() {

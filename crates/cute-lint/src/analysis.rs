@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use cute_check::explore::{Counterexample, ExploreOptions, Outcome};
 use cute_check::model::{Model, OpKind};
-use cute_check::semantics::Hazard;
 use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict};
 use cute_ir::api::Api;
 use cute_ir::ast::FunctionDef;
@@ -14,7 +13,7 @@ use cute_ir::{lower_module, slice_kernel, Module};
 use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::{severity_for, steps_to_related, KernelContext};
-use crate::rules::{analysis_incomplete, deadlock, untoggled_phase};
+use crate::rules::{analysis_incomplete, arrive_count_mismatch, deadlock, mbarrier_init_hazard, untoggled_phase};
 use crate::{suppress, Diagnostic};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -140,15 +139,49 @@ pub fn check_kernel(
                 ));
             }
         }
+        // Findings read off the model itself, whatever the interleaving.
+        let mut findings: Vec<Diagnostic> = mbarrier_init_hazard::repeated_inits(&model)
+            .iter()
+            .map(|r| mbarrier_init_hazard::repeated_init_diagnostic(ctx, &model, r))
+            .collect();
+        let mismatches = arrive_count_mismatch::find(&model);
+
         let outcome = explorer(&model, &explore_options);
-        if let Some((hazard, _)) = outcome.hazards.first() {
-            incomplete.push(analysis_incomplete::hazard(ctx, &model, hazard));
+        for (hazard, cex) in outcome.hazards.iter().take(1) {
+            let trace = steps_to_related(cute_check::trace::render(&model, cex, options.max_trace_steps));
+            findings.push(mbarrier_init_hazard::hazard_diagnostic(ctx, &model, hazard, trace, model.assumptions.clone()));
         }
+        let mut all_notes = model.assumptions.clone();
+        all_notes.extend(scenario_notes.iter().cloned());
+        let severity = severity_for(&model, &scenario_notes);
         match outcome.verdict {
-            Verdict::Deadlock(cex) => return vec![explain_deadlock(ctx, &model, &cex, scenario_notes, options)],
-            Verdict::Incomplete(reason) => incomplete.push(analysis_incomplete::budget(ctx, &reason, outcome.states)),
-            Verdict::Clean if model.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
-            Verdict::Clean => {}
+            Verdict::Deadlock(cex) => {
+                // The most specific explanation of the hang carries its trace.
+                match mismatches.first() {
+                    Some(m) => {
+                        let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
+                        findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, trace, all_notes.clone(), severity));
+                        for m in &mismatches[1..] {
+                            findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
+                        }
+                    }
+                    None => findings.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options)),
+                }
+                return findings;
+            }
+            verdict => {
+                for m in &mismatches {
+                    findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
+                }
+                if !findings.is_empty() {
+                    return findings;
+                }
+                match verdict {
+                    Verdict::Incomplete(reason) => incomplete.push(analysis_incomplete::budget(ctx, &reason, outcome.states)),
+                    Verdict::Clean if model.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
+                    _ => {}
+                }
+            }
         }
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
@@ -192,10 +225,4 @@ fn explain_deadlock(
         return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);
     }
     deadlock::diagnostic(ctx, model, cex, related, notes, severity)
-}
-
-pub(crate) fn hazard_site(h: &Hazard) -> TextRange {
-    match h {
-        Hazard::ArriveBeforeInit { site, .. } | Hazard::WaitBeforeInit { site, .. } | Hazard::InitWhileInUse { site, .. } => *site,
-    }
 }

@@ -8,7 +8,7 @@
 def mbarrier_arrive_peer(mbar_ptr, peer_cta_rank):
     """Arrive on a peer CTA's mbarrier via mapa.shared::cluster."""
     remote = cute.arch.mapa_shared_cluster(mbar_ptr, peer_cta_rank)
-    cute.arch.mbarrier_arrive(remote, space="cluster")
+    cute.arch.mbarrier_arrive(remote, space="cluster")  # expect: mbarrier-init-hazard
 
 
 @cute.jit
@@ -26,7 +26,7 @@ def jacobi_smoother(arr_ptr, N_ITERS: cutlass.Constexpr):
     # One elected thread per cluster initializes the mbarrier; fence
     # so the init is visible before any arrive.
     with cute.arch.elect_one():
-        cute.arch.mbarrier_init(gate, expected=256)  # 128 local + 128 peer
+        cute.arch.mbarrier_init(gate, expected=256)  # 128 local + 128 peer  # expect: mbarrier-init-hazard
     cute.arch.mbarrier_init_fence()
 
     cur[tid] = arr_ptr[my_cta * HALF + tid]  # initial load from GMEM

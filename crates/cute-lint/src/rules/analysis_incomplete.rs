@@ -13,7 +13,6 @@ pub const RULE: Rule = Rule {
 };
 
 use cute_check::model::Model;
-use cute_check::semantics::Hazard;
 use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
@@ -65,28 +64,6 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
         format!("`{}` was not checked: {}", ctx.kernel.display_name(), first.what),
         "not resolved",
         notes,
-    )
-}
-
-pub fn hazard(ctx: &KernelContext<'_>, model: &Model, h: &Hazard) -> crate::Diagnostic {
-    let (bar, what) = match h {
-        Hazard::ArriveBeforeInit { bar, .. } => (bar, "an arrival can reach"),
-        Hazard::WaitBeforeInit { bar, .. } => (bar, "a wait can reach"),
-        Hazard::InitWhileInUse { bar, .. } => (bar, "a re-initialisation can hit"),
-    };
-    let name = model.barriers[*bar as usize].display(model.ctas);
-    let situation = match h {
-        Hazard::InitWhileInUse { .. } => format!("{name} while arrivals are pending"),
-        _ => format!("{name} before it is initialised"),
-    };
-    info(
-        crate::analysis::hazard_site(h),
-        format!(
-            "`{}` was checked only in part: {what} {situation}; those interleavings were not explored",
-            ctx.kernel.display_name()
-        ),
-        "order against the initialisation not established",
-        vec!["initialise from one thread, then `mbarrier_init_fence()` and a CTA or cluster barrier before any use".to_string()],
     )
 }
 

@@ -7,7 +7,9 @@
 //! configuration): never rename or renumber a shipped rule.
 
 pub mod analysis_incomplete;
+pub mod arrive_count_mismatch;
 pub mod deadlock;
+pub mod mbarrier_init_hazard;
 pub mod untoggled_phase;
 
 use crate::Severity;
@@ -24,7 +26,13 @@ pub struct Rule {
 }
 
 /// Every implemented rule, in code order.
-pub const ALL: &[&Rule] = &[&untoggled_phase::RULE, &deadlock::RULE, &analysis_incomplete::RULE];
+pub const ALL: &[&Rule] = &[
+    &untoggled_phase::RULE,
+    &arrive_count_mismatch::RULE,
+    &mbarrier_init_hazard::RULE,
+    &deadlock::RULE,
+    &analysis_incomplete::RULE,
+];
 
 /// Look a rule up by name (`untoggled-phase`) or code (`CUTE001`, any case).
 pub fn find(name_or_code: &str) -> Option<&'static Rule> {

@@ -1,0 +1,187 @@
+//! CUTE003 arrive-count-mismatch: arrivals per phase differ from the init
+//! count. See `arrive_count_mismatch.md` for the user documentation.
+//!
+//! Decided on the model: for each mbarrier with one init count `n`, the
+//! arrivals of all threads (`A`) against the phases its waiters wait for
+//! (`W`, the same for every waiting thread). `A != n * W` is a mismatch.
+//! Irregular protocols (waiters that wait different numbers of times,
+//! several init counts) are left to the checker.
+
+use std::collections::BTreeMap;
+
+use cute_check::model::{describe_threads, BarrierKind, Model, OpKind};
+use cute_syntax::TextRange;
+
+use super::Rule;
+use crate::context::KernelContext;
+use crate::{Edit, Fix, Related, Severity};
+
+pub const RULE: Rule = Rule {
+    code: "CUTE003",
+    name: "arrive-count-mismatch",
+    default_severity: Severity::Error,
+    summary: "the arrivals per phase of an mbarrier differ from its init count",
+    doc: include_str!("arrive_count_mismatch.md"),
+};
+
+pub struct Mismatch {
+    pub bar: u32,
+    pub init_site: TextRange,
+    pub expected: u32,
+    pub arrivals: u64,
+    pub phases: u32,
+    /// (site, arrivals per phase there, who)
+    pub contributions: Vec<(TextRange, u64, String)>,
+}
+
+pub fn find(model: &Model) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    for (b, barrier) in model.barriers.iter().enumerate() {
+        if barrier.kind != BarrierKind::Mbarrier {
+            continue;
+        }
+        let b = b as u32;
+        let mut counts: Vec<(u32, TextRange)> = Vec::new();
+        let mut waits: Vec<u32> = Vec::new();
+        let mut arrivals = 0u64;
+        let mut by_site: BTreeMap<TextRange, (u64, Vec<(u32, u32)>)> = BTreeMap::new();
+        for g in &model.groups {
+            let mut w = 0;
+            for op in &g.ops {
+                match op.kind {
+                    OpKind::Init { bar, count } if bar == b => counts.push((count, op.site)),
+                    OpKind::Wait { bar, .. } if bar == b => w += 1,
+                    OpKind::Arrive { bar, count } if bar == b => {
+                        let n = count as u64 * g.size() as u64;
+                        arrivals += n;
+                        let entry = by_site.entry(op.site).or_default();
+                        entry.0 += n;
+                        entry.1.extend(g.threads.iter().copied());
+                    }
+                    _ => {}
+                }
+            }
+            if w > 0 {
+                waits.push(w);
+            }
+        }
+        let Some(&(expected, init_site)) = counts.first() else { continue };
+        let Some(&phases) = waits.first() else { continue };
+        if counts.iter().any(|c| c.0 != expected) || waits.iter().any(|&w| w != phases) {
+            continue;
+        }
+        if arrivals == expected as u64 * phases as u64 {
+            continue;
+        }
+        let contributions = by_site
+            .into_iter()
+            .map(|(site, (n, mut threads))| {
+                threads.sort_unstable();
+                threads.dedup();
+                (site, n / phases as u64, describe_threads(&threads, model.ctas))
+            })
+            .collect();
+        // One report per init site: a loop initialising every stage of a
+        // ring makes the same mistake for each of them.
+        if out.iter().any(|m: &Mismatch| m.init_site == init_site) {
+            continue;
+        }
+        out.push(Mismatch { bar: b, init_site, expected, arrivals, phases, contributions });
+    }
+    out
+}
+
+pub fn diagnostic(
+    ctx: &KernelContext<'_>,
+    model: &Model,
+    m: &Mismatch,
+    trace: Vec<Related>,
+    notes: Vec<String>,
+    severity: Severity,
+) -> crate::Diagnostic {
+    let name = model.barriers[m.bar as usize].display(model.ctas);
+    let per_phase = if m.arrivals % m.phases as u64 == 0 {
+        format!("{} arrive per phase", m.arrivals / m.phases as u64)
+    } else {
+        format!("{} arrivals are made over its {} phases", m.arrivals, m.phases)
+    };
+    let mut related: Vec<Related> = m
+        .contributions
+        .iter()
+        .map(|(site, n, who)| Related { range: *site, message: format!("{n} arrivals per phase here ({who})") })
+        .collect();
+    related.extend(trace);
+    let fixes = if m.arrivals % m.phases as u64 == 0 && m.arrivals > 0 {
+        count_argument(ctx, m.init_site)
+            .map(|range| {
+                vec![Fix {
+                    title: format!("initialise {name} with {} arrivals", m.arrivals / m.phases as u64),
+                    edits: vec![Edit { range, new_text: (m.arrivals / m.phases as u64).to_string() }],
+                }]
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    crate::Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity,
+        message: format!(
+            "`{}`: {name} is initialised for {} arrivals per phase, but {per_phase}",
+            ctx.kernel.display_name(),
+            m.expected
+        ),
+        range: m.init_site,
+        label: format!("expects {} arrivals per phase", m.expected),
+        related,
+        notes,
+        help: Some("make the init count equal the arrivals of one phase on every path".to_string()),
+        fixes,
+    }
+}
+
+/// The text range of the count argument of the `mbarrier_init` call at `site`
+/// (second positional argument, or `cnt=` / `expected=`).
+fn count_argument(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
+    let text = ctx.slice(site);
+    let open = text.find('(')?;
+    let mut depth = 0;
+    let mut start = open + 1;
+    let mut args: Vec<(usize, usize)> = Vec::new();
+    for (i, ch) in text.char_indices().skip(open) {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    args.push((start, i));
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                args.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let trimmed = |(a, b): (usize, usize)| {
+        let s = &text[a..b];
+        let lead = s.len() - s.trim_start().len();
+        let body = s.trim();
+        (a + lead, a + lead + body.len(), body)
+    };
+    let args: Vec<(usize, usize, &str)> = args.into_iter().map(trimmed).filter(|a| !a.2.is_empty()).collect();
+    let pick = args
+        .iter()
+        .find_map(|&(a, _, body)| {
+            ["cnt", "expected", "count"].iter().find_map(|k| {
+                let rest = body.strip_prefix(k)?.trim_start().strip_prefix('=')?;
+                let lead = body.len() - rest.trim_start().len();
+                Some((a + lead, a + body.len()))
+            })
+        })
+        .or_else(|| args.get(1).filter(|a| !a.2.contains('=')).map(|a| (a.0, a.1)))?;
+    Some(TextRange { start: site.start + pick.0 as u32, end: site.start + pick.1 as u32 })
+}
