@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: Rust unit and integration tests (rules against their
 # fixtures, the explorer against its unreduced oracle and against SPIN, the
-# server over stdio), then every fixture kernel compiled with nvidia-cutlass-dsl.
+# server over stdio), the Neovim and VS Code clients against the server, then
+# every fixture kernel compiled with nvidia-cutlass-dsl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,28 @@ if [ ! -x .venv/bin/python ]; then
   echo "test: .venv is missing; run scripts/setup.sh first" >&2
   exit 2
 fi
+
+# The editor clients end to end, against the release binary built above: the
+# Neovim configuration in a headless Neovim 0.11, and the VS Code extension
+# (its settings and its server round trip through the language client's
+# protocol layer).
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+binary="$target_dir/release/cute-lsp"
+if [ ! -x .venv/bin/nvim ]; then
+  echo "test: .venv/bin/nvim is missing; run scripts/setup.sh first" >&2
+  exit 2
+fi
+nvim_home="$target_dir/nvim-test"
+mkdir -p "$nvim_home"
+XDG_STATE_HOME="$nvim_home/state" XDG_DATA_HOME="$nvim_home/data" XDG_CACHE_HOME="$nvim_home/cache" \
+  timeout 300 .venv/bin/nvim --clean --headless -l editors/nvim/test/roundtrip.lua "$binary"
+if [ ! -d editors/vscode/node_modules ]; then
+  echo "test: editors/vscode/node_modules is missing; run scripts/setup.sh first (npm ci)" >&2
+  exit 2
+fi
+(cd editors/vscode && CUTE_LSP_BINARY="$binary" timeout 300 node --test test/*.test.js)
+
 .venv/bin/python tests/python/compile_fixtures.py
 
 # The signatures the linter's API table is checked against must be those of

@@ -332,6 +332,17 @@ impl ThreadRun<'_> {
                 assign(target, v, env);
             }
             StmtKind::Expr(e) => {
+                // `state.advance()` changes the state it is called on.
+                if let Expr::Call(c) = e {
+                    if let Expr::Attr { base, attr } = &c.func {
+                        if let (Expr::Name(v), "advance") = (base.as_ref(), attr.as_str()) {
+                            if let Some(next) = env.get(v).and_then(crate::pipeline::advanced) {
+                                env.insert(v.clone(), next);
+                                return Flow::Normal;
+                            }
+                        }
+                    }
+                }
                 eval(e, env, self);
             }
             StmtKind::If { cond, then, orelse } => {
@@ -677,12 +688,91 @@ impl ThreadRun<'_> {
                 Value::None
             }
             Api::Load | Api::Atomic => Value::unknown("a value loaded from memory"),
-            Api::Pipeline => {
-                let what = call.func.dotted().unwrap_or_else(|| "a pipeline call".to_string());
-                self.unresolved(site, format!("it synchronizes through `{what}`, and the `cutlass.pipeline` classes are not modelled yet"));
+            _ => Value::None,
+        }
+    }
+
+    /// A barrier of a pipeline's ring (named when the ring is created).
+    fn ring_barrier(&mut self, s: &SmemRef, name: &str) -> BarrierIx {
+        let cta = s.cta.unwrap_or(self.cta);
+        let name = name.to_string();
+        self.shared.barriers.intern((s.alloc.clone(), s.offset, cta, 0), || Barrier {
+            name,
+            cta,
+            kind: BarrierKind::Mbarrier,
+            preset_count: None,
+        })
+    }
+
+    /// An arrival made by lane 0 of the warp only (elected inside the
+    /// library), counted once whatever the convergence.
+    fn push_lane0(&mut self, kind: OpKind, site: TextRange) {
+        if self.lane() == 0 && self.ops.len() < self.options.max_ops_per_thread {
+            self.ops.push(Op { kind, site });
+        }
+    }
+
+    fn pipeline_call(&mut self, call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        use crate::pipeline::Action;
+        let site = call.range;
+        match crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas) {
+            Action::Value(v) => v,
+            Action::Create { pipeline, inits, sync } => {
+                // Warp 0's elected lane initialises every barrier of the ring.
+                for (i, (bar, count)) in inits.iter().enumerate() {
+                    let name = format!("{}[{}] of the pipeline", if i % 2 == 0 { "full" } else { "empty" }, i / 2);
+                    let b = self.ring_barrier(bar, &name);
+                    if self.tid == 0 {
+                        self.ops.push(Op { kind: OpKind::Init { bar: b, count: *count }, site });
+                    }
+                }
+                if sync {
+                    let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
+                    let parity = self.generation_arrive(bar, site);
+                    self.push(OpKind::Wait { bar, parity }, site);
+                }
+                pipeline
+            }
+            Action::Wait { bar, phase } => {
+                let b = self.ring_barrier(&bar, "");
+                self.push(OpKind::Wait { bar: b, parity: (phase & 1) as u8 }, site);
+                Value::None
+            }
+            Action::Arrive { bar } => {
+                let b = self.ring_barrier(&bar, "");
+                self.push(OpKind::Arrive { bar: b, count: 1 }, site);
+                Value::None
+            }
+            Action::ArriveOneLane { bar } => {
+                let b = self.ring_barrier(&bar, "");
+                self.push_lane0(OpKind::Arrive { bar: b, count: 1 }, site);
+                Value::None
+            }
+            Action::WaitThenArriveOneLane { wait, phase, arrive } => {
+                let w = self.ring_barrier(&wait, "");
+                self.push(OpKind::Wait { bar: w, parity: (phase & 1) as u8 }, site);
+                let a = self.ring_barrier(&arrive, "");
+                self.shared.notes.insert(
+                    "transaction bytes announced by `producer_acquire` are assumed to arrive".to_string(),
+                );
+                self.push_lane0(OpKind::Arrive { bar: a, count: 1 }, site);
+                Value::None
+            }
+            Action::Tail { waits } => {
+                for (bar, phase) in waits {
+                    let b = self.ring_barrier(&bar, "");
+                    self.push(OpKind::Wait { bar: b, parity: (phase & 1) as u8 }, site);
+                }
+                Value::None
+            }
+            Action::Nothing => Value::None,
+            Action::Unsupported(what) => {
+                self.unresolved(
+                    site,
+                    format!("it synchronizes through {what}, which the `cutlass.pipeline` model does not cover yet"),
+                );
                 Value::unknown("a pipeline object")
             }
-            _ => Value::None,
         }
     }
 
@@ -754,6 +844,13 @@ impl CallHandler for ThreadRun<'_> {
         if let Some(api) = Api::of_call(call) {
             if let Some(v) = eval::pure_call(call, &args, &kwargs) {
                 return v;
+            }
+            if api == Api::Pipeline {
+                let receiver = match &call.func {
+                    Expr::Attr { base, .. } => Some(eval(base, env, self)),
+                    _ => None,
+                };
+                return self.pipeline_call(call, receiver.as_ref(), &args, &kwargs);
             }
             return self.sync_call(api, call, args, kwargs);
         }

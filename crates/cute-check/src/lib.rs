@@ -7,6 +7,7 @@ pub mod explore;
 pub mod instantiate;
 pub mod model;
 pub mod naive;
+pub mod pipeline;
 pub mod promela;
 pub mod semantics;
 pub mod trace;

@@ -218,7 +218,18 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, o
                 target.collect_uses(&mut uses);
                 exprs.push(value);
             }
-            StmtKind::Expr(e) => exprs.push(e),
+            StmtKind::Expr(e) => {
+                // `state.advance()`: a method called for its effect may
+                // change the object it is called on.
+                if let Expr::Call(c) = e {
+                    if let Expr::Attr { base, .. } = &c.func {
+                        if let Expr::Name(v) = base.as_ref() {
+                            defs.push(v.clone());
+                        }
+                    }
+                }
+                exprs.push(e)
+            }
             StmtKind::Return(Some(e)) => exprs.push(e),
             StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => exprs.push(cond),
             StmtKind::For { target, iter, .. } => {

@@ -218,10 +218,11 @@ fn explain_deadlock(
     repeated.dedup();
     for site in &repeated {
         let Some(call) = ctx.call_at(*site) else { continue };
-        if Api::of_call(call) != Some(Api::MbarrierWait) {
-            continue;
-        }
-        let cause = untoggled_phase::cause_of(ctx, call);
+        let cause = match Api::of_call(call) {
+            Some(Api::MbarrierWait) => untoggled_phase::cause_of(ctx, call),
+            Some(Api::Pipeline) => untoggled_phase::pipeline_cause_of(ctx, call),
+            _ => continue,
+        };
         return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);
     }
     deadlock::diagnostic(ctx, model, cex, related, notes, severity)

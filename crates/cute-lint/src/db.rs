@@ -41,7 +41,33 @@ pub fn line_index(db: &dyn salsa::Database, file: SourceFile) -> Arc<LineIndex> 
 /// previous verdict instead of exploring again.
 #[salsa::tracked(returns(ref))]
 pub fn lint_file(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    let options = analysis::AnalysisOptions::default();
+    lint(db, file, &analysis::AnalysisOptions::default())
+}
+
+/// [`lint_file`] with other options (the budgets of a project's or an
+/// editor's configuration, see [`crate::config`]), memoized per options.
+pub fn lint_file_with(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    options: analysis::AnalysisOptions,
+) -> Arc<Vec<Diagnostic>> {
+    lint_request(db, LintRequest::new(db, file, options)).clone()
+}
+
+/// A file and the options to lint it with, as one query key.
+#[salsa::interned]
+struct LintRequest<'db> {
+    file: SourceFile,
+    #[returns(ref)]
+    options: analysis::AnalysisOptions,
+}
+
+#[salsa::tracked(returns(ref))]
+fn lint_request<'db>(db: &'db dyn salsa::Database, request: LintRequest<'db>) -> Arc<Vec<Diagnostic>> {
+    lint(db, *request.file(db), request.options(db))
+}
+
+fn lint(db: &dyn salsa::Database, file: SourceFile, options: &analysis::AnalysisOptions) -> Arc<Vec<Diagnostic>> {
     let mut explorer = |model: &Model, explore_options: &ExploreOptions| {
         let (key, sites) = model.position_independent();
         let key = CheckedModel::new(db, key, explore_options.budget.max_states, explore_options.budget.max_time);
@@ -55,7 +81,7 @@ pub fn lint_file(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Diagnost
         }
         outcome
     };
-    Arc::new(analysis::analyze_text_with(file.text(db), &options, &mut explorer))
+    Arc::new(analysis::analyze_text_with(file.text(db), options, &mut explorer))
 }
 
 /// A model to explore, without source positions, with its budget.

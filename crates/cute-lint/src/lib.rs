@@ -6,12 +6,16 @@
 //! diagnostics through the rule modules.
 
 pub(crate) mod analysis;
+pub mod config;
 mod context;
 mod db;
 mod diagnostic;
+pub mod hover;
 pub mod rules;
 mod suppress;
 
 pub use analysis::{analyze_text, analyze_text_with, AnalysisOptions, Explorer};
-pub use db::{line_index, lint_file, Database, SourceFile};
+pub use config::Config;
+pub use db::{line_index, lint_file, lint_file_with, Database, SourceFile};
 pub use diagnostic::{Diagnostic, Edit, Fix, Related, Severity};
+pub use hover::{hover, Hover};

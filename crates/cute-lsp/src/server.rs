@@ -2,31 +2,47 @@
 //!
 //! Edits are applied to the salsa database synchronously at the top of each
 //! notification handler (see [`state`]); diagnostics are computed afterwards
-//! on a blocking thread with a database clone, and published only if the
-//! document is still at the generation they were computed for. Publishing is
-//! serialised so that a result that was current when checked cannot be
-//! overtaken on the wire by an older one.
+//! on a blocking thread with a database clone. They are pushed
+//! (`publishDiagnostics`) only if the document is still at the generation
+//! they were computed for, and publishing is serialised so that a result that
+//! was current when checked cannot be overtaken on the wire by an older one.
+//! A client that declares pull diagnostics (and can be asked to pull again)
+//! asks for them instead (`textDocument/diagnostic`), and nothing is pushed
+//! to it.
+//!
+//! A configuration change (editor settings, a `pyproject.toml`) moves every
+//! open document to a new generation: results computed under the old
+//! configuration are then stale, exactly like results for an old text.
 
 mod actions;
 mod convert;
 mod edits;
+mod settings;
 mod state;
 
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use cute_lint::Config;
 use cute_syntax::{LineIndex, PositionEncoding};
-use tower_lsp_server::jsonrpc::Result;
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::{
     CodeActionKind, CodeActionOptions, CodeActionParams, CodeActionProviderCapability, CodeActionResponse,
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, InitializeParams,
-    InitializeResult, MessageType, PositionEncodingKind, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
-    TextDocumentSyncKind, TextDocumentSyncOptions, Uri,
+    ConfigurationItem, DiagnosticOptions, DiagnosticServerCapabilities, DidChangeConfigurationParams,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidChangeWatchedFilesRegistrationOptions,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentDiagnosticParams, DocumentDiagnosticReport,
+    DocumentDiagnosticReportResult, FileSystemWatcher, FullDocumentDiagnosticReport, GlobPattern, Hover,
+    HoverContents, HoverParams, HoverProviderCapability, InitializeParams, InitializeResult, InitializedParams,
+    MarkupContent, MarkupKind, MessageType, PositionEncodingKind, Registration, RelatedFullDocumentDiagnosticReport,
+    RelatedUnchangedDocumentDiagnosticReport, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, UnchangedDocumentDiagnosticReport, Uri,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
+use settings::ProjectConfigs;
 use state::{Snapshot, State};
 
 /// Runs the server until the client sends `exit` or closes stdin. Exit code
@@ -61,11 +77,36 @@ struct Backend {
     shut_down: Arc<AtomicBool>,
 }
 
+/// What the client said it supports, fixed at `initialize`.
+#[derive(Clone, Copy, Debug, Default)]
+struct ClientSupport {
+    /// `textDocument/diagnostic` with `workspace/diagnostic/refresh`: the
+    /// client pulls, the server never pushes. Pull without refresh (Neovim
+    /// 0.11) is not used: results also change without an edit (settings, a
+    /// `pyproject.toml`), and such a client would keep showing stale ones
+    /// until the next keystroke, so it gets pushes.
+    pull_diagnostics: bool,
+    /// `workspace/diagnostic/refresh`: the server may ask for a re-pull.
+    diagnostic_refresh: bool,
+    /// Dynamic registration of `workspace/didChangeWatchedFiles`.
+    watch_files: bool,
+    /// `workspace/configuration` requests.
+    configuration: bool,
+    /// Markdown in hovers (the default when the client does not say).
+    hover_markdown: bool,
+}
+
 struct Shared {
     state: Mutex<State>,
     /// Held from the "still current?" check to the end of the send, so
     /// publishes leave in the order they were checked.
     publish: tokio::sync::Mutex<()>,
+    /// `pyproject.toml` files as last read; used from blocking threads.
+    projects: Mutex<ProjectConfigs>,
+    support: OnceLock<ClientSupport>,
+    /// Problems of the settings sent with `initialize`, reported once the
+    /// client is ready for messages.
+    initial_problems: Mutex<Vec<String>>,
 }
 
 impl Shared {
@@ -74,9 +115,18 @@ impl Shared {
         // (every update is a single assignment), so keep serving.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    fn projects(&self) -> MutexGuard<'_, ProjectConfigs> {
+        self.projects.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn support(&self) -> ClientSupport {
+        self.support.get().copied().unwrap_or_default()
+    }
 }
 
-/// What `lint_file` produced for one snapshot, detached from the database.
+/// What `lint_file` produced for one snapshot under its configuration,
+/// detached from the database.
 struct Analysis {
     diagnostics: Arc<Vec<cute_lint::Diagnostic>>,
     index: Arc<LineIndex>,
@@ -91,32 +141,62 @@ enum Outcome {
     Failed(String),
 }
 
-/// Runs `lint_file` on a blocking thread. The snapshot is moved into the
-/// closure and dropped there, so a pending write never waits on this task's
-/// caller.
-async fn analyze(snapshot: Snapshot) -> Outcome {
+fn panic_message(err: tokio::task::JoinError) -> String {
+    if err.is_panic() {
+        let payload = err.into_panic();
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".to_string())
+    } else {
+        err.to_string()
+    }
+}
+
+/// Shows configuration problems to the user (once per version of the file
+/// or settings that has them) and keeps them in the log.
+async fn report_problems(client: &Client, problems: Vec<String>) {
+    if problems.is_empty() {
+        return;
+    }
+    let text = problems.join("\n");
+    client.log_message(MessageType::WARNING, format!("cute-lsp: configuration: {text}")).await;
+    client.show_message(MessageType::WARNING, format!("cute-lsp: {text}")).await;
+}
+
+/// Runs `lint_file_with` on a blocking thread under the document's
+/// configuration (the project's `pyproject.toml`, then the editor's
+/// settings). The snapshot is moved into the closure and dropped there, so a
+/// pending write never waits on this task's caller.
+async fn analyze(shared: &Arc<Shared>, client: &Client, snapshot: Snapshot) -> Outcome {
+    let shared = shared.clone();
     let task = tokio::task::spawn_blocking(move || {
-        let Snapshot { db, doc, .. } = snapshot;
-        let result = salsa::Cancelled::catch(AssertUnwindSafe(|| Analysis {
-            diagnostics: cute_lint::lint_file(&db, doc.file).clone(),
-            index: cute_lint::line_index(&db, doc.file).clone(),
+        let Snapshot { db, doc, editor, config_path, .. } = snapshot;
+        let (project, problems) = match &config_path {
+            Some(path) => shared.projects().resolve(path),
+            None => (Arc::new(Config::default()), Vec::new()),
+        };
+        let config = project.with(&editor);
+        let options = config.analysis_options();
+        let result = salsa::Cancelled::catch(AssertUnwindSafe(|| {
+            let diagnostics = cute_lint::lint_file_with(&db, doc.file, options);
+            let diagnostics =
+                if config == Config::default() { diagnostics } else { Arc::new(config.apply(&diagnostics)) };
+            Analysis { diagnostics, index: cute_lint::line_index(&db, doc.file).clone() }
         }));
         drop(db);
-        result
+        (result, problems)
     });
     match task.await {
-        Ok(Ok(analysis)) => Outcome::Done(analysis),
-        Ok(Err(_cancelled)) => Outcome::Cancelled,
-        Err(err) => Outcome::Failed(if err.is_panic() {
-            let payload = err.into_panic();
-            payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".to_string())
-        } else {
-            err.to_string()
-        }),
+        Ok((result, problems)) => {
+            report_problems(client, problems).await;
+            match result {
+                Ok(analysis) => Outcome::Done(analysis),
+                Err(_cancelled) => Outcome::Cancelled,
+            }
+        }
+        Err(err) => Outcome::Failed(panic_message(err)),
     }
 }
 
@@ -124,18 +204,58 @@ impl Backend {
     fn new(client: Client, shut_down: Arc<AtomicBool>) -> Self {
         Backend {
             client,
-            shared: Arc::new(Shared { state: Mutex::new(State::default()), publish: tokio::sync::Mutex::new(()) }),
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                publish: tokio::sync::Mutex::new(()),
+                projects: Mutex::new(ProjectConfigs::default()),
+                support: OnceLock::new(),
+                initial_problems: Mutex::new(Vec::new()),
+            }),
             shut_down,
         }
     }
 
     /// Computes and publishes the diagnostics of `uri` at `generation`, on a
     /// task of its own so the handler returns at once and the next edit is
-    /// not queued behind this analysis.
+    /// not queued behind this analysis. Nothing to do for a pulling client:
+    /// it asks when it wants them.
     fn schedule(&self, uri: Uri, generation: u64) {
+        if self.shared.support().pull_diagnostics {
+            return;
+        }
         let shared = self.shared.clone();
         let client = self.client.clone();
         tokio::spawn(publish_diagnostics(shared, client, uri, generation));
+    }
+
+    /// After a configuration change: every open document's diagnostics again,
+    /// pushed, or pulled again at the client's convenience.
+    fn refresh(&self, touched: Vec<(Uri, u64)>) {
+        let support = self.shared.support();
+        if support.pull_diagnostics {
+            if support.diagnostic_refresh && !touched.is_empty() {
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    let _ = client.workspace_diagnostic_refresh().await;
+                });
+            }
+            return;
+        }
+        for (uri, generation) in touched {
+            self.schedule(uri, generation);
+        }
+    }
+
+    /// Installs the editor's settings and re-checks what they change.
+    fn set_editor_config(&self, config: Config) {
+        let touched = {
+            let mut state = self.shared.lock();
+            if *state.editor() == config {
+                return;
+            }
+            state.set_editor_config(config)
+        };
+        self.refresh(touched);
     }
 }
 
@@ -144,7 +264,7 @@ async fn publish_diagnostics(shared: Arc<Shared>, client: Client, uri: Uri, gene
         // `None`: the document changed or closed since; a newer task handles it.
         let Some(snapshot) = shared.lock().snapshot(&uri, Some(generation)) else { return };
         let encoding = snapshot.encoding;
-        match analyze(snapshot).await {
+        match analyze(&shared, &client, snapshot).await {
             Outcome::Done(analysis) => break (analysis, encoding),
             // A write to another document cancels this one too, and schedules
             // nothing for it: retry while this generation is current.
@@ -166,6 +286,38 @@ async fn publish_diagnostics(shared: Arc<Shared>, client: Client, uri: Uri, gene
     client.publish_diagnostics(uri, diagnostics, Some(version)).await;
 }
 
+fn full_report(result_id: Option<String>, items: Vec<tower_lsp_server::ls_types::Diagnostic>) -> DocumentDiagnosticReportResult {
+    DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+        related_documents: None,
+        full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id, items },
+    }))
+}
+
+fn client_support(params: &InitializeParams) -> ClientSupport {
+    let caps = &params.capabilities;
+    let workspace = caps.workspace.as_ref();
+    let text_document = caps.text_document.as_ref();
+    let diagnostic_refresh =
+        workspace.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false);
+    ClientSupport {
+        pull_diagnostics: diagnostic_refresh && text_document.is_some_and(|t| t.diagnostic.is_some()),
+        diagnostic_refresh,
+        watch_files: workspace
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false),
+        configuration: workspace.and_then(|w| w.configuration).unwrap_or(false),
+        hover_markdown: text_document
+            .and_then(|t| t.hover.as_ref())
+            .and_then(|h| h.content_format.as_ref())
+            .is_none_or(|formats| formats.contains(&MarkupKind::Markdown)),
+    }
+}
+
+fn is_pyproject(uri: &Uri) -> bool {
+    uri.as_str().rsplit('/').next().is_some_and(|name| name == "pyproject.toml")
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let utf8 = params
@@ -179,7 +331,28 @@ impl LanguageServer for Backend {
         } else {
             (PositionEncoding::Utf16, PositionEncodingKind::UTF16)
         };
-        self.shared.lock().encoding = encoding;
+        let support = client_support(&params);
+        let _ = self.shared.support.set(support);
+        {
+            let mut state = self.shared.lock();
+            state.encoding = encoding;
+            #[allow(deprecated)]
+            let root_uri = params.root_uri.clone();
+            let folders = params.workspace_folders.iter().flatten().map(|f| f.uri.clone()).chain(root_uri);
+            state.roots = folders.filter_map(|u| u.to_file_path().map(|p| p.into_owned())).collect();
+            if let Some((config, problems)) = params.initialization_options.as_ref().and_then(settings::editor_settings) {
+                state.set_editor_config(config);
+                *self.shared.initial_problems.lock().unwrap_or_else(PoisonError::into_inner) = problems;
+            }
+        }
+        let diagnostic_provider = support.pull_diagnostics.then(|| {
+            DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                identifier: Some("cute-lsp".to_string()),
+                inter_file_dependencies: false,
+                workspace_diagnostics: false,
+                ..Default::default()
+            })
+        });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(kind),
@@ -193,6 +366,8 @@ impl LanguageServer for Backend {
                     resolve_provider: Some(false),
                     ..Default::default()
                 })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                diagnostic_provider,
                 ..Default::default()
             },
             server_info: Some(ServerInfo {
@@ -201,6 +376,28 @@ impl LanguageServer for Backend {
             }),
             offset_encoding: None,
         })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let problems = std::mem::take(&mut *self.shared.initial_problems.lock().unwrap_or_else(PoisonError::into_inner));
+        report_problems(&self.client, problems).await;
+        if self.shared.support().watch_files {
+            let options = DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![FileSystemWatcher {
+                    glob_pattern: GlobPattern::String("**/pyproject.toml".to_string()),
+                    kind: None,
+                }],
+            };
+            let registration = Registration {
+                id: "cute-lsp/pyproject.toml".to_string(),
+                method: "workspace/didChangeWatchedFiles".to_string(),
+                register_options: serde_json::to_value(options).ok(),
+            };
+            if let Err(err) = self.client.register_capability(vec![registration]).await {
+                let message = format!("cute-lsp: cannot watch pyproject.toml files ({err}); edits to them apply on the next change");
+                self.client.log_message(MessageType::INFO, message).await;
+            }
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -224,7 +421,7 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        if !self.shared.lock().close(&uri) {
+        if !self.shared.lock().close(&uri) || self.shared.support().pull_diagnostics {
             return;
         }
         let _order = self.shared.publish.lock().await;
@@ -235,6 +432,109 @@ impl LanguageServer for Backend {
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }
 
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        if let Some((config, problems)) = settings::editor_settings(&params.settings) {
+            // Applied before the first await, like an edit, so it is ordered
+            // with the edits around it.
+            self.set_editor_config(config);
+            report_problems(&self.client, problems).await;
+            return;
+        }
+        // Nothing for this server in the notification (VS Code sends `null`
+        // in the pull model): ask for the section.
+        if !self.shared.support().configuration {
+            return;
+        }
+        let item = ConfigurationItem { scope_uri: None, section: Some(settings::SECTION.to_string()) };
+        let Ok(values) = self.client.configuration(vec![item]).await else { return };
+        let section = values.into_iter().next().unwrap_or(Value::Null);
+        let (config, problems) = Config::from_value(&section, "editor settings `cute-lsp`");
+        self.set_editor_config(config);
+        report_problems(&self.client, problems).await;
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        if !params.changes.iter().any(|c| is_pyproject(&c.uri)) {
+            return;
+        }
+        self.shared.projects().clear();
+        let touched = self.shared.lock().touch_all();
+        self.refresh(touched);
+    }
+
+    async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        loop {
+            let Some(snapshot) = self.shared.lock().snapshot(&uri, None) else {
+                return Ok(full_report(None, Vec::new()));
+            };
+            let generation = snapshot.doc.generation;
+            // The generation moves with every edit and configuration change.
+            let result_id = generation.to_string();
+            if params.previous_result_id.as_deref() == Some(result_id.as_str()) {
+                return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(
+                    RelatedUnchangedDocumentDiagnosticReport {
+                        related_documents: None,
+                        unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
+                    },
+                )));
+            }
+            let encoding = snapshot.encoding;
+            match analyze(&self.shared, &self.client, snapshot).await {
+                // Answer for the text the client has now: if it changed while
+                // this ran, compute again rather than return stale positions.
+                Outcome::Done(_) if self.shared.lock().current(&uri).map(|d| d.generation) != Some(generation) => continue,
+                Outcome::Done(a) => {
+                    let items = convert::diagnostics(&uri, &a.index, &a.diagnostics, encoding);
+                    return Ok(full_report(Some(result_id), items));
+                }
+                Outcome::Cancelled => continue,
+                Outcome::Failed(why) => {
+                    let message = format!("cute-lsp: analysis of {} failed: {why}", uri.as_str());
+                    self.client.log_message(MessageType::ERROR, message).await;
+                    return Err(jsonrpc::Error::internal_error());
+                }
+            }
+        }
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let uri = params.text_document_position_params.text_document.uri;
+        let position = params.text_document_position_params.position;
+        let markdown = self.shared.support().hover_markdown;
+        loop {
+            let Some(snapshot) = self.shared.lock().snapshot(&uri, None) else { return Ok(None) };
+            // Like diagnostics: on a blocking thread, from a snapshot that is
+            // dropped as soon as the text is out of it.
+            let task = tokio::task::spawn_blocking(move || {
+                let Snapshot { db, doc, encoding, .. } = snapshot;
+                let read = salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                    (doc.file.text(&db).clone(), cute_lint::line_index(&db, doc.file).clone())
+                }));
+                drop(db);
+                let (text, index) = read.ok()?;
+                let offset = index.offset(edits::line_col(position), encoding);
+                let hover = cute_lint::hover(&text, offset, &cute_lint::AnalysisOptions::default());
+                Some(hover.map(|h| (h, index, encoding)))
+            });
+            let (hover, index, encoding) = match task.await {
+                Ok(None) => continue,
+                Ok(Some(None)) => return Ok(None),
+                Ok(Some(Some(found))) => found,
+                Err(err) => {
+                    let message = format!("cute-lsp: hover in {} failed: {}", uri.as_str(), panic_message(err));
+                    self.client.log_message(MessageType::ERROR, message).await;
+                    return Ok(None);
+                }
+            };
+            let kind = if markdown { MarkupKind::Markdown } else { MarkupKind::PlainText };
+            return Ok(Some(Hover {
+                contents: HoverContents::Markup(MarkupContent { kind, value: hover.markdown }),
+                range: Some(convert::range(&index, hover.range, encoding)),
+            }));
+        }
+    }
+
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         if !actions::wants_quickfix(params.context.only.as_deref()) {
             return Ok(None);
@@ -243,7 +543,7 @@ impl LanguageServer for Backend {
         loop {
             let Some(snapshot) = self.shared.lock().snapshot(&uri, None) else { return Ok(None) };
             let encoding = snapshot.encoding;
-            match analyze(snapshot).await {
+            match analyze(&self.shared, &self.client, snapshot).await {
                 Outcome::Done(a) => {
                     let actions = actions::code_actions(&uri, &a.index, &a.diagnostics, params.range, encoding);
                     return Ok(Some(actions));

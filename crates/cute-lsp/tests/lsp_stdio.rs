@@ -5,7 +5,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{apply_text_edits, file_uri, is_publish_for, LspClient, TIMEOUT};
+use support::{apply_text_edits, file_uri, fixture, is_publish_for, LspClient, TempDir, TIMEOUT};
 
 const NO_KERNELS: &str = "import os\n\n\ndef main():\n    print(os.getcwd())\n";
 
@@ -50,6 +50,8 @@ fn handshake_advertises_incremental_sync_code_actions_and_encoding() {
         "codeActionProvider: {result}"
     );
     assert_eq!(result["serverInfo"]["name"], "cute-lsp");
+    assert_eq!(caps["hoverProvider"], true, "{result}");
+    assert!(caps["diagnosticProvider"].is_null(), "pull diagnostics offered to a client without them: {result}");
     assert!(client.shutdown().success());
 
     let mut client = LspClient::spawn();
@@ -318,4 +320,274 @@ fn client_side_edit_application_uses_utf16_columns() {
         json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "newText": "phase = 0\n"}),
     ];
     assert_eq!(apply_text_edits(text, &edits), "phase = 0\na = 'é𝜙'; wait(g, phase)\nb\nphase ^= 1\n");
+}
+
+const BUG: &str = "untoggled_phase/jacobi_cluster_bug.py";
+const CLEAN: &str = "untoggled_phase/jacobi_cluster_clean.py";
+
+/// The 0-based line of the `# expect: untoggled-phase` marker.
+fn expect_line(text: &str) -> u64 {
+    text.lines().position(|l| l.contains("# expect: untoggled-phase")).expect("the fixture has an expect marker") as u64
+}
+
+/// The diagnostics of a publish, as (code, 0-based line, severity).
+fn summary(diagnostics: &Value) -> Vec<(String, u64, u64)> {
+    diagnostics
+        .as_array()
+        .unwrap_or_else(|| panic!("not a diagnostic list: {diagnostics}"))
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default().to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap(),
+                d["severity"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The next publish for `uri`, whatever its version (a configuration change
+/// republishes the same version).
+fn next_publish(client: &mut LspClient, uri: &str) -> Vec<(String, u64, u64)> {
+    let publish = client.wait_for(&format!("publishDiagnostics for {uri}"), |m| is_publish_for(m, uri));
+    summary(&publish["params"]["diagnostics"])
+}
+
+fn pull(client: &mut LspClient, uri: &str, previous: Option<&str>) -> Value {
+    client.request("textDocument/diagnostic", json!({"textDocument": {"uri": uri}, "previousResultId": previous}))
+}
+
+fn configure(client: &mut LspClient, section: Value) {
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"cute-lsp": section}}));
+}
+
+/// A client that pulls gets no pushes: it asks, gets a full report with a
+/// result id, "unchanged" while nothing changed, and a new report after an
+/// edit. One that cannot be asked to pull again (Neovim 0.11) gets pushes,
+/// so a settings change reaches it without an edit.
+#[test]
+fn pull_diagnostics_when_the_client_declares_them() {
+    let dir = TempDir::new("pull");
+    let text = fixture(BUG);
+    let line = expect_line(&text);
+    let uri = file_uri(&dir.write("kernel.py", &text));
+    let mut client = LspClient::spawn();
+    let init = client.initialize(json!({
+        "textDocument": {"diagnostic": {"dynamicRegistration": false}},
+        "workspace": {"diagnostics": {"refreshSupport": true}},
+    }));
+    let provider = &init["capabilities"]["diagnosticProvider"];
+    assert_eq!(provider["interFileDependencies"], false, "{init}");
+    assert_eq!(provider["workspaceDiagnostics"], false, "{init}");
+    open(&mut client, &uri, 1, &text);
+
+    let report = pull(&mut client, &uri, None);
+    assert_eq!(report["kind"], "full", "{report}");
+    assert!(summary(&report["items"]).contains(&("CUTE001".to_string(), line, 1)), "{report:#}");
+    let diagnostic = report["items"].as_array().unwrap().iter().find(|d| d["code"] == "CUTE001").unwrap().clone();
+    assert!(diagnostic["relatedInformation"].as_array().is_some_and(|r| !r.is_empty()), "{diagnostic:#}");
+    let first_id = report["resultId"].as_str().expect("a result id").to_string();
+
+    let again = pull(&mut client, &uri, Some(&first_id));
+    assert_eq!(again, json!({"kind": "unchanged", "resultId": first_id}));
+
+    // The quick fix, then a pull sees the fixed text.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic], "only": ["quickfix"]}}),
+    );
+    let fix = actions.as_array().unwrap().iter().find(|a| a["isPreferred"] == true).expect("a preferred fix").clone();
+    let fixed = apply_text_edits(&text, fix["edit"]["changes"][uri.as_str()].as_array().unwrap());
+    change_full(&mut client, &uri, 2, &fixed);
+    let report = pull(&mut client, &uri, Some(&first_id));
+    assert_eq!(report["kind"], "full", "{report}");
+    assert_ne!(report["resultId"], first_id.as_str());
+    assert!(!summary(&report["items"]).iter().any(|(code, ..)| code == "CUTE001"), "{report:#}");
+
+    // Nothing was pushed.
+    let pushed: Vec<Value> = client.drain(Duration::from_millis(500)).into_iter().filter(|m| is_publish_for(m, &uri)).collect();
+    assert!(pushed.is_empty(), "publishDiagnostics sent to a pulling client: {pushed:?}");
+
+    // A document that is not open has nothing to report.
+    let report = pull(&mut client, "file:///tmp/cute-lsp-test/never-opened.py", None);
+    assert_eq!(report, json!({"kind": "full", "items": []}));
+    assert!(client.shutdown().success());
+
+    let mut client = LspClient::spawn();
+    let init = client.initialize(json!({"textDocument": {"diagnostic": {}}}));
+    assert!(init["capabilities"]["diagnosticProvider"].is_null(), "{init}");
+    open(&mut client, &uri, 1, &text);
+    assert!(summary(&wait_publish(&mut client, &uri, 1)["params"]["diagnostics"]).contains(&("CUTE001".to_string(), line, 1)));
+    assert!(client.shutdown().success());
+}
+
+/// Hover on a synchronization call shows its barrier's protocol.
+#[test]
+fn hover_shows_the_barrier_protocol() {
+    let text = fixture(BUG);
+    let line = expect_line(&text);
+    let uri = "file:///tmp/cute-lsp-test/hover.py";
+    let mut client = LspClient::spawn();
+    client.initialize(json!({}));
+    open(&mut client, uri, 1, &text);
+    let column = text.lines().nth(line as usize).unwrap().find("mbarrier_wait").unwrap() as u64;
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": column}}),
+    );
+    assert_eq!(hover["contents"]["kind"], "markdown", "{hover:#}");
+    let value = hover["contents"]["value"].as_str().unwrap();
+    for expected in [
+        "**mbarrier `gate`**: one in each of 2 CTAs",
+        "**init** line 49: warp 0 of each CTA; 256 arrivals per phase",
+        "**arrive** line 74: warps 0..3 of each CTA; 32 arrivals on a peer CTA's barrier, 30 times",
+        &format!("**wait** line {} (this call): warps 0..3 of each CTA; parity 0 every time (30 waits)", line + 1),
+    ] {
+        assert!(value.contains(expected), "{expected:?} not in the hover:\n{value}");
+    }
+    let indent = text.lines().nth(line as usize).unwrap().find("cute.arch").unwrap() as u64;
+    assert_eq!(hover["range"]["start"], json!({"line": line, "character": indent}), "{hover:#}");
+
+    // Nothing on code that does not synchronize, nor past the end of the file.
+    for (l, c) in [(0, 0), (line + 5, 8), (9_999, 0)] {
+        let hover = client.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": l, "character": c}}));
+        assert!(hover.is_null(), "hover at {l}:{c}: {hover:#}");
+    }
+    // A client that only takes plain text gets the same text as plain text.
+    let mut plain = LspClient::spawn();
+    plain.initialize(json!({"textDocument": {"hover": {"contentFormat": ["plaintext"]}}}));
+    open(&mut plain, uri, 1, &text);
+    let hover = plain.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": column}}),
+    );
+    assert_eq!(hover["contents"]["kind"], "plaintext", "{hover:#}");
+    assert!(client.shutdown().success());
+    assert!(plain.shutdown().success());
+}
+
+/// `[tool.cute-lsp]` in the nearest pyproject.toml: rules off, severities,
+/// budgets; re-read when it changes, and problems shown to the user.
+#[test]
+fn pyproject_configuration() {
+    let dir = TempDir::new("pyproject");
+    let bug = fixture(BUG);
+    let clean = fixture(CLEAN);
+    let line = expect_line(&bug);
+    dir.write("pyproject.toml", "[project]\nname = \"k\"\n\n[tool.cute-lsp]\nseverity = { \"untoggled-phase\" = \"warning\" }\n");
+    let bug_uri = file_uri(&dir.write("kernels/bug.py", &bug));
+    let clean_uri = file_uri(&dir.write("kernels/clean.py", &clean));
+
+    let mut client = LspClient::spawn();
+    client.initialize(json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}}));
+    open(&mut client, &bug_uri, 1, &bug);
+    assert_eq!(next_publish(&mut client, &bug_uri), [("CUTE001".to_string(), line, 2)]);
+    open(&mut client, &clean_uri, 1, &clean);
+    assert_eq!(next_publish(&mut client, &clean_uri), []);
+
+    // A budget of one state cannot finish the clean kernel: the verdict says so
+    // instead of staying silent.
+    dir.write("pyproject.toml", "[tool.cute-lsp]\nmax-states = 1\nignore = [\"untoggled-phase\"]\n");
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": file_uri(&dir.0.join("pyproject.toml")), "type": 2}]}),
+    );
+    let (mut bug_seen, mut clean_seen) = (None, None);
+    while bug_seen.is_none() || clean_seen.is_none() {
+        let publish = client.wait_for("the republish after pyproject.toml changed", |m| {
+            is_publish_for(m, &bug_uri) || is_publish_for(m, &clean_uri)
+        });
+        let diagnostics = summary(&publish["params"]["diagnostics"]);
+        if publish["params"]["uri"] == bug_uri.as_str() {
+            bug_seen = Some(diagnostics);
+        } else {
+            clean_seen = Some(diagnostics);
+        }
+    }
+    let codes = |d: &[(String, u64, u64)]| d.iter().map(|(c, ..)| c.clone()).collect::<Vec<_>>();
+    assert!(!codes(bug_seen.as_ref().unwrap()).contains(&"CUTE001".to_string()), "{bug_seen:?}");
+    assert_eq!(codes(clean_seen.as_ref().unwrap()), ["CUTE090"], "{clean_seen:?}");
+
+    // Without a notification the next edit sees the file as it is.
+    dir.write("pyproject.toml", "[tool.cute-lsp]\n");
+    change_full(&mut client, &bug_uri, 2, &bug);
+    assert_eq!(summary(&wait_publish(&mut client, &bug_uri, 2)["params"]["diagnostics"]), [("CUTE001".to_string(), line, 1)]);
+
+    // A broken file is shown to the user and does not stop the linter.
+    dir.write("pyproject.toml", "[tool.cute-lsp]\nignore = [\"dedlock\"\n");
+    change_full(&mut client, &bug_uri, 3, &bug);
+    let shown = client.wait_for("a message about the broken pyproject.toml", |m| m["method"] == "window/showMessage");
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(message.contains("pyproject.toml") && message.contains("not valid TOML"), "{message}");
+    assert_eq!(shown["params"]["type"], 2, "a warning: {shown}");
+    assert_eq!(summary(&wait_publish(&mut client, &bug_uri, 3)["params"]["diagnostics"]), [("CUTE001".to_string(), line, 1)]);
+    assert!(client.shutdown().success());
+}
+
+/// Editor settings (`initializationOptions`, `workspace/didChangeConfiguration`
+/// under `cute-lsp`) apply on top of the project's and take effect at once.
+#[test]
+fn editor_settings() {
+    let dir = TempDir::new("editor-settings");
+    let bug = fixture(BUG);
+    let line = expect_line(&bug);
+    dir.write("pyproject.toml", "[tool.cute-lsp]\nignore = [\"untoggled-phase\"]\n");
+    let uri = file_uri(&dir.write("bug.py", &bug));
+    let cute001 = |severity| vec![("CUTE001".to_string(), line, severity)];
+
+    let mut client = LspClient::spawn();
+    client.initialize_with(json!({
+        "processId": null,
+        "rootUri": file_uri(&dir.0),
+        "capabilities": {},
+        // Turns back on what the project turned off, as a warning.
+        "initializationOptions": {"rules": {"untoggled-phase": true}, "severity": {"CUTE001": "warning"}},
+    }));
+    open(&mut client, &uri, 1, &bug);
+    assert_eq!(next_publish(&mut client, &uri), cute001(2));
+
+    configure(&mut client, json!({"rules": {"untoggled-phase": true}, "severity": {"untoggled-phase": "info"}}));
+    assert_eq!(next_publish(&mut client, &uri), cute001(3));
+    // Back to the project's settings alone.
+    configure(&mut client, json!({}));
+    assert_eq!(next_publish(&mut client, &uri), []);
+    configure(&mut client, json!({"rules": {"CUTE001": true}, "colour": "red", "max-time-ms": 0}));
+    let shown = client.wait_for("a message about the bad settings", |m| m["method"] == "window/showMessage");
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(message.contains("unknown setting `colour`") && message.contains("max-time-ms"), "{message}");
+    assert_eq!(next_publish(&mut client, &uri), cute001(1));
+    // Settings for other servers leave these alone.
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"pylsp": {"plugins": {}}}}));
+    change_full(&mut client, &uri, 2, &bug);
+    assert_eq!(summary(&wait_publish(&mut client, &uri, 2)["params"]["diagnostics"]), cute001(1));
+    assert!(client.shutdown().success());
+}
+
+/// A pulling client is asked to pull again when the settings change; a
+/// notification without settings makes the server ask for its section.
+#[test]
+fn settings_with_pull_diagnostics() {
+    let dir = TempDir::new("pull-settings");
+    let bug = fixture(BUG);
+    let uri = file_uri(&dir.write("bug.py", &bug));
+    let mut client = LspClient::spawn();
+    client.initialize(json!({
+        "textDocument": {"diagnostic": {}},
+        "workspace": {"diagnostics": {"refreshSupport": true}, "configuration": true},
+    }));
+    open(&mut client, &uri, 1, &bug);
+    let first = pull(&mut client, &uri, None);
+    let first_id = first["resultId"].as_str().unwrap().to_string();
+    assert_eq!(first["items"][0]["severity"], 1, "{first:#}");
+
+    client.answer("workspace/configuration", json!([{"severity": {"untoggled-phase": "warning"}}]));
+    client.notify("workspace/didChangeConfiguration", json!({"settings": null}));
+    let asked = client.wait_for("workspace/configuration", |m| m["method"] == "workspace/configuration");
+    assert_eq!(asked["params"]["items"], json!([{"section": "cute-lsp"}]));
+    client.wait_for("workspace/diagnostic/refresh", |m| m["method"] == "workspace/diagnostic/refresh");
+    let second = pull(&mut client, &uri, Some(&first_id));
+    assert_eq!(second["kind"], "full", "{second}");
+    assert_eq!(second["items"][0]["code"], "CUTE001", "{second:#}");
+    assert_eq!(second["items"][0]["severity"], 2, "{second:#}");
+    assert!(client.shutdown().success());
 }

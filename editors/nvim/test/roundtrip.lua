@@ -80,7 +80,10 @@ local ok, err = xpcall(function()
   local client = wait_for('cute_lsp to attach to the fixture', function()
     return vim.lsp.get_clients({ bufnr = bufnr, name = 'cute_lsp' })[1]
   end)
-  step('attached (' .. client.offset_encoding .. ' positions)')
+  -- Neovim 0.11 pulls diagnostics but cannot be asked to pull again, so the
+  -- server pushes to it (settings changes must show without an edit).
+  local mode = client.server_capabilities.diagnosticProvider and 'pulled' or 'pushed'
+  step('attached (' .. client.offset_encoding .. ' positions, diagnostics ' .. mode .. ')')
 
   local function cute001()
     for _, d in ipairs(vim.diagnostic.get(bufnr)) do
@@ -105,6 +108,36 @@ local ok, err = xpcall(function()
     end
   end
   step(('CUTE001 on line %d with %d related steps'):format(diag.lnum + 1, #related))
+
+  -- Settings as a user changes them at run time: the severity follows
+  -- without an edit, and back.
+  local function set_severity(level)
+    client.settings = { ['cute-lsp'] = { severity = { ['untoggled-phase'] = level } } }
+    client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  end
+  set_severity('warning')
+  wait_for('CUTE001 to turn into a warning after a settings change', function()
+    local d = cute001()
+    return d and d.severity == vim.diagnostic.severity.WARN
+  end)
+  set_severity('error')
+  diag = wait_for('CUTE001 to turn back into an error', function()
+    local d = cute001()
+    return d and d.severity == vim.diagnostic.severity.ERROR and d
+  end)
+  lsp_diag = diag.user_data.lsp
+  step('settings: severity follows workspace/didChangeConfiguration')
+
+  -- Hover on the wait shows its barrier's protocol, with the constant parity.
+  local hover = client:request_sync('textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = lsp_diag.range.start,
+  }, TIMEOUT_MS, bufnr)
+  local contents = hover and hover.result and hover.result.contents or {}
+  if not (contents.value or ''):find('parity 0 every time', 1, true) then
+    fail('the hover on the wait does not show its parities: ' .. vim.inspect(hover))
+  end
+  step('hover: ' .. vim.split(contents.value, '\n')[1])
 
   -- What the server offers for the diagnostic, for a clear failure message.
   local params = {

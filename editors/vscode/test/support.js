@@ -248,4 +248,4 @@ function asContentChanges(edits) {
     .map(({ e }) => ({ range: e.range, text: e.newText }));
 }
 
-module.exports = { ROOT, TIMEOUT_MS, Session, applyEdits, asContentChanges, fileUri, vscodeCapabilities };
+module.exports = { ROOT, TIMEOUT_MS, Session, binary, applyEdits, asContentChanges, fileUri, vscodeCapabilities };

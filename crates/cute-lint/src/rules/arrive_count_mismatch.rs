@@ -29,8 +29,9 @@ pub struct Mismatch {
     pub init_site: TextRange,
     pub expected: u32,
     pub arrivals: u64,
+    /// How many times each arriving thread arrives: the rounds of the protocol.
     pub phases: u32,
-    /// (site, arrivals per phase there, who)
+    /// (site, arrivals per round there, who)
     pub contributions: Vec<(TextRange, u64, String)>,
 }
 
@@ -42,18 +43,31 @@ pub fn find(model: &Model) -> Vec<Mismatch> {
         }
         let b = b as u32;
         let mut counts: Vec<(u32, TextRange)> = Vec::new();
-        let mut waits: Vec<u32> = Vec::new();
+        // Per waiting group: the phases its waits need completed. A wait on
+        // parity p passes once the current parity differs from p, so a
+        // producer's first wait on parity 1 needs none.
+        let mut needed: Vec<u64> = Vec::new();
+        // Per arriving group: how many times each of its threads arrives.
+        let mut rounds: Vec<u64> = Vec::new();
         let mut arrivals = 0u64;
         let mut by_site: BTreeMap<TextRange, (u64, Vec<(u32, u32)>)> = BTreeMap::new();
         for g in &model.groups {
-            let mut w = 0;
+            let mut completions = 0u64;
+            let mut waits = 0;
+            let mut arrive_ops = 0u64;
             for op in &g.ops {
                 match op.kind {
                     OpKind::Init { bar, count } if bar == b => counts.push((count, op.site)),
-                    OpKind::Wait { bar, .. } if bar == b => w += 1,
+                    OpKind::Wait { bar, parity } if bar == b => {
+                        waits += 1;
+                        if (completions % 2) as u8 == parity {
+                            completions += 1;
+                        }
+                    }
                     OpKind::Arrive { bar, count } if bar == b => {
                         let n = count as u64 * g.size() as u64;
                         arrivals += n;
+                        arrive_ops += 1;
                         let entry = by_site.entry(op.site).or_default();
                         entry.0 += n;
                         entry.1.extend(g.threads.iter().copied());
@@ -61,24 +75,34 @@ pub fn find(model: &Model) -> Vec<Mismatch> {
                     _ => {}
                 }
             }
-            if w > 0 {
-                waits.push(w);
+            if waits > 0 {
+                needed.push(completions);
+            }
+            if arrive_ops > 0 {
+                rounds.push(arrive_ops);
             }
         }
         let Some(&(expected, init_site)) = counts.first() else { continue };
-        let Some(&phases) = waits.first() else { continue };
-        if counts.iter().any(|c| c.0 != expected) || waits.iter().any(|&w| w != phases) {
+        let (Some(&phases), Some(&round_count)) = (needed.first(), rounds.first()) else { continue };
+        if counts.iter().any(|c| c.0 != expected) || needed.iter().any(|&w| w != phases) || rounds.iter().any(|&r| r != round_count) {
             continue;
         }
-        if arrivals == expected as u64 * phases as u64 {
+        let n = expected as u64;
+        // Either the arrivals complete exactly the phases the waiters need
+        // (plus possibly one more nobody waits for), or the count is wrong;
+        // and the arrivals of one round must make one phase.
+        let completes_needed = arrivals == n * phases || arrivals == n * (phases + 1);
+        let per_round = arrivals / round_count;
+        if completes_needed || (arrivals % round_count == 0 && per_round == n) {
             continue;
         }
+        let phases = round_count as u32;
         let contributions = by_site
             .into_iter()
             .map(|(site, (n, mut threads))| {
                 threads.sort_unstable();
                 threads.dedup();
-                (site, n / phases as u64, describe_threads(&threads, model.ctas))
+                (site, n / round_count, describe_threads(&threads, model.ctas))
             })
             .collect();
         // One report per init site: a loop initialising every stage of a

@@ -38,6 +38,31 @@ pub enum Cause {
     ConditionalFlip { var: String, branch: TextRange, flip: TextRange, only_statement: bool },
     /// Two flips per iteration cancel out.
     DoubleFlip { var: String },
+    /// A pipeline state passed to `consumer_wait`/`producer_acquire` is
+    /// never advanced in the loop: every iteration waits on the same stage
+    /// with the same phase.
+    NoAdvance { var: String, loop_stmt: TextRange, body_end: u32 },
+}
+
+/// For a pipeline wait (`consumer_wait(state)`, `producer_acquire(state)`):
+/// whether the loop around it never advances the state.
+pub fn pipeline_cause_of(ctx: &KernelContext<'_>, call: &Call) -> Option<Cause> {
+    let Expr::Name(var) = call.args.first()? else { return None };
+    let (_, chain) = ctx.ancestors(call.range)?;
+    let innermost = chain.iter().rev().find(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. }))?;
+    let body = body(innermost);
+    let mut advanced = false;
+    cute_ir::ast::for_each_expr(body, &mut |e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        advanced |= calls.iter().any(|c| {
+            matches!(&c.func, Expr::Attr { base, attr } if attr == "advance" && matches!(base.as_ref(), Expr::Name(b) if b == var))
+        });
+    });
+    if advanced {
+        return None;
+    }
+    Some(Cause::NoAdvance { var: var.clone(), loop_stmt: innermost.range, body_end: body.last()?.range.end })
 }
 
 /// The parity argument of a wait, when the wait is in a loop and the loop
@@ -212,6 +237,10 @@ impl Cause {
                 ctx.line(branch.start)
             ),
             Cause::DoubleFlip { var } => format!("`{var}` is flipped twice per iteration, which cancels out"),
+            Cause::NoAdvance { var, loop_stmt, .. } => format!(
+                "`{var}` is never advanced in the loop at line {}, so every iteration waits on the same stage with the same phase",
+                ctx.line(loop_stmt.start)
+            ),
         }
     }
 
@@ -260,6 +289,14 @@ impl Cause {
                 vec![Fix {
                     title: format!("flip `{var}` in every iteration"),
                     edits: vec![Edit { range, new_text: format!("{indent}{}\n", ctx.slice(*flip).trim()) }],
+                }]
+            }
+            Cause::NoAdvance { var, body_end, .. } => {
+                let at = ctx.next_line_start(*body_end);
+                let indent = ctx.indentation_at(*body_end);
+                vec![Fix {
+                    title: format!("advance `{var}` at the end of each iteration"),
+                    edits: vec![Edit { range: TextRange { start: at, end: at }, new_text: format!("{indent}{var}.advance()\n") }],
                 }]
             }
             _ => Vec::new(),

@@ -11,8 +11,10 @@
 //! so nothing in this struct ever keeps a clone.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use cute_lint::{Database, SourceFile};
+use cute_lint::{Config, Database, SourceFile};
 use cute_syntax::PositionEncoding;
 use salsa::Setter;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
@@ -38,6 +40,11 @@ pub struct State {
     open: HashMap<Uri, OpenDoc>,
     next_generation: u64,
     pub encoding: PositionEncoding,
+    /// The editor's settings; the project's are resolved per document.
+    editor: Arc<Config>,
+    /// Workspace folders, where the configuration of documents that are not
+    /// files (unsaved buffers) is looked up.
+    pub roots: Vec<PathBuf>,
 }
 
 /// A database clone for one query, and what it was taken for.
@@ -45,6 +52,10 @@ pub struct Snapshot {
     pub db: Database,
     pub doc: OpenDoc,
     pub encoding: PositionEncoding,
+    pub editor: Arc<Config>,
+    /// Where to look for the project's configuration: the document's path,
+    /// or a file in the first workspace folder.
+    pub config_path: Option<PathBuf>,
 }
 
 impl Default for State {
@@ -55,6 +66,8 @@ impl Default for State {
             open: HashMap::new(),
             next_generation: 1,
             encoding: PositionEncoding::Utf16,
+            editor: Arc::new(Config::default()),
+            roots: Vec::new(),
         }
     }
 }
@@ -122,6 +135,33 @@ impl State {
         self.open.get(uri).copied()
     }
 
+    /// Moves every open document to a new generation without touching its
+    /// text, so results computed under the previous configuration are no
+    /// longer current. Returns the documents and their new generations.
+    pub fn touch_all(&mut self) -> Vec<(Uri, u64)> {
+        let uris: Vec<Uri> = self.open.keys().cloned().collect();
+        let mut touched = Vec::with_capacity(uris.len());
+        for uri in uris {
+            let generation = self.bump();
+            if let Some(doc) = self.open.get_mut(&uri) {
+                doc.generation = generation;
+                touched.push((uri, generation));
+            }
+        }
+        touched
+    }
+
+    pub fn editor(&self) -> &Config {
+        &self.editor
+    }
+
+    /// Replaces the editor's settings; every open document is then out of
+    /// date (see [`State::touch_all`]).
+    pub fn set_editor_config(&mut self, config: Config) -> Vec<(Uri, u64)> {
+        self.editor = Arc::new(config);
+        self.touch_all()
+    }
+
     /// A clone of the database for querying `uri`, if it is open and (when a
     /// generation is given) still at that generation.
     pub fn snapshot(&self, uri: &Uri, generation: Option<u64>) -> Option<Snapshot> {
@@ -129,7 +169,11 @@ impl State {
         if generation.is_some_and(|g| g != doc.generation) {
             return None;
         }
-        Some(Snapshot { db: self.db.clone(), doc, encoding: self.encoding })
+        let config_path = uri
+            .to_file_path()
+            .map(|p| p.into_owned())
+            .or_else(|| self.roots.first().map(|root| root.join("untitled.py")));
+        Some(Snapshot { db: self.db.clone(), doc, encoding: self.encoding, editor: self.editor.clone(), config_path })
     }
 
     #[cfg(test)]
@@ -188,6 +232,24 @@ mod tests {
         assert_eq!(st.text(&uri()).unwrap(), "two\n");
         assert!(st.snapshot(&uri(), Some(a.generation)).is_none());
         assert!(st.snapshot(&uri(), Some(b.generation)).is_some());
+    }
+
+    #[test]
+    fn configuration_changes_outdate_every_open_document() {
+        let mut st = State::default();
+        let a = st.open(uri(), 1, "one\n".into());
+        let other: Uri = "file:///tmp/other.py".parse().unwrap();
+        let b = st.open(other.clone(), 1, "two\n".into());
+        let (ignored, _) = Config::from_value(&serde_json::json!({"ignore": ["deadlock"]}), "test");
+        let touched = st.set_editor_config(ignored.clone());
+        assert_eq!(touched.len(), 2);
+        assert!(st.snapshot(&uri(), Some(a.generation)).is_none());
+        assert!(st.snapshot(&other, Some(b.generation)).is_none());
+        for (u, generation) in touched {
+            let snapshot = st.snapshot(&u, Some(generation)).unwrap();
+            assert_eq!(*snapshot.editor, ignored);
+            assert_eq!(snapshot.doc.version, 1, "versions are the client's and do not move");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -26,6 +26,8 @@ pub struct LspClient {
     backlog: VecDeque<Value>,
     next_id: i64,
     stderr: Arc<Mutex<String>>,
+    /// Results for requests from the server, by method; others get `null`.
+    answers: HashMap<String, Value>,
 }
 
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
@@ -85,7 +87,12 @@ impl LspClient {
             }
         });
         let stdin = child.stdin.take();
-        LspClient { child, stdin, incoming, backlog: VecDeque::new(), next_id: 0, stderr }
+        LspClient { child, stdin, incoming, backlog: VecDeque::new(), next_id: 0, stderr, answers: HashMap::new() }
+    }
+
+    /// Answer the server's `method` requests with `result` from now on.
+    pub fn answer(&mut self, method: &str, result: Value) {
+        self.answers.insert(method.to_string(), result);
     }
 
     /// What the server wrote to stderr so far, for failure messages.
@@ -113,8 +120,8 @@ impl LspClient {
     }
 
     /// The next message from the server, or `None` if none came within
-    /// `timeout`. Requests from the server are answered with `null` and also
-    /// returned.
+    /// `timeout`. Requests from the server are answered (see [`Self::answer`],
+    /// `null` by default) and also returned.
     pub fn recv(&mut self, timeout: Duration) -> Option<Value> {
         match self.backlog.pop_front() {
             Some(message) => Some(message),
@@ -127,7 +134,9 @@ impl LspClient {
             Ok(message) => {
                 if message.get("method").is_some() && message.get("id").is_some() {
                     let id = message["id"].clone();
-                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                    let method = message["method"].as_str().unwrap_or_default();
+                    let result = self.answers.get(method).cloned().unwrap_or(Value::Null);
+                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
                 }
                 Some(message)
             }
@@ -172,10 +181,23 @@ impl LspClient {
     /// `initialize` with the given client capabilities, then `initialized`.
     /// Returns the `initialize` result.
     pub fn initialize(&mut self, capabilities: Value) -> Value {
-        let result =
-            self.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": capabilities}));
+        self.initialize_with(json!({"processId": null, "rootUri": null, "capabilities": capabilities}))
+    }
+
+    /// `initialize` with the given parameters, then `initialized`.
+    pub fn initialize_with(&mut self, params: Value) -> Value {
+        let result = self.request("initialize", params);
         self.notify("initialized", json!({}));
         result
+    }
+
+    /// Every message that arrives within `quiet` of the previous one.
+    pub fn drain(&mut self, quiet: Duration) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(message) = self.recv(quiet) {
+            out.push(message);
+        }
+        out
     }
 
     /// Waits for a notification matching `pred`; other messages are dropped.
@@ -286,4 +308,39 @@ pub fn file_uri(path: &std::path::Path) -> String {
         }
     }
     uri
+}
+
+/// A directory of its own under the system's temporary directory, removed
+/// when dropped.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("cute-lsp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("create {}: {err}", dir.display()));
+        TempDir(dir.canonicalize().unwrap())
+    }
+
+    /// Writes `text` to `name` in the directory; returns the path.
+    pub fn write(&self, name: &str, text: &str) -> std::path::PathBuf {
+        let path = self.0.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, text).unwrap_or_else(|err| panic!("write {}: {err}", path.display()));
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The text of a fixture under tests/fixtures.
+pub fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("fixture {} is missing or unreadable: {err}", path.display()))
 }

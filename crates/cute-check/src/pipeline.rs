@@ -1,0 +1,242 @@
+//! The `cutlass.pipeline` classes, expanded into the mbarrier operations their
+//! methods perform (as the installed package implements them):
+//!
+//! - `PipelineAsync.create(num_stages=S, producer_group=P, consumer_group=C,
+//!   barrier_storage=base)`: `full[i] = base + i`, `empty[i] = base + S + i`;
+//!   warp 0 (its elected lane) initialises `full[i]` with P's thread count and
+//!   `empty[i]` with C's; then, unless `defer_sync=True`, `mbarrier_init_fence()`
+//!   and a CTA barrier.
+//! - `producer_acquire(s)`: wait on `empty[s.index]` with `s.phase`;
+//!   `producer_commit(s)`: every calling thread arrives on `full[s.index]`;
+//!   `consumer_wait(s)`: wait on `full[s.index]`; `consumer_release(s)`: every
+//!   calling thread arrives on `empty[s.index]`; `producer_tail(s)`: acquire
+//!   and advance once per stage.
+//! - `PipelineTmaAsync`: the same barriers, but `producer_acquire` also makes
+//!   the elected lane arrive (with the transaction bytes) on `full`,
+//!   `producer_commit` does nothing (the TMA completes the bytes), and
+//!   `consumer_release` is signalled by one lane per consumer warp in a
+//!   single-CTA cluster.
+//! - `make_pipeline_state(Producer|Consumer, S)`: index 0, phase 1 for a
+//!   producer (a fresh barrier lets its first acquire pass) and 0 for a
+//!   consumer; `advance()` steps the index and flips the phase on wrap.
+//!
+//! Other pipeline classes stay unresolved, so their kernels are reported as
+//! not checked.
+
+use std::collections::BTreeMap;
+
+use cute_ir::ast::{Call, Expr};
+use cute_ir::eval::{Object, SmemRef, Value};
+
+/// Which pipeline class an object is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Async,
+    TmaAsync,
+}
+
+pub const PIPELINE: &str = "Pipeline";
+pub const STATE: &str = "PipelineState";
+pub const GROUP: &str = "CooperativeGroup";
+
+/// What a `cutlass.pipeline` call means for the thread that makes it.
+pub enum Action {
+    /// A plain value (a group, a state, a pipeline object).
+    Value(Value),
+    /// Initialise the ring from warp 0, then synchronize the CTA unless deferred.
+    Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: bool },
+    Wait { bar: SmemRef, phase: i64 },
+    /// Every calling thread arrives.
+    Arrive { bar: SmemRef },
+    /// Lane 0 of the calling warp arrives once.
+    ArriveOneLane { bar: SmemRef },
+    /// Wait, then lane 0 arrives on `full` (TMA producer acquire).
+    WaitThenArriveOneLane { wait: SmemRef, phase: i64, arrive: SmemRef },
+    /// `producer_tail`: one acquire per stage, advancing the state.
+    Tail { waits: Vec<(SmemRef, i64)> },
+    Nothing,
+    Unsupported(String),
+}
+
+fn last_segment(call: &Call) -> String {
+    call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or("").to_string()).unwrap_or_else(|| match &call.func {
+        Expr::Attr { attr, .. } => attr.clone(),
+        _ => String::new(),
+    })
+}
+
+fn kwarg<'a>(call: &Call, kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
+    let _ = call;
+    kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+fn obj(class: &str, attrs: &[(&str, Value)]) -> Value {
+    Value::Object(Box::new(Object {
+        class: class.to_string(),
+        attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
+    }))
+}
+
+fn attr(v: &Value, name: &str) -> Option<Value> {
+    match v {
+        Value::Object(o) => o.attrs.get(name).cloned(),
+        _ => None,
+    }
+}
+
+fn stage_barrier(pipeline: &Value, which: &str, state: &Value) -> Option<(SmemRef, i64)> {
+    let base = match attr(pipeline, which)? {
+        Value::Smem(s) => s,
+        _ => return None,
+    };
+    let index = attr(state, "index")?.as_int()?;
+    let phase = attr(state, "phase")?.as_int()?;
+    Some((SmemRef { offset: base.offset + index, ..base }, phase))
+}
+
+/// Threads a cooperative group stands for (`threads_per_cta` for
+/// `Agent.ThreadBlock`).
+fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Option<u32> {
+    let size = attr(group, "size")?.as_int()? as u32;
+    let agent = match attr(group, "agent")? {
+        Value::Str(s) => s,
+        _ => return None,
+    };
+    Some(match agent.as_str() {
+        "Thread" => size,
+        "Warp" => size * 32,
+        "ThreadBlock" => size * threads_per_cta,
+        "ThreadBlockCluster" => size * threads_per_cta * ctas,
+        _ => return None,
+    })
+}
+
+/// The meaning of a pipeline call. `receiver` is the evaluated object a
+/// method is called on (for `pipe.consumer_wait(state)`).
+pub fn action(
+    call: &Call,
+    receiver: Option<&Value>,
+    args: &[Value],
+    kwargs: &[(String, Value)],
+    threads_per_cta: u32,
+    ctas: u32,
+) -> Action {
+    let name = last_segment(call);
+    let arg_text = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_default();
+    match name.as_str() {
+        "CooperativeGroup" => {
+            let agent = arg_text(0).rsplit('.').next().unwrap_or("").to_string();
+            let size = args.get(1).cloned().or_else(|| kwarg(call, kwargs, "size").cloned()).unwrap_or(Value::Int(1));
+            Action::Value(obj(GROUP, &[("agent", Value::Str(agent)), ("size", size)]))
+        }
+        "make_pipeline_state" => {
+            let producer = arg_text(0).ends_with("Producer");
+            let stages = args.get(1).cloned().unwrap_or(Value::unknown("the stage count"));
+            Action::Value(obj(
+                STATE,
+                &[("stages", stages), ("index", Value::Int(0)), ("phase", Value::Int(producer as i64)), ("count", Value::Int(0))],
+            ))
+        }
+        "create" => {
+            let class = call.func.dotted().unwrap_or_default();
+            let kind = if class.ends_with("PipelineAsync.create") {
+                Kind::Async
+            } else if class.ends_with("PipelineTmaAsync.create") {
+                Kind::TmaAsync
+            } else {
+                return Action::Unsupported(class);
+            };
+            let stages = kwarg(call, kwargs, "num_stages").and_then(Value::as_int);
+            let producers = kwarg(call, kwargs, "producer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
+            let consumers = kwarg(call, kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
+            let storage = match kwarg(call, kwargs, "barrier_storage") {
+                Some(Value::Smem(s)) => Some(s.clone()),
+                None | Some(Value::None) => Some(SmemRef { alloc: format!("pipeline@{}", call.range.start), offset: 0, cta: None }),
+                _ => None,
+            };
+            let (Some(stages), Some(producers), Some(consumers), Some(base)) = (stages, producers, consumers, storage) else {
+                return Action::Unsupported(format!("{class} (its stages, groups or barrier storage)"));
+            };
+            let sync = !matches!(kwarg(call, kwargs, "defer_sync").and_then(Value::as_bool), Some(true));
+            let full = base.clone();
+            let empty = SmemRef { offset: base.offset + stages, ..base };
+            let mut inits = Vec::new();
+            for i in 0..stages {
+                inits.push((SmemRef { offset: full.offset + i, ..full.clone() }, producers));
+                inits.push((SmemRef { offset: empty.offset + i, ..empty.clone() }, consumers));
+            }
+            let kind_name = match kind {
+                Kind::Async => "Async",
+                Kind::TmaAsync => "TmaAsync",
+            };
+            let pipeline = obj(
+                PIPELINE,
+                &[
+                    ("kind", Value::Str(kind_name.to_string())),
+                    ("stages", Value::Int(stages)),
+                    ("full", Value::Smem(full)),
+                    ("empty", Value::Smem(empty)),
+                ],
+            );
+            Action::Create { pipeline, inits, sync }
+        }
+        method => {
+            let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
+                return Action::Unsupported(call.func.dotted().unwrap_or(method.to_string()));
+            };
+            let tma = matches!(attr(pipe, "kind"), Some(Value::Str(k)) if k == "TmaAsync");
+            let state = args.first().cloned().unwrap_or(Value::None);
+            let at = |which: &str| stage_barrier(pipe, which, &state);
+            let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
+            match method {
+                "producer_acquire" => match (at("empty"), at("full")) {
+                    (Some((wait, phase)), Some((full, _))) if tma => Action::WaitThenArriveOneLane { wait, phase, arrive: full },
+                    (Some((bar, phase)), _) => Action::Wait { bar, phase },
+                    _ => unsupported(),
+                },
+                "producer_commit" if tma => Action::Nothing,
+                "producer_commit" => at("full").map(|(bar, _)| Action::Arrive { bar }).unwrap_or_else(unsupported),
+                "consumer_wait" => at("full").map(|(bar, phase)| Action::Wait { bar, phase }).unwrap_or_else(unsupported),
+                "consumer_release" if tma => at("empty").map(|(bar, _)| Action::ArriveOneLane { bar }).unwrap_or_else(unsupported),
+                "consumer_release" => at("empty").map(|(bar, _)| Action::Arrive { bar }).unwrap_or_else(unsupported),
+                "producer_get_barrier" => at("full").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
+                "consumer_get_barrier" => at("empty").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
+                "producer_tail" => {
+                    let mut s = state.clone();
+                    let mut waits = Vec::new();
+                    let stages = attr(pipe, "stages").and_then(|v| v.as_int()).unwrap_or(0);
+                    for _ in 0..stages {
+                        match stage_barrier(pipe, "empty", &s) {
+                            Some(w) => waits.push(w),
+                            None => return unsupported(),
+                        }
+                        s = advanced(&s).unwrap_or(s);
+                    }
+                    Action::Tail { waits }
+                }
+                _ => Action::Unsupported(format!("`{method}`")),
+            }
+        }
+    }
+}
+
+/// `PipelineState.advance()`: next index, phase flipped on wrap.
+pub fn advanced(state: &Value) -> Option<Value> {
+    let Value::Object(o) = state else { return None };
+    if o.class != STATE {
+        return None;
+    }
+    let stages = o.attrs.get("stages")?.as_int()?;
+    let mut index = o.attrs.get("index")?.as_int()? + 1;
+    let mut phase = o.attrs.get("phase")?.as_int()?;
+    let count = o.attrs.get("count").and_then(Value::as_int).unwrap_or(0) + 1;
+    if index == stages {
+        index = 0;
+        phase ^= 1;
+    }
+    let mut next = o.clone();
+    next.attrs.insert("index".into(), Value::Int(index));
+    next.attrs.insert("phase".into(), Value::Int(phase));
+    next.attrs.insert("count".into(), Value::Int(count));
+    Some(Value::Object(next))
+}

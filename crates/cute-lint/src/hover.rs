@@ -1,0 +1,403 @@
+//! What an editor shows on hover over a synchronization call: the protocol of
+//! the barrier it touches, as the checker models it (who initialises it and
+//! with which count, which sites arrive and how often, who waits on which
+//! parity), so the reason behind a diagnostic can be read at any call.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use cute_check::model::{describe_threads, Barrier, BarrierKind, Model, OpKind};
+use cute_check::{instantiate, InstantiateOptions, Scenario};
+use cute_ir::api::Api;
+use cute_ir::ast::{Call, StmtKind};
+use cute_ir::launch::Launches;
+use cute_ir::{lower_module, slice_kernel};
+use cute_syntax::{LineIndex, TextRange};
+
+use crate::context::KernelContext;
+use crate::AnalysisOptions;
+
+/// Markdown describing the call at `range`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hover {
+    pub range: TextRange,
+    pub markdown: String,
+}
+
+/// Calls that create barrier operations in the model.
+fn is_sync_call(call: &Call) -> bool {
+    matches!(
+        Api::of_call(call),
+        Some(
+            Api::MbarrierInit
+                | Api::MbarrierArrive
+                | Api::MbarrierArriveAndExpectTx
+                | Api::MbarrierWait
+                | Api::SyncThreads
+                | Api::Barrier
+                | Api::BarrierArrive
+                | Api::ClusterArrive
+                | Api::ClusterArriveRelaxed
+                | Api::ClusterWait
+                | Api::Pipeline
+        )
+    )
+}
+
+/// Threads of one cluster as (CTA, thread index in the CTA).
+type Threads = BTreeSet<(u32, u32)>;
+
+/// At most this many rows per kind of operation, and barriers per hover.
+const MAX_ROWS: usize = 6;
+const MAX_BARRIERS: usize = 3;
+
+/// The hover for the synchronization call under `offset`, if there is one.
+pub fn hover(text: &str, offset: u32, options: &AnalysisOptions) -> Option<Hover> {
+    let tree = cute_syntax::parse(text).ok()?;
+    let module = lower_module(&tree);
+    let index = LineIndex::new(text);
+    let function = module
+        .functions
+        .iter()
+        .filter(|f| f.range.start <= offset && offset <= f.range.end)
+        .min_by_key(|f| f.range.len())?;
+    let ctx = KernelContext { text, index: &index, module: &module, kernel: function };
+    let (_, chain) = ctx.ancestors(TextRange { start: offset, end: offset })?;
+    let mut calls = Vec::new();
+    match &chain.last()?.kind {
+        StmtKind::Expr(e) | StmtKind::Assign { value: e, .. } | StmtKind::AugAssign { value: e, .. } => e.calls(&mut calls),
+        StmtKind::If { cond: e, .. } | StmtKind::While { cond: e, .. } => e.calls(&mut calls),
+        StmtKind::Return(Some(e)) => e.calls(&mut calls),
+        _ => {}
+    }
+    let call = calls
+        .into_iter()
+        .filter(|c| c.range.start <= offset && offset <= c.range.end && is_sync_call(c))
+        .min_by_key(|c| c.range.len())?;
+    let site = call.range;
+
+    // A call in a helper runs in whichever kernel calls it.
+    let in_kernel = module.kernels().any(|k| std::ptr::eq(k, function));
+    let kernels: Vec<_> = if in_kernel { vec![function] } else { module.kernels().collect() };
+    let launches = Launches::of_module(&module);
+    let inst_options = InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() };
+    for kernel in kernels {
+        let slice = slice_kernel(&module, kernel, text);
+        let launch = launches.of_kernel(&module, kernel);
+        let model = instantiate(&module, kernel, &slice.kept_ids(), &launch, &Scenario::new(), &inst_options).model;
+        if let Some(u) = model.unresolved.iter().find(|u| u.site == site) {
+            let markdown = format!(
+                "**{}** in `{}`: not modelled, because {}.",
+                callee(text, call),
+                model.kernel,
+                u.what
+            );
+            return Some(Hover { range: site, markdown });
+        }
+        let markdown = describe(&model, site, &index, (!in_kernel).then_some(model.kernel.as_str()));
+        if let Some(markdown) = markdown {
+            return Some(Hover { range: site, markdown });
+        }
+    }
+    None
+}
+
+/// `cute.arch.mbarrier_wait` of a call, for headings.
+fn callee(text: &str, call: &Call) -> String {
+    let name = call.func.dotted().unwrap_or_else(|| {
+        let s = text.get(call.range.start as usize..call.range.end as usize).unwrap_or("");
+        s.split('(').next().unwrap_or(s).trim().to_string()
+    });
+    format!("`{name}`")
+}
+
+/// Barriers that are the same object in each CTA: one family per name and kind.
+fn family(b: &Barrier) -> (String, String) {
+    let kind = match b.kind {
+        BarrierKind::Mbarrier => "mbarrier".to_string(),
+        BarrierKind::CtaBarrier => "CTA barrier".to_string(),
+        BarrierKind::NamedBarrier(id) => format!("named barrier {id}"),
+        BarrierKind::ClusterBarrier => "cluster barrier".to_string(),
+    };
+    (kind, b.name.clone())
+}
+
+fn title(b: &Barrier) -> String {
+    match b.kind {
+        BarrierKind::Mbarrier => format!("mbarrier `{}`", b.name),
+        BarrierKind::CtaBarrier => "the CTA barrier (`sync_threads`)".to_string(),
+        BarrierKind::NamedBarrier(id) => format!("named barrier {id}"),
+        BarrierKind::ClusterBarrier => "the cluster barrier".to_string(),
+    }
+}
+
+/// "warps 0..3 of each CTA" when every CTA has the same threads, else the
+/// per-CTA list.
+fn who(threads: &Threads, ctas: u32) -> String {
+    let per_cta: BTreeMap<u32, BTreeSet<u32>> = threads.iter().fold(BTreeMap::new(), |mut m, &(c, t)| {
+        m.entry(c).or_default().insert(t);
+        m
+    });
+    if ctas > 1 && per_cta.len() == ctas as usize && per_cta.values().all(|s| Some(s) == per_cta.values().next()) {
+        let one: Vec<(u32, u32)> = per_cta.values().next().into_iter().flatten().map(|&t| (0, t)).collect();
+        return format!("{} of each CTA", describe_threads(&one, 1));
+    }
+    let all: Vec<(u32, u32)> = threads.iter().copied().collect();
+    describe_threads(&all, ctas)
+}
+
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
+/// "parity 0 every time", "parity 0, 1, 0, ... (flips each time)", or the list.
+fn parities(seq: &[u8]) -> String {
+    let n = seq.len();
+    let count = if n == 1 { "1 wait".to_string() } else { format!("{n} waits") };
+    if seq.iter().all(|&p| p == seq[0]) {
+        return if n == 1 { format!("parity {}", seq[0]) } else { format!("parity {} every time ({count})", seq[0]) };
+    }
+    let shown: Vec<String> = seq.iter().take(8).map(u8::to_string).collect();
+    let more = if n > 8 { ", ..." } else { "" };
+    let flips = seq.windows(2).all(|w| w[0] != w[1]);
+    let how = if flips { format!("flips each time, {count}") } else { count };
+    format!("parities {}{more} ({how})", shown.join(", "))
+}
+
+fn line(index: &LineIndex, site: TextRange) -> u32 {
+    index.line_of(site.start) + 1
+}
+
+fn describe(model: &Model, site: TextRange, index: &LineIndex, kernel: Option<&str>) -> Option<String> {
+    // The barriers the call touches, in order of first appearance.
+    let mut families: Vec<(String, String)> = Vec::new();
+    for g in &model.groups {
+        for op in g.ops.iter().filter(|o| o.site == site) {
+            let bar = match op.kind {
+                OpKind::Init { bar, .. } | OpKind::Arrive { bar, .. } | OpKind::Wait { bar, .. } => bar,
+            };
+            let f = family(&model.barriers[bar as usize]);
+            if !families.contains(&f) {
+                families.push(f);
+            }
+        }
+    }
+    if families.is_empty() {
+        return None;
+    }
+    let ctas = model.ctas.max(1);
+    let mut out = String::new();
+    for fam in families.iter().take(MAX_BARRIERS) {
+        let members: Vec<u32> =
+            (0..model.barriers.len() as u32).filter(|&b| family(&model.barriers[b as usize]) == *fam).collect();
+        let first = &model.barriers[members[0] as usize];
+        let per_cta = matches!(first.kind, BarrierKind::Mbarrier | BarrierKind::CtaBarrier | BarrierKind::NamedBarrier(_));
+        let _ = write!(out, "**{}**", title(first));
+        if let Some(k) = kernel {
+            let _ = write!(out, " in `{k}`");
+        }
+        if per_cta && ctas > 1 {
+            let _ = write!(out, ": one in each of {ctas} CTAs");
+        }
+        let _ = writeln!(out, " ({} threads per CTA)\n", model.threads_per_cta);
+
+        // Per site: who, and what. Arrivals and inits are counted per thread.
+        // Init sites: who, with which counts.
+        let mut inits: BTreeMap<TextRange, (Threads, BTreeSet<u32>)> = BTreeMap::new();
+        // Arrive sites by (site, count, lands on another CTA): who, how often per thread.
+        let mut arrives: BTreeMap<(TextRange, u32, bool), (Threads, usize)> = BTreeMap::new();
+        // Wait sites by (site, parities in order): who.
+        let mut waits: BTreeMap<(TextRange, Vec<u8>), Threads> = BTreeMap::new();
+        // Arrivals each barrier of the family receives over the whole kernel.
+        let mut received: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut expected: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+        for g in &model.groups {
+            let mut seqs: BTreeMap<TextRange, Vec<u8>> = BTreeMap::new();
+            let mut arrive_counts: BTreeMap<(TextRange, u32, bool), usize> = BTreeMap::new();
+            for op in &g.ops {
+                match op.kind {
+                    OpKind::Init { bar, count } if members.contains(&bar) => {
+                        let e = inits.entry(op.site).or_default();
+                        e.0.extend(g.threads.iter().copied());
+                        e.1.insert(count);
+                        expected.entry(bar).or_default().insert(count);
+                    }
+                    OpKind::Arrive { bar, count } if members.contains(&bar) => {
+                        let target = model.barriers[bar as usize].cta;
+                        // Whether the arrival lands on another CTA's barrier (same for the whole group).
+                        let remote = per_cta && g.threads.first().is_some_and(|&(c, _)| c != target);
+                        *arrive_counts.entry((op.site, count, remote)).or_default() += 1;
+                        *received.entry(bar).or_default() += u64::from(count) * g.threads.len() as u64;
+                    }
+                    OpKind::Wait { bar, parity } if members.contains(&bar) => {
+                        seqs.entry(op.site).or_default().push(parity);
+                    }
+                    _ => {}
+                }
+            }
+            for (key, n) in arrive_counts {
+                let e = arrives.entry(key).or_default();
+                e.0.extend(g.threads.iter().copied());
+                e.1 = e.1.max(n);
+            }
+            for (s, seq) in seqs {
+                waits.entry((s, seq)).or_default().extend(g.threads.iter().copied());
+            }
+        }
+        for &b in &members {
+            if let Some(count) = model.barriers[b as usize].preset_count {
+                expected.entry(b).or_default().insert(count);
+            }
+        }
+
+        let here = |s: TextRange| if s == site { " (this call)" } else { "" };
+        let mut rows: Vec<String> = Vec::new();
+        for (s, (threads, counts)) in &inits {
+            let counts: Vec<String> = counts.iter().map(u32::to_string).collect();
+            rows.push(format!(
+                "- **init** line {}{}: {}; {} arrivals per phase",
+                line(index, *s),
+                here(*s),
+                who(threads, ctas),
+                counts.join(" or "),
+            ));
+        }
+        if inits.is_empty() {
+            if let Some(count) = first.preset_count {
+                rows.push(format!("- ready before the kernel: {count} arrivals per phase, one per participating thread"));
+            }
+        }
+        push_capped(&mut out, rows, "init");
+
+        let mut rows = Vec::new();
+        for ((s, count, remote), (threads, n)) in &arrives {
+            let whose = match (per_cta && ctas > 1, remote) {
+                (false, _) => String::new(),
+                (true, false) => " on their own CTA's barrier".to_string(),
+                (true, true) => " on a peer CTA's barrier".to_string(),
+            };
+            let each = if *count == 1 { "1 arrival".to_string() } else { format!("{count} arrivals") };
+            rows.push(format!(
+                "- **arrive** line {}{}: {}; {each}{whose}, {}",
+                line(index, *s),
+                here(*s),
+                who(threads, ctas),
+                times(*n)
+            ));
+        }
+        push_capped(&mut out, rows, "arrive");
+
+        let mut rows = Vec::new();
+        for ((s, seq), threads) in &waits {
+            rows.push(format!("- **wait** line {}{}: {}; {}", line(index, *s), here(*s), who(threads, ctas), parities(seq)));
+        }
+        push_capped(&mut out, rows, "wait");
+
+        // Completed phases: what the arrivals add up to against the count.
+        let mut totals: BTreeSet<String> = BTreeSet::new();
+        for &b in &members {
+            let got = received.get(&b).copied().unwrap_or(0);
+            let Some(counts) = expected.get(&b) else { continue };
+            if counts.len() != 1 || got == 0 {
+                continue;
+            }
+            let per_phase = u64::from(*counts.iter().next().unwrap());
+            let phases = got / per_phase;
+            let rest = got % per_phase;
+            let mut line =
+                format!("{got} arrivals in all: {phases} phase{} of {per_phase}", if phases == 1 { "" } else { "s" });
+            if rest > 0 {
+                let _ = write!(line, " and {rest} arrivals toward a phase that never completes");
+            }
+            totals.insert(line);
+        }
+        if totals.len() == 1 {
+            let scope = if per_cta && ctas > 1 { "Each CTA's barrier receives " } else { "It receives " };
+            let _ = writeln!(out, "\n{scope}{}.", totals.into_iter().next().unwrap());
+        } else {
+            for &b in &members {
+                let got = received.get(&b).copied().unwrap_or(0);
+                let _ = writeln!(out, "\n{} receives {got} arrivals.", model.barriers[b as usize].display(ctas));
+            }
+        }
+        out.push('\n');
+    }
+    if families.len() > MAX_BARRIERS {
+        let _ = writeln!(out, "... and {} more barriers\n", families.len() - MAX_BARRIERS);
+    }
+    if !model.assumptions.is_empty() {
+        let _ = writeln!(out, "Assuming {}.", model.assumptions.join("; "));
+    }
+    if model.bounded {
+        let _ = writeln!(out, "Loops without a known trip count are cut at a bound.");
+    }
+    Some(out.trim_end().to_string())
+}
+
+fn push_capped(out: &mut String, rows: Vec<String>, what: &str) {
+    let n = rows.len();
+    for row in rows.iter().take(MAX_ROWS) {
+        let _ = writeln!(out, "{row}");
+    }
+    if n > MAX_ROWS {
+        let _ = writeln!(out, "- ... and {} more {what} sites", n - MAX_ROWS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUG: &str = include_str!("../../../tests/fixtures/untoggled_phase/jacobi_cluster_bug.py");
+    const CLEAN: &str = include_str!("../../../tests/fixtures/untoggled_phase/jacobi_cluster_clean.py");
+
+    fn at(text: &str, needle: &str) -> u32 {
+        text.find(needle).unwrap_or_else(|| panic!("{needle} not in the fixture")) as u32 + 3
+    }
+
+    #[test]
+    fn wait_shows_the_protocol_of_its_barrier() {
+        let offset = at(BUG, "cute.arch.mbarrier_wait(gate");
+        let h = hover(BUG, offset, &AnalysisOptions::default()).expect("a hover on the wait");
+        assert_eq!(&BUG[h.range.start as usize..h.range.end as usize], "cute.arch.mbarrier_wait(gate, cutlass.Int32(0))");
+        let md = &h.markdown;
+        assert!(md.starts_with("**mbarrier `gate`**: one in each of 2 CTAs (128 threads per CTA)"), "{md}");
+        assert!(md.contains("- **init** line 49: warp 0 of each CTA; 256 arrivals per phase\n"), "{md}");
+        assert!(
+            md.contains("- **arrive** line 73: warps 0..3 of each CTA; 32 arrivals on their own CTA's barrier, 30 times\n"),
+            "{md}"
+        );
+        assert!(md.contains("- **arrive** line 74: warps 0..3 of each CTA; 32 arrivals on a peer CTA's barrier, 30 times\n"), "{md}");
+        assert!(md.contains("- **wait** line 75 (this call): warps 0..3 of each CTA; parity 0 every time (30 waits)\n"), "{md}");
+        assert!(md.contains("Each CTA's barrier receives 7680 arrivals in all: 30 phases of 256."), "{md}");
+    }
+
+    #[test]
+    fn the_clean_twin_flips() {
+        let offset = at(CLEAN, "cute.arch.mbarrier_wait(gate");
+        let h = hover(CLEAN, offset, &AnalysisOptions::default()).expect("a hover on the wait");
+        assert!(h.markdown.contains("parities 0, 1, 0, 1, 0, 1, 0, 1, ... (flips each time, 30 waits)"), "{}", h.markdown);
+    }
+
+    #[test]
+    fn arrive_and_cluster_barrier() {
+        let h = hover(BUG, at(BUG, "cute.arch.mbarrier_arrive(gate, peer)"), &AnalysisOptions::default()).unwrap();
+        assert!(h.markdown.contains("line 74 (this call)"), "{}", h.markdown);
+        let h = hover(BUG, at(BUG, "cute.arch.cluster_arrive_relaxed()"), &AnalysisOptions::default()).unwrap();
+        assert!(h.markdown.starts_with("**the cluster barrier** (128 threads per CTA)"), "{}", h.markdown);
+        assert!(h.markdown.contains("- ready before the kernel: 256 arrivals per phase"), "{}", h.markdown);
+        assert!(h.markdown.contains("- **wait** line 53"), "{}", h.markdown);
+    }
+
+    #[test]
+    fn nothing_off_synchronization() {
+        for needle in ["cur[tid] = arr", "HALF = 128", "cute.arch.thread_idx()", "import cutlass"] {
+            assert_eq!(hover(BUG, at(BUG, needle), &AnalysisOptions::default()), None, "{needle}");
+        }
+        assert_eq!(hover("def (:\n", 2, &AnalysisOptions::default()), None);
+    }
+}
