@@ -89,7 +89,14 @@ pub fn instantiate(
     model.threads_per_cta = block.iter().product();
     model.ctas = cluster.iter().product();
 
-    let mut shared = Shared { barriers: BarrierTable::default(), open: BTreeMap::new(), notes: BTreeSet::new(), unresolved: BTreeSet::new(), bounded: false };
+    let mut shared = Shared {
+        barriers: BarrierTable::default(),
+        open: BTreeMap::new(),
+        notes: BTreeSet::new(),
+        unresolved: BTreeSet::new(),
+        bounded: false,
+        partial_warp: BTreeMap::new(),
+    };
     let lane_varying = lane_varying_names(kernel);
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
     let mut group_list: Vec<Group> = Vec::new();
@@ -145,6 +152,11 @@ pub fn instantiate(
     model.bounded = shared.bounded;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
+    model.partial_warp_collectives = shared
+        .partial_warp
+        .into_iter()
+        .map(|(site, (what, threads))| (site, what, describe_threads(&threads, model.ctas)))
+        .collect();
     Instantiated { model, open_conditions: shared.open.into_values().collect() }
 }
 
@@ -209,6 +221,7 @@ struct Shared {
     notes: BTreeSet<String>,
     unresolved: BTreeSet<Unresolved>,
     bounded: bool,
+    partial_warp: BTreeMap<TextRange, (String, Vec<(u32, u32)>)>,
 }
 
 impl PartialOrd for Unresolved {
@@ -422,6 +435,9 @@ impl ThreadRun<'_> {
                         }
                     }
                 }
+                if elect && self.elect_depth > 0 {
+                    self.partial_collective(s.range, "`elect_one` inside `elect_one`: only one lane reaches the inner election");
+                }
                 if elect {
                     // elect.sync picks one lane of each warp: lane 0 when the
                     // whole warp is converged.
@@ -465,6 +481,13 @@ impl ThreadRun<'_> {
     /// enclosing branch splits the warp, and the warp is complete.
     fn converged(&self) -> bool {
         self.divergence == 0 && self.elect_depth == 0
+    }
+
+    /// A warp-collective operation reached by this thread while its warp is
+    /// split.
+    fn partial_collective(&mut self, site: TextRange, what: &str) {
+        let entry = self.shared.partial_warp.entry(site).or_insert_with(|| (what.to_string(), Vec::new()));
+        entry.1.push((self.cta, self.tid));
     }
 
     /// Lanes in this thread's warp.
@@ -688,6 +711,18 @@ impl ThreadRun<'_> {
                 Value::None
             }
             Api::Load | Api::Atomic => Value::unknown("a value loaded from memory"),
+            Api::Copy if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") => {
+                if !self.converged() {
+                    self.partial_collective(site, "this TMA/bulk `cute.copy` elects a lane itself; issued by part of a warp");
+                }
+                Value::None
+            }
+            Api::SyncWarp => {
+                if !self.converged() {
+                    self.partial_collective(site, "`sync_warp` inside a branch that splits the warp");
+                }
+                Value::None
+            }
             _ => Value::None,
         }
     }

@@ -148,6 +148,11 @@ pub struct Model {
     pub bounded: bool,
     /// Values the synchronization depends on that could not be resolved.
     pub unresolved: Vec<Unresolved>,
+    /// Warp-collective operations reached by part of a warp only: (site,
+    /// what, who) — a TMA or bulk `cute.copy` (which elects a lane itself)
+    /// under `elect_one` or a lane test, `elect_one` inside `elect_one`,
+    /// `sync_warp` inside a branch that splits the warp.
+    pub partial_warp_collectives: Vec<(TextRange, String, String)>,
 }
 
 impl Model {
@@ -181,6 +186,7 @@ impl Model {
             assumptions: Vec::new(),
             bounded: self.bounded,
             unresolved: Vec::new(),
+            partial_warp_collectives: Vec::new(),
         };
         (model, sites)
     }

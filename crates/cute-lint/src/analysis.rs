@@ -13,7 +13,9 @@ use cute_ir::{lower_module, slice_kernel, Module};
 use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::{severity_for, steps_to_related, KernelContext};
-use crate::rules::{analysis_incomplete, arrive_count_mismatch, deadlock, mbarrier_init_hazard, untoggled_phase};
+use crate::rules::{
+    analysis_incomplete, arrive_count_mismatch, deadlock, mbarrier_init_hazard, single_lane_collective, untoggled_phase,
+};
 use crate::{suppress, Diagnostic};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -144,6 +146,7 @@ pub fn check_kernel(
             .iter()
             .map(|r| mbarrier_init_hazard::repeated_init_diagnostic(ctx, &model, r))
             .collect();
+        findings.extend(single_lane_collective::diagnostics(ctx, &model));
         let mismatches = arrive_count_mismatch::find(&model);
 
         let outcome = explorer(&model, &explore_options);

@@ -96,7 +96,7 @@ fn every_rule_with_a_fixture_has_a_bug_twin_and_a_clean_twin() {
         }
         bug_rules.extend(e.into_iter().map(|(_, r)| r));
     }
-    for rule in ["untoggled-phase", "arrive-count-mismatch", "mbarrier-init-hazard", "deadlock"] {
+    for rule in ["untoggled-phase", "arrive-count-mismatch", "mbarrier-init-hazard", "single-lane-collective", "deadlock"] {
         assert!(bug_rules.contains(rule), "no bug twin for {rule}");
     }
     assert!(clean >= bug_rules.len(), "fewer clean twins than rules");

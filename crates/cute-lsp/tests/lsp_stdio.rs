@@ -591,3 +591,121 @@ fn settings_with_pull_diagnostics() {
     assert_eq!(second["items"][0]["severity"], 2, "{second:#}");
     assert!(client.shutdown().success());
 }
+
+/// `kernels` copies of the clean Jacobi kernel, each launched with its own
+/// round count (2, 3, ...) so that every kernel is a distinct model with a
+/// check of its own.
+fn many_kernels(kernels: usize) -> String {
+    let clean = fixture(CLEAN);
+    let kernel_at = clean.find("@cute.kernel").unwrap();
+    let host_at = clean.find("@cute.jit").unwrap();
+    let main_at = clean.find("if __name__").unwrap();
+    let mut out = clean[..kernel_at].to_string();
+    for i in 0..kernels {
+        let rename = |s: &str| s.replace("jacobi_kernel", &format!("jacobi_kernel_{i}")).replace("jacobi_smoother", &format!("jacobi_smoother_{i}"));
+        out.push_str(&rename(&clean[kernel_at..host_at]));
+        out.push_str(&rename(&clean[host_at..main_at]));
+    }
+    out.push_str("if __name__ == \"__main__\":\n    arr = make_fake_compact_tensor(cutlass.Float32, (2 * HALF,))\n");
+    for i in 0..kernels {
+        out.push_str(&format!("    cute.compile(jacobi_smoother_{i}, arr, {})\n", i + 2));
+    }
+    out
+}
+
+/// The (line, column) of the `nth` occurrence of `needle`.
+fn nth_position(text: &str, needle: &str, nth: usize) -> (usize, usize) {
+    let at = text.match_indices(needle).nth(nth).unwrap_or_else(|| panic!("no {nth}th {needle:?}")).0;
+    let line = text[..at].matches('\n').count();
+    let column = at - text[..at].rfind('\n').map_or(0, |i| i + 1);
+    (line, column)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Edit-to-publish latency on a large file, per kind of edit. Not part of the
+/// suite (it takes a while); run it with
+/// `cargo test --release -p cute-lsp --test lsp_stdio -- --ignored --nocapture edit_latency`
+/// (`CUTE_LSP_BENCH_KERNELS`, default 40, sets the file's size).
+#[test]
+#[ignore]
+fn edit_latency() {
+    let kernels: usize = std::env::var("CUTE_LSP_BENCH_KERNELS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let mut text = many_kernels(kernels);
+    let uri = "file:///tmp/cute-lsp-bench/many_kernels.py";
+    let mut client = LspClient::spawn();
+    client.initialize(json!({}));
+    let started = Instant::now();
+    open(&mut client, uri, 1, &text);
+    let first = wait_publish(&mut client, uri, 1);
+    let open_time = started.elapsed();
+    assert_eq!(first["params"]["diagnostics"], json!([]), "the generated kernels are clean");
+
+    let mut version = 1;
+    let mut edit = |client: &mut LspClient, text: &mut String, line: usize, column: usize, len: usize, new_text: &str| {
+        version += 1;
+        let range = json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column + len}});
+        *text = apply_text_edits(text, &[json!({"range": range, "newText": new_text})]);
+        let started = Instant::now();
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": new_text}]}),
+        );
+        let publish = wait_publish(client, uri, version);
+        (started.elapsed(), summary(&publish["params"]["diagnostics"]).len())
+    };
+    let wait = "cute.arch.mbarrier_wait(gate, phase)";
+    let mut sync_new = Vec::new();
+    let mut sync_seen = Vec::new();
+    let mut datapath = Vec::new();
+    let mut shift = Vec::new();
+    for k in 0..kernels {
+        // Synchronization: kernel k's wait gets the hard-coded parity (a model
+        // never checked before), then gets its own back (checked at open).
+        let (line, column) = nth_position(&text, wait, k);
+        let column = column + wait.find("phase").unwrap();
+        let (time, findings) = edit(&mut client, &mut text, line, column, "phase".len(), "cutlass.Int32(0)");
+        assert_eq!(findings, 1, "the hard-coded parity in kernel {k} is reported");
+        sync_new.push(time);
+        let (time, findings) = edit(&mut client, &mut text, line, column, "cutlass.Int32(0)".len(), "phase");
+        assert_eq!(findings, 0);
+        sync_seen.push(time);
+        // Datapath only: the stencil's divisor in kernel k.
+        let divisor = "+ right) / 3.";
+        let (line, column) = nth_position(&text, divisor, k);
+        let (time, findings) = edit(&mut client, &mut text, line, column + divisor.len(), 1, "5");
+        assert_eq!(findings, 0);
+        datapath.push(time);
+        // A line inserted above every kernel: all positions move, no model changes.
+        let (time, findings) = edit(&mut client, &mut text, 1, 0, 0, "# edited\n");
+        assert_eq!(findings, 0);
+        shift.push(time);
+    }
+    println!(
+        "edit latency: {kernels} kernels, {} lines, {} KiB; open to first publish {:.1} ms",
+        text.lines().count(),
+        text.len() / 1024,
+        open_time.as_secs_f64() * 1e3
+    );
+    println!("| edit | checks it needs | edits | p50 | p95 | max |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for (what, checks, mut times) in [
+        ("wait parity hard-coded in one kernel", "1 new model explored", sync_new),
+        ("the same wait restored", "0 (verdict memoized)", sync_seen),
+        ("datapath line in one kernel", "0 (model unchanged)", datapath),
+        ("line inserted above every kernel", "0 (models are position-independent)", shift),
+    ] {
+        times.sort();
+        let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+        println!(
+            "| {what} | {checks} | {} | {} | {} | {} |",
+            times.len(),
+            ms(percentile(&times, 0.5)),
+            ms(percentile(&times, 0.95)),
+            ms(*times.last().unwrap())
+        );
+    }
+    assert!(client.shutdown().success());
+}

@@ -10,6 +10,7 @@ pub mod analysis_incomplete;
 pub mod arrive_count_mismatch;
 pub mod deadlock;
 pub mod mbarrier_init_hazard;
+pub mod single_lane_collective;
 pub mod untoggled_phase;
 
 use crate::Severity;
@@ -30,6 +31,7 @@ pub const ALL: &[&Rule] = &[
     &untoggled_phase::RULE,
     &arrive_count_mismatch::RULE,
     &mbarrier_init_hazard::RULE,
+    &single_lane_collective::RULE,
     &deadlock::RULE,
     &analysis_incomplete::RULE,
 ];

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Run `cute-lsp check --format json` over whole code bases, one file at a time, and summarise.
+
+Usage:
+    scripts/sweep.py [--bin PATH] [--timeout S] [--contains TEXT] [--jobs N] [--json OUT]
+                     [--list SEVERITY,...] NAME=DIR [NAME=DIR ...]
+
+Each NAME=DIR is one code base (a bare DIR is named after its last path component). Every `*.py`
+file below DIR is checked on its own (skipping files that do not contain TEXT when `--contains` is
+given), with a timeout per file. A run is a crash when the exit status is neither 0 nor 1, or when
+standard output is not one JSON array.
+
+Per code base the table gives:
+  files             the `*.py` files checked
+  kernel files      files with at least one `@cute.kernel` decorator
+  @cute.kernel      `@cute.kernel` decorators (a regex over the source, so it counts definitions,
+                    not launches or instantiations)
+  @cute.jit         `@cute.jit` decorators, counted the same way
+  diagnosed kernels distinct (file, kernel name) pairs named in a diagnostic message
+  diagnostics       by rule name and severity
+  incomplete        the `analysis-incomplete` reasons, grouped after removing the kernel name, the
+                    receiver of a method call and every number from the message
+  crashes, timeouts and wall time (the sum of the per-file wall times, and the sweep's elapsed time)
+
+`--list error,warning` (the default) prints every diagnostic of those severities with its location.
+`--json OUT` writes every per-file result for further processing.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_BIN = os.path.join(REPO, "target", "release", "cute-lsp")
+
+KERNEL_RE = re.compile(r"^\s*@cute\.kernel\b", re.M)
+JIT_RE = re.compile(r"^\s*@cute\.jit\b", re.M)
+# "`Class.kernel` was not checked: ..." -> the kernel name is the first backticked word.
+NAME_RE = re.compile(r"^`([^`]+)`")
+
+
+def python_files(root, contains):
+    out = []
+    if os.path.isfile(root):
+        return [root]
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for f in sorted(filenames):
+            if not f.endswith(".py"):
+                continue
+            p = os.path.join(dirpath, f)
+            if contains:
+                try:
+                    with open(p, encoding="utf-8", errors="replace") as fh:
+                        if contains not in fh.read():
+                            continue
+                except OSError:
+                    continue
+            out.append(p)
+    return out
+
+
+def check_one(binary, path, timeout):
+    t0 = time.monotonic()
+    res = {"file": path, "status": "ok", "diagnostics": [], "stderr": ""}
+    try:
+        p = subprocess.run(
+            [binary, "check", "--format", "json", path],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        res["status"] = "timeout"
+        res["wall"] = time.monotonic() - t0
+        return res
+    res["wall"] = time.monotonic() - t0
+    res["exit"] = p.returncode
+    res["stderr"] = p.stderr[-2000:]
+    if p.returncode not in (0, 1):
+        res["status"] = "crash"
+        return res
+    try:
+        diags = json.loads(p.stdout)
+        if not isinstance(diags, list):
+            raise ValueError("not an array")
+    except ValueError:
+        res["status"] = "crash"
+        res["stderr"] = ("no JSON on stdout; " + res["stderr"])[-2000:]
+        return res
+    res["diagnostics"] = diags
+    return res
+
+
+def incomplete_reason(message):
+    m = message
+    m = NAME_RE.sub("`K`", m)
+    # The receiver of a method call: `pipeline_q.producer_acquire` -> `*.producer_acquire`.
+    m = re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.(?=[A-Za-z_][A-Za-z0-9_]*)",
+               lambda mo: "*." if not mo.group(0).startswith(("cutlass.", "cute.")) else mo.group(0),
+               m)
+    m = re.sub(r"\d+", "N", m)
+    return m
+
+
+def sev_rank(s):
+    return {"error": 0, "warning": 1, "info": 2, "hint": 3}.get(s, 4)
+
+
+def summarise(name, results, elapsed):
+    s = {
+        "name": name,
+        "files": len(results),
+        "kernel_files": 0,
+        "kernels": 0,
+        "jits": 0,
+        "diagnosed_kernels": set(),
+        "by_rule": collections.Counter(),
+        "incomplete": collections.Counter(),
+        "crashes": [],
+        "timeouts": [],
+        "wall": sum(r["wall"] for r in results),
+        "elapsed": elapsed,
+    }
+    for r in results:
+        try:
+            with open(r["file"], encoding="utf-8", errors="replace") as fh:
+                src = fh.read()
+        except OSError:
+            src = ""
+        k = len(KERNEL_RE.findall(src))
+        s["kernels"] += k
+        s["jits"] += len(JIT_RE.findall(src))
+        if k:
+            s["kernel_files"] += 1
+        if r["status"] == "crash":
+            s["crashes"].append(r)
+        elif r["status"] == "timeout":
+            s["timeouts"].append(r)
+        for d in r["diagnostics"]:
+            s["by_rule"][(d.get("name"), d.get("severity"))] += 1
+            m = NAME_RE.match(d.get("message", ""))
+            if m:
+                s["diagnosed_kernels"].add((r["file"], m.group(1)))
+            if d.get("name") == "analysis-incomplete":
+                s["incomplete"][incomplete_reason(d.get("message", ""))] += 1
+    return s
+
+
+def print_table(summaries):
+    rules = sorted({k for s in summaries for k in s["by_rule"]}, key=lambda k: (sev_rank(k[1]), k[0]))
+    rows = [
+        ("files", lambda s: s["files"]),
+        ("files with @cute.kernel", lambda s: s["kernel_files"]),
+        ("@cute.kernel decorators", lambda s: s["kernels"]),
+        ("@cute.jit decorators", lambda s: s["jits"]),
+        ("kernels named in a diagnostic", lambda s: len(s["diagnosed_kernels"])),
+    ]
+    for rule in rules:
+        rows.append((f"{rule[0]} ({rule[1]})", lambda s, rule=rule: s["by_rule"].get(rule, 0)))
+    rows += [
+        ("crashes", lambda s: len(s["crashes"])),
+        ("timeouts", lambda s: len(s["timeouts"])),
+        ("wall, sum per file (s)", lambda s: f"{s['wall']:.1f}"),
+        ("wall, elapsed (s)", lambda s: f"{s['elapsed']:.1f}"),
+    ]
+    header = "| | " + " | ".join(s["name"] for s in summaries) + " | total |"
+    print(header)
+    print("|---|" + "---:|" * (len(summaries) + 1))
+    for label, f in rows:
+        vals = [f(s) for s in summaries]
+        try:
+            tot = sum(float(v) for v in vals)
+            tot = f"{tot:.1f}" if any(isinstance(v, str) for v in vals) else int(tot)
+        except ValueError:
+            tot = ""
+        print(f"| {label} | " + " | ".join(str(v) for v in vals) + f" | {tot} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bases", nargs="+", metavar="NAME=DIR")
+    ap.add_argument("--bin", default=DEFAULT_BIN)
+    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--contains", default=None, help="only files whose text contains this string")
+    ap.add_argument("--jobs", type=int, default=1, help="files checked in parallel (1 gives honest per-file times)")
+    ap.add_argument("--json", default=None, help="write every per-file result here")
+    ap.add_argument("--list", default="error,warning", help="severities to list one by one ('' for none)")
+    ap.add_argument("--reasons", type=int, default=15, help="incomplete reasons shown per code base")
+    args = ap.parse_args()
+
+    if not os.access(args.bin, os.X_OK):
+        sys.exit(f"sweep: no executable {args.bin}; build it with `cargo build --release -p cute-lsp`")
+    listed = {x for x in args.list.split(",") if x}
+
+    t_start = time.monotonic()
+    summaries, dump = [], {}
+    for base in args.bases:
+        name, _, root = base.partition("=")
+        if not root:
+            root = name
+            name = os.path.basename(os.path.normpath(root))
+        files = python_files(root, args.contains)
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+            results = list(ex.map(lambda p: check_one(args.bin, p, args.timeout), files))
+        s = summarise(name, results, time.monotonic() - t0)
+        summaries.append(s)
+        dump[name] = results
+
+        print(f"## {name}: {root}")
+        for r in s["crashes"]:
+            print(f"  crash (exit {r.get('exit')}): {r['file']}: {r['stderr'].strip().splitlines()[-1:]}")
+        for r in s["timeouts"]:
+            print(f"  timeout ({args.timeout:.0f} s): {r['file']}")
+        for r in results:
+            for d in sorted(r["diagnostics"], key=lambda d: d["range"]["start"]["line"]):
+                if d.get("severity") in listed:
+                    line = d["range"]["start"]["line"] + 1
+                    print(f"  {d['severity']} {d['code']} {d['name']}: {r['file']}:{line}: {d['message']}")
+        if s["incomplete"]:
+            print(f"  analysis-incomplete reasons ({sum(s['incomplete'].values())}, {len(s['incomplete'])} distinct):")
+            for reason, n in s["incomplete"].most_common(args.reasons):
+                print(f"    {n:5d}  {reason}")
+        print()
+
+    total = time.monotonic() - t_start
+    print_table(summaries)
+    print()
+    allr = collections.Counter()
+    for s in summaries:
+        allr.update(s["incomplete"])
+    if allr:
+        print(f"analysis-incomplete reasons over all code bases ({sum(allr.values())}, {len(allr)} distinct):")
+        for reason, n in allr.most_common(args.reasons):
+            print(f"  {n:5d}  {reason}")
+        print()
+    print(f"sweep wall time: {total:.1f} s")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(dump, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
