@@ -99,12 +99,9 @@ def check_one(binary, path, timeout):
 
 
 def incomplete_reason(message):
-    m = message
-    m = NAME_RE.sub("`K`", m)
-    # The receiver of a method call: `pipeline_q.producer_acquire` -> `*.producer_acquire`.
-    m = re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.(?=[A-Za-z_][A-Za-z0-9_]*)",
-               lambda mo: "*." if not mo.group(0).startswith(("cutlass.", "cute.")) else mo.group(0),
-               m)
+    m = NAME_RE.sub("`K`", message)
+    # The receiver of the call named after "through": `pipeline_q.producer_acquire` -> `*.producer_acquire`.
+    m = re.sub(r"(through )[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\.(?=[A-Za-z_])", r"\1*.", m)
     m = re.sub(r"\d+", "N", m)
     return m
 

@@ -27,13 +27,24 @@ pub struct InstantiateOptions {
     pub unknown_trip_count: u32,
     /// Give up on a thread whose operation list grows past this.
     pub max_ops_per_thread: usize,
+    /// Statements one thread may execute (loops that never end, or run for
+    /// too long to model, stop here).
+    pub max_steps_per_thread: usize,
+    /// Statements all threads together may execute.
+    pub max_steps_total: usize,
     /// Threads per CTA when the launch does not say.
     pub default_threads_per_cta: u32,
 }
 
 impl Default for InstantiateOptions {
     fn default() -> Self {
-        InstantiateOptions { unknown_trip_count: 3, max_ops_per_thread: 200_000, default_threads_per_cta: 128 }
+        InstantiateOptions {
+            unknown_trip_count: 3,
+            max_ops_per_thread: 50_000,
+            max_steps_per_thread: 200_000,
+            max_steps_total: 4_000_000,
+            default_threads_per_cta: 128,
+        }
     }
 }
 
@@ -100,8 +111,16 @@ pub fn instantiate(
     let lane_varying = lane_varying_names(kernel);
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
     let mut group_list: Vec<Group> = Vec::new();
-    for cta in 0..model.ctas {
+    let mut total_steps = 0usize;
+    'threads: for cta in 0..model.ctas {
         for tid in 0..model.threads_per_cta {
+            if total_steps > options.max_steps_total {
+                shared.unresolved.insert(Unresolved {
+                    site: kernel.name_range,
+                    what: format!("its threads run more than {} statements together, too many to model", options.max_steps_total),
+                });
+                break 'threads;
+            }
             let mut thread = ThreadRun {
                 module,
                 kept,
@@ -120,6 +139,8 @@ pub fn instantiate(
                 generation: HashMap::new(),
                 inline_depth: 0,
                 overflow: false,
+                steps: 0,
+                inlining: Vec::new(),
                 globals: launch.globals.clone(),
                 lane_varying: &lane_varying,
                 divergence: 0,
@@ -132,9 +153,13 @@ pub fn instantiate(
             if thread.overflow {
                 thread.unresolved(
                     kernel.name_range,
-                    format!("thread {tid} performs more than {} synchronization operations", options.max_ops_per_thread),
+                    format!(
+                        "thread {tid} runs more than {} synchronization operations or {} statements, too many to model",
+                        options.max_ops_per_thread, options.max_steps_per_thread
+                    ),
                 );
             }
+            total_steps += thread.steps;
             let ops = std::mem::take(&mut thread.ops);
             match groups.get(&ops) {
                 Some(&g) => group_list[g].threads.push((cta, tid)),
@@ -263,6 +288,10 @@ struct ThreadRun<'a> {
     generation: HashMap<BarrierIx, u32>,
     inline_depth: u32,
     overflow: bool,
+    /// Statements executed so far.
+    steps: usize,
+    /// Functions being inlined, innermost last (to stop recursion).
+    inlining: Vec<TextRange>,
     globals: Env,
     /// Names whose value differs between the lanes of a warp.
     lane_varying: &'a BTreeSet<String>,
@@ -327,6 +356,11 @@ impl ThreadRun<'_> {
     }
 
     fn exec(&mut self, s: &Stmt, env: &mut Env, sliced: bool) -> Flow {
+        self.steps += 1;
+        if self.steps > self.options.max_steps_per_thread {
+            self.overflow = true;
+            return Flow::Return(Value::None);
+        }
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 let v = eval(value, env, self);
@@ -812,9 +846,21 @@ impl ThreadRun<'_> {
     }
 
     fn inline(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+        // Kernels and host functions are launched, not called from device
+        // code; and a helper that calls itself is not unrolled.
+        if f.decorator.is_some() || self.inlining.contains(&f.range) {
+            return Value::unknown(format!("`{}(...)`", f.display_name()));
+        }
         if self.inline_depth >= 8 {
             return Value::unknown(format!("`{}` (calls nested too deeply)", f.display_name()));
         }
+        self.inlining.push(f.range);
+        let value = self.inline_body(f, bound_self, args, kwargs);
+        self.inlining.pop();
+        value
+    }
+
+    fn inline_body(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         let mut env = self.globals.clone();
         let mut formal = f.params.iter();
         if let Some(s) = bound_self {

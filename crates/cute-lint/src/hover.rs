@@ -111,8 +111,9 @@ fn callee(text: &str, call: &Call) -> String {
     format!("`{name}`")
 }
 
-/// Barriers that are the same object in each CTA: one family per name and kind.
-fn family(b: &Barrier) -> (String, String) {
+/// The kind and name of a barrier; several barriers of a CTA can share them
+/// (`bars + s` for each stage `s`).
+fn kind_and_name(b: &Barrier) -> (String, String) {
     let kind = match b.kind {
         BarrierKind::Mbarrier => "mbarrier".to_string(),
         BarrierKind::CtaBarrier => "CTA barrier".to_string(),
@@ -120,6 +121,24 @@ fn family(b: &Barrier) -> (String, String) {
         BarrierKind::ClusterBarrier => "cluster barrier".to_string(),
     };
     (kind, b.name.clone())
+}
+
+/// Barriers that are the same object in each CTA: the `j`-th barrier of a
+/// kind and name in every CTA (barriers are numbered in the order threads
+/// first use them, which is the same in every CTA). Returns each barrier's
+/// family as (kind, name, j).
+fn families(model: &Model) -> Vec<(String, String, usize)> {
+    let mut seen: BTreeMap<(String, String, u32), usize> = BTreeMap::new();
+    model
+        .barriers
+        .iter()
+        .map(|b| {
+            let (kind, name) = kind_and_name(b);
+            let j = seen.entry((kind.clone(), name.clone(), b.cta)).or_default();
+            *j += 1;
+            (kind, name, *j - 1)
+        })
+        .collect()
 }
 
 fn title(b: &Barrier) -> String {
@@ -173,161 +192,60 @@ fn line(index: &LineIndex, site: TextRange) -> u32 {
 }
 
 fn describe(model: &Model, site: TextRange, index: &LineIndex, kernel: Option<&str>) -> Option<String> {
-    // The barriers the call touches, in order of first appearance.
-    let mut families: Vec<(String, String)> = Vec::new();
+    let family_of = families(model);
+    // The families the call touches, in order of first appearance.
+    let mut touched: Vec<&(String, String, usize)> = Vec::new();
     for g in &model.groups {
         for op in g.ops.iter().filter(|o| o.site == site) {
             let bar = match op.kind {
                 OpKind::Init { bar, .. } | OpKind::Arrive { bar, .. } | OpKind::Wait { bar, .. } => bar,
             };
-            let f = family(&model.barriers[bar as usize]);
-            if !families.contains(&f) {
-                families.push(f);
+            let f = &family_of[bar as usize];
+            if !touched.contains(&f) {
+                touched.push(f);
             }
         }
     }
-    if families.is_empty() {
+    if touched.is_empty() {
         return None;
+    }
+    // Families with the same protocol (the stages of a pipeline) are shown once.
+    let mut shown: Vec<(String, String, Vec<usize>, String)> = Vec::new();
+    for fam in &touched {
+        let members: Vec<u32> = (0..model.barriers.len() as u32).filter(|&b| family_of[b as usize] == **fam).collect();
+        let body = protocol(model, &members, site, index);
+        match shown.iter_mut().find(|(kind, name, _, other)| (kind, name, other) == (&fam.0, &fam.1, &body)) {
+            Some(entry) => entry.2.push(fam.2),
+            None => shown.push((fam.0.clone(), fam.1.clone(), vec![fam.2], body)),
+        }
     }
     let ctas = model.ctas.max(1);
     let mut out = String::new();
-    for fam in families.iter().take(MAX_BARRIERS) {
-        let members: Vec<u32> =
-            (0..model.barriers.len() as u32).filter(|&b| family(&model.barriers[b as usize]) == *fam).collect();
-        let first = &model.barriers[members[0] as usize];
-        let per_cta = matches!(first.kind, BarrierKind::Mbarrier | BarrierKind::CtaBarrier | BarrierKind::NamedBarrier(_));
+    for (kind, name, ordinals, body) in shown.iter().take(MAX_BARRIERS) {
+        let first = family_of.iter().position(|f| (&f.0, &f.1, f.2) == (kind, name, ordinals[0])).unwrap();
+        let first = &model.barriers[first];
         let _ = write!(out, "**{}**", title(first));
         if let Some(k) = kernel {
             let _ = write!(out, " in `{k}`");
         }
-        if per_cta && ctas > 1 {
-            let _ = write!(out, ": one in each of {ctas} CTAs");
+        let same_name = family_of.iter().filter(|f| (&f.0, &f.1) == (kind, name)).map(|f| f.2).max().unwrap_or(0) + 1;
+        let mut about = Vec::new();
+        if ordinals.len() > 1 {
+            about.push(format!("{} barriers of this name, each with this protocol", ordinals.len()));
+        } else if same_name > 1 {
+            about.push(format!("barrier {} of the {same_name} of this name", ordinals[0] + 1));
+        }
+        if per_cta(first) && ctas > 1 {
+            about.push(format!("one in each of {ctas} CTAs"));
+        }
+        if !about.is_empty() {
+            let _ = write!(out, ": {}", about.join("; "));
         }
         let _ = writeln!(out, " ({} threads per CTA)\n", model.threads_per_cta);
-
-        // Per site: who, and what. Arrivals and inits are counted per thread.
-        // Init sites: who, with which counts.
-        let mut inits: BTreeMap<TextRange, (Threads, BTreeSet<u32>)> = BTreeMap::new();
-        // Arrive sites by (site, count, lands on another CTA): who, how often per thread.
-        let mut arrives: BTreeMap<(TextRange, u32, bool), (Threads, usize)> = BTreeMap::new();
-        // Wait sites by (site, parities in order): who.
-        let mut waits: BTreeMap<(TextRange, Vec<u8>), Threads> = BTreeMap::new();
-        // Arrivals each barrier of the family receives over the whole kernel.
-        let mut received: BTreeMap<u32, u64> = BTreeMap::new();
-        let mut expected: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
-        for g in &model.groups {
-            let mut seqs: BTreeMap<TextRange, Vec<u8>> = BTreeMap::new();
-            let mut arrive_counts: BTreeMap<(TextRange, u32, bool), usize> = BTreeMap::new();
-            for op in &g.ops {
-                match op.kind {
-                    OpKind::Init { bar, count } if members.contains(&bar) => {
-                        let e = inits.entry(op.site).or_default();
-                        e.0.extend(g.threads.iter().copied());
-                        e.1.insert(count);
-                        expected.entry(bar).or_default().insert(count);
-                    }
-                    OpKind::Arrive { bar, count } if members.contains(&bar) => {
-                        let target = model.barriers[bar as usize].cta;
-                        // Whether the arrival lands on another CTA's barrier (same for the whole group).
-                        let remote = per_cta && g.threads.first().is_some_and(|&(c, _)| c != target);
-                        *arrive_counts.entry((op.site, count, remote)).or_default() += 1;
-                        *received.entry(bar).or_default() += u64::from(count) * g.threads.len() as u64;
-                    }
-                    OpKind::Wait { bar, parity } if members.contains(&bar) => {
-                        seqs.entry(op.site).or_default().push(parity);
-                    }
-                    _ => {}
-                }
-            }
-            for (key, n) in arrive_counts {
-                let e = arrives.entry(key).or_default();
-                e.0.extend(g.threads.iter().copied());
-                e.1 = e.1.max(n);
-            }
-            for (s, seq) in seqs {
-                waits.entry((s, seq)).or_default().extend(g.threads.iter().copied());
-            }
-        }
-        for &b in &members {
-            if let Some(count) = model.barriers[b as usize].preset_count {
-                expected.entry(b).or_default().insert(count);
-            }
-        }
-
-        let here = |s: TextRange| if s == site { " (this call)" } else { "" };
-        let mut rows: Vec<String> = Vec::new();
-        for (s, (threads, counts)) in &inits {
-            let counts: Vec<String> = counts.iter().map(u32::to_string).collect();
-            rows.push(format!(
-                "- **init** line {}{}: {}; {} arrivals per phase",
-                line(index, *s),
-                here(*s),
-                who(threads, ctas),
-                counts.join(" or "),
-            ));
-        }
-        if inits.is_empty() {
-            if let Some(count) = first.preset_count {
-                rows.push(format!("- ready before the kernel: {count} arrivals per phase, one per participating thread"));
-            }
-        }
-        push_capped(&mut out, rows, "init");
-
-        let mut rows = Vec::new();
-        for ((s, count, remote), (threads, n)) in &arrives {
-            let whose = match (per_cta && ctas > 1, remote) {
-                (false, _) => String::new(),
-                (true, false) => " on their own CTA's barrier".to_string(),
-                (true, true) => " on a peer CTA's barrier".to_string(),
-            };
-            let each = if *count == 1 { "1 arrival".to_string() } else { format!("{count} arrivals") };
-            rows.push(format!(
-                "- **arrive** line {}{}: {}; {each}{whose}, {}",
-                line(index, *s),
-                here(*s),
-                who(threads, ctas),
-                times(*n)
-            ));
-        }
-        push_capped(&mut out, rows, "arrive");
-
-        let mut rows = Vec::new();
-        for ((s, seq), threads) in &waits {
-            rows.push(format!("- **wait** line {}{}: {}; {}", line(index, *s), here(*s), who(threads, ctas), parities(seq)));
-        }
-        push_capped(&mut out, rows, "wait");
-
-        // Completed phases: what the arrivals add up to against the count.
-        let mut totals: BTreeSet<String> = BTreeSet::new();
-        for &b in &members {
-            let got = received.get(&b).copied().unwrap_or(0);
-            let Some(counts) = expected.get(&b) else { continue };
-            if counts.len() != 1 || got == 0 {
-                continue;
-            }
-            let per_phase = u64::from(*counts.iter().next().unwrap());
-            let phases = got / per_phase;
-            let rest = got % per_phase;
-            let mut line =
-                format!("{got} arrivals in all: {phases} phase{} of {per_phase}", if phases == 1 { "" } else { "s" });
-            if rest > 0 {
-                let _ = write!(line, " and {rest} arrivals toward a phase that never completes");
-            }
-            totals.insert(line);
-        }
-        if totals.len() == 1 {
-            let scope = if per_cta && ctas > 1 { "Each CTA's barrier receives " } else { "It receives " };
-            let _ = writeln!(out, "\n{scope}{}.", totals.into_iter().next().unwrap());
-        } else {
-            for &b in &members {
-                let got = received.get(&b).copied().unwrap_or(0);
-                let _ = writeln!(out, "\n{} receives {got} arrivals.", model.barriers[b as usize].display(ctas));
-            }
-        }
-        out.push('\n');
+        let _ = writeln!(out, "{body}\n");
     }
-    if families.len() > MAX_BARRIERS {
-        let _ = writeln!(out, "... and {} more barriers\n", families.len() - MAX_BARRIERS);
+    if shown.len() > MAX_BARRIERS {
+        let _ = writeln!(out, "... and {} more barriers\n", shown.len() - MAX_BARRIERS);
     }
     if !model.assumptions.is_empty() {
         let _ = writeln!(out, "Assuming {}.", model.assumptions.join("; "));
@@ -336,6 +254,142 @@ fn describe(model: &Model, site: TextRange, index: &LineIndex, kernel: Option<&s
         let _ = writeln!(out, "Loops without a known trip count are cut at a bound.");
     }
     Some(out.trim_end().to_string())
+}
+
+/// Barriers that exist once per CTA (the cluster barrier exists once).
+fn per_cta(b: &Barrier) -> bool {
+    matches!(b.kind, BarrierKind::Mbarrier | BarrierKind::CtaBarrier | BarrierKind::NamedBarrier(_))
+}
+
+/// The rows of one family: its init or preset count, each arrive site, each
+/// wait site with its parities, and the phases the arrivals complete.
+fn protocol(model: &Model, members: &[u32], site: TextRange, index: &LineIndex) -> String {
+    let ctas = model.ctas.max(1);
+    let first = &model.barriers[members[0] as usize];
+    let per_cta = per_cta(first);
+    let mut out = String::new();
+    // Per site: who, and what. Arrivals and inits are counted per thread.
+    // Init sites: who, with which counts.
+    let mut inits: BTreeMap<TextRange, (Threads, BTreeSet<u32>)> = BTreeMap::new();
+    // Arrive sites by (site, count, lands on another CTA): who, how often per thread.
+    let mut arrives: BTreeMap<(TextRange, u32, bool), (Threads, usize)> = BTreeMap::new();
+    // Wait sites by (site, parities in order): who.
+    let mut waits: BTreeMap<(TextRange, Vec<u8>), Threads> = BTreeMap::new();
+    // Arrivals each barrier of the family receives over the whole kernel.
+    let mut received: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut expected: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for g in &model.groups {
+        let mut seqs: BTreeMap<TextRange, Vec<u8>> = BTreeMap::new();
+        // By (site, count, CTA of the barrier arrived on): arrivals per thread.
+        let mut arrive_counts: BTreeMap<(TextRange, u32, u32), usize> = BTreeMap::new();
+        for op in &g.ops {
+            match op.kind {
+                OpKind::Init { bar, count } if members.contains(&bar) => {
+                    let e = inits.entry(op.site).or_default();
+                    e.0.extend(g.threads.iter().copied());
+                    e.1.insert(count);
+                    expected.entry(bar).or_default().insert(count);
+                }
+                OpKind::Arrive { bar, count } if members.contains(&bar) => {
+                    *arrive_counts.entry((op.site, count, model.barriers[bar as usize].cta)).or_default() += 1;
+                    *received.entry(bar).or_default() += u64::from(count) * g.threads.len() as u64;
+                }
+                OpKind::Wait { bar, parity } if members.contains(&bar) => {
+                    seqs.entry(op.site).or_default().push(parity);
+                }
+                _ => {}
+            }
+        }
+        for ((s, count, target), n) in arrive_counts {
+            for &(cta, thread) in &g.threads {
+                // Whether the arrival lands on another CTA's barrier.
+                let remote = per_cta && cta != target;
+                let e = arrives.entry((s, count, remote)).or_default();
+                e.0.insert((cta, thread));
+                e.1 = e.1.max(n);
+            }
+        }
+        for (s, seq) in seqs {
+            waits.entry((s, seq)).or_default().extend(g.threads.iter().copied());
+        }
+    }
+    for &b in members {
+        if let Some(count) = model.barriers[b as usize].preset_count {
+            expected.entry(b).or_default().insert(count);
+        }
+    }
+
+    let here = |s: TextRange| if s == site { " (this call)" } else { "" };
+    let mut rows: Vec<String> = Vec::new();
+    for (s, (threads, counts)) in &inits {
+        let counts: Vec<String> = counts.iter().map(u32::to_string).collect();
+        rows.push(format!(
+            "- **init** line {}{}: {}; {} arrivals per phase",
+            line(index, *s),
+            here(*s),
+            who(threads, ctas),
+            counts.join(" or "),
+        ));
+    }
+    if inits.is_empty() {
+        if let Some(count) = first.preset_count {
+            rows.push(format!("- ready before the kernel: {count} arrivals per phase, one per participating thread"));
+        }
+    }
+    push_capped(&mut out, rows, "init");
+
+    let mut rows = Vec::new();
+    for ((s, count, remote), (threads, n)) in &arrives {
+        let whose = match (per_cta && ctas > 1, remote) {
+            (false, _) => String::new(),
+            (true, false) => " on their own CTA's barrier".to_string(),
+            (true, true) => " on a peer CTA's barrier".to_string(),
+        };
+        let each = if *count == 1 { "1 arrival".to_string() } else { format!("{count} arrivals") };
+        rows.push(format!(
+            "- **arrive** line {}{}: {}; {each}{whose}, {}",
+            line(index, *s),
+            here(*s),
+            who(threads, ctas),
+            times(*n)
+        ));
+    }
+    push_capped(&mut out, rows, "arrive");
+
+    let mut rows = Vec::new();
+    for ((s, seq), threads) in &waits {
+        rows.push(format!("- **wait** line {}{}: {}; {}", line(index, *s), here(*s), who(threads, ctas), parities(seq)));
+    }
+    push_capped(&mut out, rows, "wait");
+
+    // Completed phases: what the arrivals add up to against the count.
+    let mut totals: BTreeSet<String> = BTreeSet::new();
+    for &b in members {
+        let got = received.get(&b).copied().unwrap_or(0);
+        let Some(counts) = expected.get(&b) else { continue };
+        if counts.len() != 1 || got == 0 {
+            continue;
+        }
+        let per_phase = u64::from(*counts.iter().next().unwrap());
+        let phases = got / per_phase;
+        let rest = got % per_phase;
+        let mut line =
+            format!("{got} arrivals in all: {phases} phase{} of {per_phase}", if phases == 1 { "" } else { "s" });
+        if rest > 0 {
+            let _ = write!(line, " and {rest} arrivals toward a phase that never completes");
+        }
+        totals.insert(line);
+    }
+    if totals.len() == 1 {
+        let scope = if per_cta && ctas > 1 { "Each CTA's barrier receives " } else { "It receives " };
+        let _ = writeln!(out, "\n{scope}{}.", totals.into_iter().next().unwrap());
+    } else {
+        for &b in members {
+            let got = received.get(&b).copied().unwrap_or(0);
+            let _ = writeln!(out, "\n{} receives {got} arrivals.", model.barriers[b as usize].display(ctas));
+        }
+    }
+    out.trim_end().to_string()
 }
 
 fn push_capped(out: &mut String, rows: Vec<String>, what: &str) {
@@ -399,5 +453,29 @@ mod tests {
             assert_eq!(hover(BUG, at(BUG, needle), &AnalysisOptions::default()), None, "{needle}");
         }
         assert_eq!(hover("def (:\n", 2, &AnalysisOptions::default()), None);
+    }
+}
+
+#[cfg(test)]
+mod method_kernel_tests {
+    use super::*;
+
+    const STAGES: &str = include_str!("../../../tests/fixtures/untoggled_phase/struct_methods_clean.py");
+
+    #[test]
+    fn stages_with_the_same_protocol_are_shown_once() {
+        let offset = STAGES.find("mbarrier_wait(bars + s, phase)").unwrap() as u32 + 2;
+        let md = hover(STAGES, offset, &AnalysisOptions::default()).expect("a hover on the wait").markdown;
+        assert!(md.starts_with("**mbarrier `bars + s`**: 2 barriers of this name, each with this protocol"), "{md}");
+        assert!(md.contains("parities 0, 1, 0, 1 (flips each time, 4 waits)"), "{md}");
+        assert_eq!(md.matches("**init**").count(), 1, "{md}");
+    }
+
+    #[test]
+    fn sync_threads_arrives_and_waits_at_one_site() {
+        let offset = STAGES.find("cute.arch.sync_threads()").unwrap() as u32 + 2;
+        let md = hover(STAGES, offset, &AnalysisOptions::default()).expect("a hover on sync_threads").markdown;
+        assert!(md.starts_with("**the CTA barrier (`sync_threads`)**"), "{md}");
+        assert!(md.contains("- **arrive** line 39 (this call)") && md.contains("- **wait** line 39 (this call)"), "{md}");
     }
 }

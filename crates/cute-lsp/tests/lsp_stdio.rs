@@ -689,7 +689,7 @@ fn edit_latency() {
         text.len() / 1024,
         open_time.as_secs_f64() * 1e3
     );
-    println!("| edit | checks it needs | edits | p50 | p95 | max |");
+    println!("| edit | explorations it needs | edits | p50 | p95 | max |");
     println!("|---|---|---:|---:|---:|---:|");
     for (what, checks, mut times) in [
         ("wait parity hard-coded in one kernel", "1 new model explored", sync_new),

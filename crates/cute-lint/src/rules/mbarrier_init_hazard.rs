@@ -34,8 +34,9 @@ pub fn repeated_inits(model: &Model) -> Vec<(u32, TextRange, Vec<(u32, u32)>)> {
                 threads.extend(g.threads.iter().copied());
             }
         }
+        threads.sort_unstable();
+        threads.dedup();
         if threads.len() > 1 {
-            threads.sort_unstable();
             let site = first.unwrap();
             // The same init statement run for the barrier of every CTA (or
             // stage) is one mistake: report it once.
