@@ -93,7 +93,7 @@ pub fn find(model: &Model) -> Vec<Mismatch> {
         // and the arrivals of one round must make one phase.
         let completes_needed = arrivals == n * phases || arrivals == n * (phases + 1);
         let per_round = arrivals / round_count;
-        if completes_needed || (arrivals % round_count == 0 && per_round == n) {
+        if completes_needed || (arrivals.is_multiple_of(round_count) && per_round == n) {
             continue;
         }
         let phases = round_count as u32;
@@ -124,7 +124,7 @@ pub fn diagnostic(
     severity: Severity,
 ) -> crate::Diagnostic {
     let name = model.barriers[m.bar as usize].display(model.ctas);
-    let per_phase = if m.arrivals % m.phases as u64 == 0 {
+    let per_phase = if m.arrivals.is_multiple_of(m.phases as u64) {
         format!("{} arrive per phase", m.arrivals / m.phases as u64)
     } else {
         format!("{} arrivals are made over its {} phases", m.arrivals, m.phases)
@@ -135,7 +135,7 @@ pub fn diagnostic(
         .map(|(site, n, who)| Related { range: *site, message: format!("{n} arrivals per phase here ({who})") })
         .collect();
     related.extend(trace);
-    let fixes = if m.arrivals % m.phases as u64 == 0 && m.arrivals > 0 {
+    let fixes = if m.arrivals.is_multiple_of(m.phases as u64) && m.arrivals > 0 {
         count_argument(ctx, m.init_site)
             .map(|range| {
                 vec![Fix {

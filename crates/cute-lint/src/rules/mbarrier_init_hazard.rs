@@ -17,9 +17,11 @@ pub const RULE: Rule = Rule {
     doc: include_str!("mbarrier_init_hazard.md"),
 };
 
-/// Barriers whose init runs in more than one thread: (barrier, first init
-/// site, the threads).
-pub fn repeated_inits(model: &Model) -> Vec<(u32, TextRange, Vec<(u32, u32)>)> {
+/// A barrier whose init runs in more than one thread: (barrier, first init
+/// site, the threads as (cta, thread)).
+pub type RepeatedInit = (u32, TextRange, Vec<(u32, u32)>);
+
+pub fn repeated_inits(model: &Model) -> Vec<RepeatedInit> {
     let mut out = Vec::new();
     for (b, barrier) in model.barriers.iter().enumerate() {
         if barrier.kind != BarrierKind::Mbarrier {
@@ -51,7 +53,7 @@ pub fn repeated_inits(model: &Model) -> Vec<(u32, TextRange, Vec<(u32, u32)>)> {
 pub fn repeated_init_diagnostic(
     ctx: &KernelContext<'_>,
     model: &Model,
-    (bar, site, threads): &(u32, TextRange, Vec<(u32, u32)>),
+    (bar, site, threads): &RepeatedInit,
 ) -> crate::Diagnostic {
     let name = model.barriers[*bar as usize].display(model.ctas);
     let per_warp = threads.iter().all(|&(_, t)| t % 32 == 0) && threads.len() > 1;
