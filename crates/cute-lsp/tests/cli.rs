@@ -118,3 +118,17 @@ fn tempdir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn check_reads_tool_cute_lsp_from_pyproject() {
+    let dir = tempdir("config");
+    std::fs::copy(root().join(BUG), dir.join("k.py")).unwrap();
+    std::fs::write(dir.join("pyproject.toml"), "[tool.cute-lsp]\nseverity = { \"untoggled-phase\" = \"warning\" }\n").unwrap();
+    let out = cute_lsp(&["check", "--format", "json", dir.join("k.py").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "a warning is not an error: {out:?}");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v[0]["severity"], "warning");
+    std::fs::write(dir.join("pyproject.toml"), "[tool.cute-lsp]\nignore = [\"untoggled-phase\"]\n").unwrap();
+    let out = cute_lsp(&["check", "--format", "json", dir.join("k.py").to_str().unwrap()]);
+    assert_eq!(stdout(&out).trim(), "[]");
+}

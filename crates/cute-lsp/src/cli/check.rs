@@ -65,7 +65,6 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let options = AnalysisOptions::default();
     let mut json = Vec::new();
     let mut errors = 0usize;
     let mut total = 0usize;
@@ -78,9 +77,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+        // `[tool.cute-lsp]` of the nearest pyproject.toml: rules, severities, budgets.
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let (config, _, problems) = cute_lint::config::discover(&absolute);
+        for p in problems {
+            eprintln!("cute-lsp: {p}");
+        }
+        let options: AnalysisOptions = config.analysis_options();
         let (text, diags) = match String::from_utf8(bytes) {
             Ok(text) => {
-                let d = analyze_text(&text, &options);
+                let d = config.apply(&analyze_text(&text, &options));
                 (text, d)
             }
             Err(_) => (String::new(), vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")]),
