@@ -503,16 +503,11 @@ impl ThreadRun<'_> {
 
     /// Whether a condition can differ between the lanes of one warp.
     fn is_lane_varying(&self, cond: &Expr) -> bool {
-        let mut names = Vec::new();
-        cond.collect_uses(&mut names);
-        let mut calls = Vec::new();
-        cond.calls(&mut calls);
-        names.iter().any(|n| self.lane_varying.contains(n))
-            || calls.iter().any(|c| matches!(Api::of_call(c), Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne)))
+        varies_across_lanes(cond, self.lane_varying)
     }
 
     /// Whether all lanes of this thread's warp run this code together: no
-    /// enclosing branch splits the warp, and the warp is complete.
+    /// enclosing branch splits the warp.
     fn converged(&self) -> bool {
         self.divergence == 0 && self.elect_depth == 0
     }
@@ -551,11 +546,12 @@ impl ThreadRun<'_> {
                 ((alloc.clone(), *offset, cta, 0u8), cta)
             }
             other => {
-                // A barrier pointer we cannot follow: identify it by how the
-                // code spells it, and say so.
+                // A barrier that does not come from shared memory allocated
+                // in this kernel (a parameter of a helper checked on its own,
+                // a pointer from a runtime tensor): its init and its other
+                // users are elsewhere, so nothing can be concluded here.
                 let why = match other { Value::Unknown(w) => w.clone(), _ => "a non-pointer".to_string() };
-                self.shared.notes.insert(format!("the barrier `{text}` is identified by its spelling ({why} is not resolved)"));
-                let _ = site;
+                self.unresolved(site, format!("the barrier `{text}` is not allocated in this kernel ({why})"));
                 ((format!("`{text}`"), 0, self.cta, 1u8), self.cta)
             }
         };
@@ -949,6 +945,16 @@ impl CallHandler for ThreadRun<'_> {
             }
         }
         if let Expr::Attr { base, attr } = &call.func {
+            // A pipeline's barrier arrays used directly
+            // (`pipe.sync_object_empty.arrive(...)`): not modelled, and never
+            // dropped in silence.
+            if let Expr::Attr { attr: inner, .. } = base.as_ref() {
+                if inner.starts_with("sync_object") {
+                    let what = call.func.dotted().unwrap_or_else(|| attr.clone());
+                    self.unresolved(call.range, format!("it synchronizes through `{what}`, which is not modelled yet"));
+                    return Value::unknown("a pipeline barrier array");
+                }
+            }
             if matches!(base.as_ref(), Expr::Name(b) if b == "self") {
                 if let Some(Value::Object(o)) = env.get("self") {
                     if let Some(f) = self.module.function(Some(&o.class), attr) {
@@ -983,9 +989,41 @@ impl CallHandler for ThreadRun<'_> {
     }
 }
 
+/// Whether an expression can differ between the lanes of one warp: it reads
+/// the thread or lane index, or a name that holds one, except through
+/// `warp_idx()`, `make_warp_uniform(...)`, or a division by a multiple of the
+/// warp size (`tidx // 32`, `tidx >> 5`).
+fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>) -> bool {
+    use cute_ir::ast::BinOp;
+    match e {
+        Expr::Name(n) => varying.contains(n),
+        Expr::Call(c) => match Api::of_call(c) {
+            Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne) => true,
+            Some(Api::WarpIdx | Api::MakeWarpUniform) => false,
+            _ => {
+                varies_across_lanes(&c.func, varying)
+                    || c.args.iter().any(|a| varies_across_lanes(a, varying))
+                    || c.kwargs.iter().any(|(_, a)| varies_across_lanes(a, varying))
+            }
+        },
+        Expr::Binary { op: BinOp::FloorDiv, rhs, .. } if matches!(rhs.as_ref(), Expr::Int(k) if *k > 0 && k % 32 == 0) => false,
+        Expr::Binary { op: BinOp::Shr, rhs, .. } if matches!(rhs.as_ref(), Expr::Int(k) if *k >= 5) => false,
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            varies_across_lanes(lhs, varying) || varies_across_lanes(rhs, varying)
+        }
+        Expr::Unary { operand, .. } => varies_across_lanes(operand, varying),
+        Expr::IfExp { cond, then, orelse } => {
+            varies_across_lanes(cond, varying) || varies_across_lanes(then, varying) || varies_across_lanes(orelse, varying)
+        }
+        Expr::Subscript { base, index } => varies_across_lanes(base, varying) || varies_across_lanes(index, varying),
+        Expr::Attr { base, .. } => varies_across_lanes(base, varying),
+        Expr::Tuple(items) => items.iter().any(|a| varies_across_lanes(a, varying)),
+        Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
+    }
+}
+
 /// Names of the kernel that hold a lane-dependent value: assigned (anywhere)
-/// from the thread or lane index, or from another such name. `warp_idx()` and
-/// `make_warp_uniform(...)` are the same for all lanes of a warp.
+/// from an expression that varies across lanes.
 fn lane_varying_names(kernel: &FunctionDef) -> BTreeSet<String> {
     let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
     fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>) {
@@ -1015,16 +1053,7 @@ fn lane_varying_names(kernel: &FunctionDef) -> BTreeSet<String> {
     loop {
         let before = varying.len();
         for (defs, value) in &assigns {
-            let mut calls = Vec::new();
-            value.calls(&mut calls);
-            let uniform_wrapper = matches!(value, Expr::Call(c) if matches!(Api::of_call(c), Some(Api::MakeWarpUniform | Api::WarpIdx)));
-            if uniform_wrapper {
-                continue;
-            }
-            let direct = calls.iter().any(|c| matches!(Api::of_call(c), Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx)));
-            let mut uses = Vec::new();
-            value.collect_uses(&mut uses);
-            if direct || uses.iter().any(|u| varying.contains(u)) {
+            if varies_across_lanes(value, &varying) {
                 varying.extend(defs.iter().cloned());
             }
         }

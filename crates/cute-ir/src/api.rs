@@ -220,9 +220,13 @@ impl Api {
         if let Some(api) = Api::lookup(&dotted) {
             return Some(api);
         }
-        // Methods of pipeline objects, whatever the object is called.
-        if let Expr::Attr { attr, .. } = &call.func {
+        // Methods of pipeline objects, whatever the object is called, and
+        // of their barrier arrays (`pipe.sync_object_empty.arrive(...)`).
+        if let Expr::Attr { attr, base } = &call.func {
             if PIPELINE_METHODS.contains(&attr.as_str()) {
+                return Some(Api::Pipeline);
+            }
+            if matches!(base.as_ref(), Expr::Attr { attr: inner, .. } if inner.starts_with("sync_object")) {
                 return Some(Api::Pipeline);
             }
         }

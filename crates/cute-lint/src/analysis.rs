@@ -117,6 +117,11 @@ pub fn check_kernel(
     // Reasons the verdict is partial, reported together unless a finding
     // with a counterexample makes them moot.
     let mut incomplete: Vec<Diagnostic> = Vec::new();
+    // Findings per explored scenario. With conditions on runtime values, a
+    // finding is reported only when every way of deciding them has one;
+    // otherwise it rests on a guess about the data, and is not reported as a
+    // bug.
+    let mut per_scenario: Vec<Vec<Diagnostic>> = Vec::new();
     for scenario in &scenarios {
         let model = if scenario.is_empty() {
             base.model.clone()
@@ -125,9 +130,11 @@ pub fn check_kernel(
         };
         if !model.unresolved.is_empty() {
             incomplete.push(analysis_incomplete::unresolved(ctx, &model));
+            per_scenario.push(Vec::new());
             continue;
         }
         if model.groups.is_empty() {
+            per_scenario.push(Vec::new());
             continue;
         }
         let mut scenario_notes = notes.clone();
@@ -152,7 +159,9 @@ pub fn check_kernel(
         let outcome = explorer(&model, &explore_options);
         for (hazard, cex) in outcome.hazards.iter().take(1) {
             let trace = steps_to_related(cute_check::trace::render(&model, cex, options.max_trace_steps));
-            findings.push(mbarrier_init_hazard::hazard_diagnostic(ctx, &model, hazard, trace, model.assumptions.clone()));
+            let mut hazard = mbarrier_init_hazard::hazard_diagnostic(ctx, &model, hazard, trace, model.assumptions.clone());
+            hazard.severity = severity_for(&model, &scenario_notes);
+            findings.push(hazard);
         }
         let mut all_notes = model.assumptions.clone();
         all_notes.extend(scenario_notes.iter().cloned());
@@ -170,15 +179,18 @@ pub fn check_kernel(
                     }
                     None => findings.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options)),
                 }
-                return findings;
+                per_scenario.push(findings);
+                continue;
             }
             verdict => {
                 for m in &mismatches {
                     findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
                 }
                 if !findings.is_empty() {
-                    return findings;
+                    per_scenario.push(findings);
+                    continue;
                 }
+                per_scenario.push(Vec::new());
                 match verdict {
                     Verdict::Incomplete(reason) => incomplete.push(analysis_incomplete::budget(ctx, &reason, outcome.states)),
                     Verdict::Clean if model.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
@@ -186,6 +198,22 @@ pub fn check_kernel(
                 }
             }
         }
+    }
+    if !per_scenario.is_empty() && per_scenario.iter().all(|f| !f.is_empty()) {
+        let mut findings = per_scenario.swap_remove(0);
+        if scenarios.len() > 1 {
+            for f in &mut findings {
+                f.severity = f.severity.max(crate::Severity::Warning);
+            }
+        }
+        return findings;
+    }
+    if per_scenario.iter().any(|f| !f.is_empty()) {
+        let c = &open[0];
+        incomplete.insert(
+            0,
+            analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
+        );
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
 }

@@ -104,3 +104,17 @@ pub fn merge(mut reasons: Vec<crate::Diagnostic>) -> Option<crate::Diagnostic> {
     }
     Some(first)
 }
+
+/// Some ways of deciding a condition on runtime data hang or break a
+/// protocol and others do not: the verdict depends on the data.
+pub fn depends_on_data(ctx: &KernelContext<'_>, site: TextRange, condition: &str) -> crate::Diagnostic {
+    info(
+        site,
+        format!(
+            "`{}` was checked only in part: whether its synchronization is correct depends on the condition at {condition}, which is not known statically",
+            ctx.kernel.display_name()
+        ),
+        "decided at run time",
+        vec!["make the condition static (a `cutlass.Constexpr`, a module constant, a warp-index test) to get a verdict".to_string()],
+    )
+}
