@@ -108,7 +108,7 @@ pub fn instantiate(
         bounded: false,
         partial_warp: BTreeMap::new(),
     };
-    let lane_varying = lane_varying_names(kernel);
+    let lane_varying = lane_varying_names(kernel, &launch.globals);
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
     let mut group_list: Vec<Group> = Vec::new();
     let mut total_steps = 0usize;
@@ -503,7 +503,7 @@ impl ThreadRun<'_> {
 
     /// Whether a condition can differ between the lanes of one warp.
     fn is_lane_varying(&self, cond: &Expr) -> bool {
-        varies_across_lanes(cond, self.lane_varying)
+        varies_across_lanes(cond, self.lane_varying, &self.globals)
     }
 
     /// Whether all lanes of this thread's warp run this code together: no
@@ -993,38 +993,50 @@ impl CallHandler for ThreadRun<'_> {
 /// the thread or lane index, or a name that holds one, except through
 /// `warp_idx()`, `make_warp_uniform(...)`, or a division by a multiple of the
 /// warp size (`tidx // 32`, `tidx >> 5`).
-fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>) -> bool {
+fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env) -> bool {
     use cute_ir::ast::BinOp;
+    // A divisor known to be a multiple of the warp size: a literal, a module
+    // constant (`WARP = 32`) or `cute.arch.WARP_SIZE`.
+    let warp_multiple = |d: &Expr| -> bool {
+        let k = match d {
+            Expr::Int(k) => Some(*k),
+            Expr::Name(n) => globals.get(n).and_then(Value::as_int),
+            Expr::Attr { attr, .. } if attr == "WARP_SIZE" => Some(32),
+            _ => None,
+        };
+        k.is_some_and(|k| k > 0 && k % 32 == 0)
+    };
+    let varies = |x: &Expr| varies_across_lanes(x, varying, globals);
     match e {
         Expr::Name(n) => varying.contains(n),
         Expr::Call(c) => match Api::of_call(c) {
             Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne) => true,
             Some(Api::WarpIdx | Api::MakeWarpUniform) => false,
             _ => {
-                varies_across_lanes(&c.func, varying)
-                    || c.args.iter().any(|a| varies_across_lanes(a, varying))
-                    || c.kwargs.iter().any(|(_, a)| varies_across_lanes(a, varying))
+                varies(&c.func)
+                    || c.args.iter().any(&varies)
+                    || c.kwargs.iter().any(|(_, a)| varies(a))
             }
         },
-        Expr::Binary { op: BinOp::FloorDiv, rhs, .. } if matches!(rhs.as_ref(), Expr::Int(k) if *k > 0 && k % 32 == 0) => false,
+        Expr::Binary { op: BinOp::FloorDiv, rhs, .. } if warp_multiple(rhs) => false,
         Expr::Binary { op: BinOp::Shr, rhs, .. } if matches!(rhs.as_ref(), Expr::Int(k) if *k >= 5) => false,
         Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
-            varies_across_lanes(lhs, varying) || varies_across_lanes(rhs, varying)
+            varies(lhs) || varies(rhs)
         }
-        Expr::Unary { operand, .. } => varies_across_lanes(operand, varying),
+        Expr::Unary { operand, .. } => varies(operand),
         Expr::IfExp { cond, then, orelse } => {
-            varies_across_lanes(cond, varying) || varies_across_lanes(then, varying) || varies_across_lanes(orelse, varying)
+            varies(cond) || varies(then) || varies(orelse)
         }
-        Expr::Subscript { base, index } => varies_across_lanes(base, varying) || varies_across_lanes(index, varying),
-        Expr::Attr { base, .. } => varies_across_lanes(base, varying),
-        Expr::Tuple(items) => items.iter().any(|a| varies_across_lanes(a, varying)),
+        Expr::Subscript { base, index } => varies(base) || varies(index),
+        Expr::Attr { base, .. } => varies(base),
+        Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
     }
 }
 
 /// Names of the kernel that hold a lane-dependent value: assigned (anywhere)
 /// from an expression that varies across lanes.
-fn lane_varying_names(kernel: &FunctionDef) -> BTreeSet<String> {
+fn lane_varying_names(kernel: &FunctionDef, globals: &Env) -> BTreeSet<String> {
     let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
     fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>) {
         for s in stmts {
@@ -1053,7 +1065,7 @@ fn lane_varying_names(kernel: &FunctionDef) -> BTreeSet<String> {
     loop {
         let before = varying.len();
         for (defs, value) in &assigns {
-            if varies_across_lanes(value, &varying) {
+            if varies_across_lanes(value, &varying, globals) {
                 varying.extend(defs.iter().cloned());
             }
         }
