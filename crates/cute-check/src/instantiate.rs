@@ -135,7 +135,6 @@ pub fn instantiate(
                 shared: &mut shared,
                 ops: Vec::new(),
                 elect_depth: 0,
-                in_elect: false,
                 generation: HashMap::new(),
                 inline_depth: 0,
                 overflow: false,
@@ -281,8 +280,6 @@ struct ThreadRun<'a> {
     shared: &'a mut Shared,
     ops: Vec<Op>,
     elect_depth: u32,
-    /// Inside `with elect_one()` and this thread is the elected lane.
-    in_elect: bool,
     /// Uses so far of each CTA/named/cluster barrier by this thread: the
     /// generation it arrives in, whose parity its wait observes.
     generation: HashMap<BarrierIx, u32>,
@@ -478,12 +475,9 @@ impl ThreadRun<'_> {
                     let mut flow = Flow::Normal;
                     self.divergence += 1;
                     if self.lane() == 0 {
-                        let outer = self.in_elect;
-                        self.in_elect = true;
                         self.elect_depth += 1;
                         flow = self.exec_block(body, env, sliced);
                         self.elect_depth -= 1;
-                        self.in_elect = outer;
                     }
                     self.divergence -= 1;
                     return flow;

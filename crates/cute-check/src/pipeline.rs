@@ -65,8 +65,7 @@ fn last_segment(call: &Call) -> String {
     })
 }
 
-fn kwarg<'a>(call: &Call, kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
-    let _ = call;
+fn kwarg<'a>(kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
     kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
@@ -126,7 +125,7 @@ pub fn action(
     match name.as_str() {
         "CooperativeGroup" => {
             let agent = arg_text(0).rsplit('.').next().unwrap_or("").to_string();
-            let size = args.get(1).cloned().or_else(|| kwarg(call, kwargs, "size").cloned()).unwrap_or(Value::Int(1));
+            let size = args.get(1).cloned().or_else(|| kwarg(kwargs, "size").cloned()).unwrap_or(Value::Int(1));
             Action::Value(obj(GROUP, &[("agent", Value::Str(agent)), ("size", size)]))
         }
         "make_pipeline_state" => {
@@ -146,10 +145,10 @@ pub fn action(
             } else {
                 return Action::Unsupported(class);
             };
-            let stages = kwarg(call, kwargs, "num_stages").and_then(Value::as_int);
-            let producers = kwarg(call, kwargs, "producer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
-            let consumers = kwarg(call, kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
-            let storage = match kwarg(call, kwargs, "barrier_storage") {
+            let stages = kwarg(kwargs, "num_stages").and_then(Value::as_int);
+            let producers = kwarg(kwargs, "producer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
+            let consumers = kwarg(kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
+            let storage = match kwarg(kwargs, "barrier_storage") {
                 Some(Value::Smem(s)) => Some(s.clone()),
                 None | Some(Value::None) => Some(SmemRef { alloc: format!("pipeline@{}", call.range.start), offset: 0, cta: None }),
                 _ => None,
@@ -157,7 +156,7 @@ pub fn action(
             let (Some(stages), Some(producers), Some(consumers), Some(base)) = (stages, producers, consumers, storage) else {
                 return Action::Unsupported(format!("{class} (its stages, groups or barrier storage)"));
             };
-            let sync = !matches!(kwarg(call, kwargs, "defer_sync").and_then(Value::as_bool), Some(true));
+            let sync = !matches!(kwarg(kwargs, "defer_sync").and_then(Value::as_bool), Some(true));
             let full = base.clone();
             let empty = SmemRef { offset: base.offset + stages, ..base };
             let mut inits = Vec::new();

@@ -250,14 +250,8 @@ impl Api {
             ThreadIdx | ThreadIdxX | WarpIdx | LaneIdx | BlockIdx | ClusterRank | BlockInClusterIdx | ClusterSize
             | MakeWarpUniform | ElectOne | MapSharedCluster => Effect::Topology,
             Range | IntCast | ConstExpr => Effect::Value,
-            Load | Store => Effect::Sync,
             _ => Effect::Sync,
         }
-    }
-
-    /// Short description for the slice table.
-    pub fn name(self) -> String {
-        format!("{self:?}")
     }
 }
 
@@ -268,10 +262,4 @@ pub fn arg<'c>(call: &'c Call, name: &str) -> Option<&'c Expr> {
     }
     let pos = call.params.iter().position(|p| *p == name)?;
     call.args.get(pos)
-}
-
-/// A keyword argument by any of several names (the blog writes `expected=`
-/// where the package says `cnt`).
-pub fn kwarg<'c>(call: &'c Call, names: &[&str]) -> Option<&'c Expr> {
-    call.kwargs.iter().find(|(k, _)| names.contains(&k.as_str())).map(|(_, e)| e)
 }

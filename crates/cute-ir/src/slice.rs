@@ -182,8 +182,8 @@ fn seed_of(exprs: &[&Expr], sync_helpers: &BTreeSet<String>) -> Option<Reason> {
             match Api::of_call(c).map(|a| (a, a.effect())) {
                 // A copy synchronizes only through the barrier it signals.
                 Some((Api::Copy, _)) if !copy_signals_barrier(c) => {}
-                Some((api, Effect::Sync)) => return Some(Reason::Sync(api_label(c, api))),
-                Some((api, Effect::Topology)) => topology = topology.or(Some(Reason::Topology(api_label(c, api)))),
+                Some((_, Effect::Sync)) => return Some(Reason::Sync(api_label(c))),
+                Some((_, Effect::Topology)) => topology = topology.or(Some(Reason::Topology(api_label(c)))),
                 _ => {
                     if let Some(n) = callee_name(c).filter(|n| sync_helpers.contains(*n)) {
                         return Some(Reason::SyncHelper(n.to_string()));
@@ -195,7 +195,7 @@ fn seed_of(exprs: &[&Expr], sync_helpers: &BTreeSet<String>) -> Option<Reason> {
     topology
 }
 
-fn api_label(call: &crate::ast::Call, _api: Api) -> String {
+fn api_label(call: &crate::ast::Call) -> String {
     call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or(&d).to_string()).unwrap_or_default()
 }
 
