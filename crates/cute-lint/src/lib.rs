@@ -10,6 +10,7 @@ pub mod config;
 mod context;
 mod db;
 mod diagnostic;
+mod memory;
 pub mod hover;
 pub mod rules;
 mod suppress;
