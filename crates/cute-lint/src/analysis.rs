@@ -139,7 +139,10 @@ pub fn check_kernel(
         if model.groups.is_empty() {
             // Nothing synchronizes: any two threads that share memory race.
             if !model.memory.is_empty() {
-                memory_per_scenario.push((scenario, crate::memory::diagnostics(ctx, &model, &model.assumptions)));
+                match crate::memory::diagnostics(ctx, &model, &model.assumptions) {
+                    Ok(found) => memory_per_scenario.push((scenario, found)),
+                    Err(not_checked) => incomplete.push(not_checked),
+                }
             }
             per_scenario.push(Vec::new());
             continue;
@@ -191,7 +194,10 @@ pub fn check_kernel(
             }
             verdict => {
                 if matches!(verdict, Verdict::Clean) {
-                    memory_per_scenario.push((scenario, crate::memory::diagnostics(ctx, &model, &all_notes)));
+                    match crate::memory::diagnostics(ctx, &model, &all_notes) {
+                        Ok(found) => memory_per_scenario.push((scenario, found)),
+                        Err(not_checked) => incomplete.push(not_checked),
+                    }
                 }
                 for m in &mismatches {
                     findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
