@@ -111,15 +111,18 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
     match repair {
         Repair::None => None,
         Repair::MoveFenceBefore { fence, barrier } => {
-            let text = ctx.slice(*fence).to_string();
+            let call = ctx.slice(*fence).to_string();
             let remove = ctx.full_line(fence.start);
-            // Only a fence alone on its line is moved mechanically.
-            if ctx.slice(remove).trim() != text.trim() {
+            let line = ctx.slice(remove).trim().to_string();
+            // Only a fence alone on its line (a comment may follow) is moved
+            // mechanically, with its comment.
+            let code = line.split('#').next().unwrap_or("").trim();
+            if code != call.trim() {
                 return None;
             }
             Some(Fix {
                 title: "Move the proxy fence before the barrier".to_string(),
-                edits: vec![insert_line_before(ctx, *barrier, &text), Edit { range: remove, new_text: String::new() }],
+                edits: vec![insert_line_before(ctx, *barrier, &line), Edit { range: remove, new_text: String::new() }],
             })
         }
         Repair::InsertProxyFenceBefore { site } => {
