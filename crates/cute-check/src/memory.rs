@@ -738,9 +738,12 @@ impl<'m> Execution<'m> {
                 repair: Repair::InsertProxyFenceBefore { site: anchor },
             });
         }
-        if !copy_writes {
+        let MemKind::AsyncCopy { barrier, .. } = copy.kind else { return None };
+        if !copy_writes || barrier.is_none() {
             // The TMA store's reads end at a bulk wait, which is not
-            // modelled: accesses after it are not judged.
+            // modelled, and a load whose barrier is not known completes
+            // where the analysis cannot see: accesses after their issue are
+            // not judged.
             return None;
         }
         if access_writes {
