@@ -704,7 +704,7 @@ impl<'m> Execution<'m> {
                     rule: MemoryRule::FenceAfterSync,
                     site: late.site,
                     message: format!(
-                        "this proxy fence comes after the barrier that orders {} access to `{name}` before {copy_what}; the fence only covers accesses made before it and ordered by a barrier after it",
+                        "this proxy fence comes after the barrier that orders the accesses of {} to `{name}` before {copy_what}; a fence covers the accesses before it, and only a barrier after it carries them to the issuing thread",
                         self.who(model, t)
                     ),
                     steps: vec![

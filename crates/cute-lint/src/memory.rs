@@ -40,7 +40,8 @@ pub fn diagnostics(ctx: &KernelContext<'_>, model: &Model, notes: &[String]) -> 
 
 fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &[String]) -> Diagnostic {
     let rule = rule_of(f.rule);
-    let mut notes = notes.to_vec();
+    // Whether transaction bytes arrive bears on hangs, not on ordering.
+    let mut notes: Vec<String> = notes.iter().filter(|n| !n.contains("transaction bytes")).cloned().collect();
     let remote_arrive = f.rule == MemoryRule::ScopeTooNarrow && is_arrive_release(model, f.site);
     if remote_arrive {
         notes.push(

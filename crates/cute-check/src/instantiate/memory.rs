@@ -22,19 +22,27 @@ use crate::model::*;
 pub(super) struct BufferTable {
     keys: std::collections::HashMap<(String, u32, bool), BufferIx>,
     pub(super) list: Vec<Buffer>,
+    /// Whether a buffer's name is the one the threads index it by (the
+    /// name to show, rather than that of a copy's partition).
+    indexed_name: Vec<bool>,
 }
 
 impl BufferTable {
-    fn intern(&mut self, name: &str, display: &str, space: Space) -> BufferIx {
+    fn intern(&mut self, name: &str, display: &str, space: Space, indexed: bool) -> BufferIx {
         let key = match &space {
             Space::Shared { cta } => (name.to_string(), *cta, true),
             Space::Global => (name.to_string(), 0, false),
         };
         if let Some(&ix) = self.keys.get(&key) {
+            if indexed && !self.indexed_name[ix as usize] {
+                self.list[ix as usize].name = display.to_string();
+                self.indexed_name[ix as usize] = true;
+            }
             return ix;
         }
         let ix = self.list.len() as BufferIx;
         self.list.push(Buffer { name: display.to_string(), space });
+        self.indexed_name.push(indexed);
         self.keys.insert(key, ix);
         ix
     }
@@ -81,15 +89,20 @@ impl ThreadRun<'_> {
 
     /// The buffer a value points into, and the stage of its view.
     fn buffer_of(&mut self, v: &Value, display: &str) -> Option<(BufferIx, Option<i64>)> {
+        self.buffer_named(v, display, false)
+    }
+
+    /// `indexed`: the name is the one the threads index the buffer by.
+    fn buffer_named(&mut self, v: &Value, display: &str, indexed: bool) -> Option<(BufferIx, Option<i64>)> {
         match v {
             Value::Smem(s) => {
                 let cta = s.cta.unwrap_or(self.cta);
                 // `p + k` and `p[k]` with `k` unknown are still `p`'s buffer.
                 let root = s.alloc.split(['+', '[']).next().unwrap_or(&s.alloc);
-                let ix = self.shared.buffers.intern(root, display, Space::Shared { cta });
+                let ix = self.shared.buffers.intern(root, display, Space::Shared { cta }, indexed);
                 Some((ix, s.stage))
             }
-            Value::Gmem(g) => Some((self.shared.buffers.intern(&g.param, &g.param, Space::Global), g.stage)),
+            Value::Gmem(g) => Some((self.shared.buffers.intern(&g.param, &g.param, Space::Global, true), g.stage)),
             _ => None,
         }
     }
@@ -127,7 +140,10 @@ impl ThreadRun<'_> {
         }
         let b = eval(base, env, self);
         let display = base.dotted().unwrap_or_default();
-        let Some((buffer, stage)) = self.buffer_of(&b, &display) else { return };
+        // The peer's window is named after the local buffer when that is
+        // indexed too; prefer names from the owning CTA's own accesses.
+        let own = matches!(&b, Value::Smem(s) if s.cta.is_none_or(|c| c == self.cta));
+        let Some((buffer, stage)) = self.buffer_named(&b, &display, own) else { return };
         let i = eval(index, env, self);
         let mut region = region_of_index(&i);
         if region.stage.is_none() {
