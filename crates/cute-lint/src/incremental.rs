@@ -2,7 +2,7 @@
 //! kernel, so that an edit re-runs what it changes and nothing else.
 //!
 //! ```text
-//! text ──layout──▶ chunks (top-level statements as whole lines; incremental re-parse)
+//! text ──layout──▶ chunks (top-level statements as whole lines; only the edited ones re-parsed)
 //!   chunk text + imports ──lower_chunk──▶ Piece (lowered, offsets from the chunk)
 //!   pieces ──facts──▶ kernels, helpers, sync helpers      pieces ──launches──▶ Launch per kernel
 //!   per kernel: KernelUnit (its chunk, the helper chunks, launch, options; no positions)
@@ -20,7 +20,7 @@
 //! rules on the memoized model (well under a millisecond) but no check.
 //!
 //! Exactness: the result equals `analysis::analyze_text`'s for the same text
-//! (tests/per_kernel.rs compares them on every fixture and corpus file and
+//! (`tests/incremental.rs` compares them on every fixture and corpus file and
 //! along random edits). Where that cannot be guaranteed (a syntax error whose
 //! recovery differs between the chunk and the file, an import bound twice, a
 //! diagnostic pointing outside its kernel's frame) the whole file is checked
@@ -88,7 +88,7 @@ struct LowerKey<'db> {
 #[salsa::tracked(returns(ref))]
 fn lower_chunk<'db>(db: &'db dyn Db, key: LowerKey<'db>) -> Arc<Piece> {
     let header = key.header(db);
-    Arc::new(syntax::lower(key.chunk(db).text(db), header.text(db), header_imports(db, *header)))
+    Arc::new(syntax::lower(&db.caches().trees, key.chunk(db).text(db), header.text(db), header_imports(db, *header)))
 }
 
 /// The chunks that hold code, without positions.
@@ -113,6 +113,8 @@ fn header<'db>(db: &'db dyn Db, file: SourceFile) -> Header<'db> {
             text.push('\n');
         }
     }
+    use salsa::plumbing::AsId;
+    db.caches().trees.set_header(file.as_id(), &text);
     Header::new(db, text)
 }
 

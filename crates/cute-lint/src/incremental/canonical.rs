@@ -3,6 +3,12 @@
 //! down to its synchronization slice, so that edits to the datapath, to
 //! comments or above the kernel leave it unchanged.
 //!
+//! Of the file, `instantiate` reads functions by name (to inline helpers) and
+//! module constants by name: the key holds those the cut kernel mentions,
+//! directly or through the helpers it can reach, and nothing else, so an edit
+//! elsewhere in the file (another kernel, a host function, an unrelated
+//! constant) does not change it.
+//!
 //! Positions become ranks: every offset held by the kernel and the helpers it
 //! may inline is replaced by four times its rank among them, every statement
 //! id by its rank. `instantiate` only copies and compares offsets and ids

@@ -45,10 +45,57 @@ pub struct Layout {
     pub first_error: Option<TextRange>,
 }
 
-/// The last tree of each file, to re-parse the next text incrementally.
+/// What was last parsed of each file: its layout, and its last whole-file
+/// tree to re-parse incrementally when the layout cannot be patched.
 #[derive(Default)]
 pub struct TreeCache {
-    trees: Mutex<HashMap<salsa::Id, (String, Tree)>>,
+    files: Mutex<HashMap<salsa::Id, Parsed>>,
+    /// The import header each file's chunks were last lowered with.
+    headers: Mutex<HashMap<salsa::Id, String>>,
+    /// Trees of `header + chunks` texts parsed lately, newest last: the
+    /// chunks an edit touches are re-parsed from them incrementally, and
+    /// lowered from the same tree.
+    recent: Mutex<std::collections::VecDeque<(String, Tree)>>,
+}
+
+/// Trees kept in [`TreeCache::recent`].
+const RECENT: usize = 16;
+
+impl TreeCache {
+    pub fn set_header(&self, file: salsa::Id, header: &str) {
+        let mut headers = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+        if headers.get(&file).is_none_or(|h| h != header) {
+            headers.insert(file, header.to_string());
+        }
+    }
+
+    fn header(&self, file: salsa::Id) -> String {
+        self.headers.lock().unwrap_or_else(PoisonError::into_inner).get(&file).cloned().unwrap_or_default()
+    }
+
+    fn recent_tree(&self, text: &str) -> Option<Tree> {
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.iter().rev().find(|(t, _)| t == text).map(|(_, tree)| tree.clone())
+    }
+
+    /// Parses `new`, incrementally from the tree of `old` if it is recent.
+    fn parse_recent(&self, old: &str, new: &str) -> Option<Tree> {
+        let previous = self.recent_tree(old).map(|tree| (old.to_string(), tree));
+        let tree = parse_whole(previous, new)?;
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.retain(|(t, _)| t != new);
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((new.to_string(), tree.clone()));
+        Some(tree)
+    }
+}
+
+#[derive(Default)]
+struct Parsed {
+    layout: Option<(String, Layout)>,
+    tree: Option<(String, Tree)>,
 }
 
 fn language() -> Option<&'static Language> {
@@ -63,13 +110,39 @@ fn point(text: &str, offset: usize) -> Point {
     Point::new(row, column)
 }
 
+/// Length of the common prefix of `a` and `b` (compared a block at a time).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// Length of the common suffix of `a` and `b`, at most `max`.
+fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
+    const BLOCK: usize = 64;
+    let (la, lb) = (a.len(), b.len());
+    let mut i = 0;
+    while i + BLOCK <= max && a[la - i - BLOCK..la - i] == b[lb - i - BLOCK..lb - i] {
+        i += BLOCK;
+    }
+    i + a[..la - i].iter().rev().zip(b[..lb - i].iter().rev()).take(max - i).take_while(|(x, y)| x == y).count()
+}
+
+/// The byte range an edit replaced: `(start, old_end, new_end)`.
+fn edited_range(old: &str, new: &str) -> (usize, usize, usize) {
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let prefix = common_prefix(o, n);
+    let suffix = common_suffix(o, n, o.len().min(n.len()) - prefix);
+    (prefix, o.len() - suffix, n.len() - suffix)
+}
+
 /// The edit that turns `old` into `new`: their common prefix and suffix kept.
 fn edit_between(old: &str, new: &str) -> InputEdit {
-    let (o, n) = (old.as_bytes(), new.as_bytes());
-    let prefix = o.iter().zip(n).take_while(|(a, b)| a == b).count();
-    let max_suffix = o.len().min(n.len()) - prefix;
-    let suffix = o.iter().rev().zip(n.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let (start, old_end, new_end) = (prefix, o.len() - suffix, n.len() - suffix);
+    let (start, old_end, new_end) = edited_range(old, new);
     InputEdit {
         start_byte: start,
         old_end_byte: old_end,
@@ -80,24 +153,23 @@ fn edit_between(old: &str, new: &str) -> InputEdit {
     }
 }
 
-impl TreeCache {
-    /// Parses `text`, from the previous tree of `file` when there is one.
-    fn parse(&self, file: salsa::Id, text: &str) -> Option<Tree> {
-        let mut parser = Parser::new();
-        parser.set_language(language()?).ok()?;
-        let previous = self.trees.lock().unwrap_or_else(PoisonError::into_inner).remove(&file);
-        let tree = match previous {
-            Some((old_text, mut old_tree)) => {
-                if old_text != text {
-                    old_tree.edit(&edit_between(&old_text, text));
-                }
-                parser.parse(text, Some(&old_tree))?
+fn parser() -> Option<Parser> {
+    let mut parser = Parser::new();
+    parser.set_language(language()?).ok()?;
+    Some(parser)
+}
+
+/// Parses `text` whole, from `previous` (a tree and its text) when given.
+fn parse_whole(previous: Option<(String, Tree)>, text: &str) -> Option<Tree> {
+    let mut parser = parser()?;
+    match previous {
+        Some((old_text, mut old_tree)) => {
+            if old_text != text {
+                old_tree.edit(&edit_between(&old_text, text));
             }
-            None => parser.parse(text, None)?,
-        };
-        let mut trees = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
-        trees.insert(file, (text.to_string(), tree.clone()));
-        Some(tree)
+            parser.parse(text, Some(&old_tree))
+        }
+        None => parser.parse(text, None),
     }
 }
 
@@ -140,10 +212,15 @@ fn own_signature(chunk: &str) -> Option<Vec<Sig>> {
     Some(signature(nodes.into_iter(), 0))
 }
 
-/// The top-level chunks of `text`.
-pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
-    let Some(tree) = cache.parse(file, text) else { return Layout::default() };
-    let root = tree.root_node();
+/// Top-level `nodes` as chunks of whole lines. The nodes are of a tree
+/// parsed from `text`, whose first `skip` bytes (`skip_rows` lines) are not
+/// the file's; the rest is found at `base` (line `base_line`) of the file.
+fn chunk_nodes<'t>(
+    nodes: impl Iterator<Item = Node<'t>>,
+    text: &str,
+    (skip, skip_rows): (usize, usize),
+    (base, base_line): (usize, u32),
+) -> Vec<(Span, Vec<Node<'t>>)> {
     let bytes = text.as_bytes();
     let line_end = |node: Node<'_>| -> usize {
         let (end, at) = (node.end_byte(), node.end_position());
@@ -153,25 +230,100 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
         bytes[end..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| end + i + 1)
     };
     let mut chunks: Vec<(Span, Vec<Node<'_>>)> = Vec::new();
-    let mut cursor = root.walk();
-    for node in root.children(&mut cursor) {
-        let start = node.start_byte() - node.start_position().column;
-        let end = line_end(node);
+    for node in nodes {
+        let start = (base + node.start_byte() - node.start_position().column - skip) as u32;
+        let end = (base + line_end(node) - skip) as u32;
         let code = node.kind() != "comment";
         match chunks.last_mut() {
             // Shares a line with the chunk before.
-            Some((span, nodes)) if (start as u32) < span.end => {
-                span.end = span.end.max(end as u32);
+            Some((span, nodes)) if start < span.end => {
+                span.end = span.end.max(end);
                 span.code |= code;
                 nodes.push(node);
             }
             _ => {
-                let span =
-                    Span { start: start as u32, end: end as u32, line: node.start_position().row as u32, code, errors: None };
-                chunks.push((span, vec![node]));
+                let line = base_line + (node.start_position().row - skip_rows) as u32;
+                chunks.push((Span { start, end, line, code, errors: None }, vec![node]));
             }
         }
     }
+    chunks
+}
+
+/// The layout of `text` from the layout of `old` after one edit, when the
+/// edit stays inside whole top-level statements that still parse without
+/// error on their own, each starting in column 0: only those lines are
+/// parsed again. Such statements parse alike on their own and in the file
+/// (each starts in column 0 after a complete one, and what follows them
+/// starts in column 0 too), so this is the layout the whole file's tree
+/// would give.
+fn patch(cache: &TreeCache, file: salsa::Id, old_text: &str, old: &Layout, text: &str) -> Option<Layout> {
+    if !old.parsed || old.first_error.is_some() || old.chunks.iter().any(|c| c.errors.is_some()) {
+        return None;
+    }
+    let (start, old_end, new_end) = edited_range(old_text, text);
+    let delta = new_end as i64 - old_end as i64;
+    let newlines = |t: &[u8]| t.iter().filter(|&&b| b == b'\n').count() as i64;
+    let lines_delta = newlines(&text.as_bytes()[start..new_end]) - newlines(&old_text.as_bytes()[start..old_end]);
+    // The edited lines, widened to the chunks they touch.
+    let old_bytes = old_text.as_bytes();
+    let mut from = old_bytes[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut to = old_bytes[old_end..].iter().position(|&b| b == b'\n').map_or(old_text.len(), |i| old_end + i + 1);
+    for c in &old.chunks {
+        if (c.start as usize) < to.max(from + 1) && c.end as usize > from {
+            from = from.min(c.start as usize);
+            to = to.max(c.end as usize);
+        }
+    }
+    let new_to = (to as i64 + delta) as usize;
+    // Parsed after the file's imports, as the chunks will be lowered (from
+    // the same tree when the region is one chunk).
+    let header = cache.header(file);
+    let region = format!("{header}{}", text.get(from..new_to)?);
+    let tree = cache.parse_recent(&format!("{header}{}", old_text.get(from..to)?), &region)?;
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let nodes: Vec<Node<'_>> = root.children(&mut cursor).filter(|n| n.end_byte() > header.len()).collect();
+    // An indented line would belong to the statement above it in the file
+    // (the parser does not object to indentation at the start of a text).
+    if root.has_error() || nodes.iter().any(|n| n.start_position().column != 0 || n.start_byte() < header.len()) {
+        return None;
+    }
+    let header_rows = header.matches('\n').count();
+    // The line `from` starts: counted from the nearest chunk above it.
+    let (known_at, known_line) =
+        old.chunks.iter().take_while(|c| c.start as usize <= from).last().map_or((0, 0), |c| (c.start as usize, c.line));
+    let base_line = known_line + newlines(&text.as_bytes()[known_at..from]) as u32;
+    let mut chunks: Vec<Span> = old.chunks.iter().filter(|c| c.end as usize <= from).cloned().collect();
+    chunks.extend(
+        chunk_nodes(nodes.into_iter(), &region, (header.len(), header_rows), (from, base_line)).into_iter().map(|(span, _)| span),
+    );
+    chunks.extend(old.chunks.iter().filter(|c| c.start as usize >= to).map(|c| Span {
+        start: (c.start as i64 + delta) as u32,
+        end: (c.end as i64 + delta) as u32,
+        line: (c.line as i64 + lines_delta) as u32,
+        ..c.clone()
+    }));
+    Some(Layout { parsed: true, chunks, first_error: None })
+}
+
+/// The top-level chunks of `text`.
+pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
+    let previous = cache.files.lock().unwrap_or_else(PoisonError::into_inner).remove(&file).unwrap_or_default();
+    if let Some((old_text, old)) = &previous.layout {
+        if let Some(layout) = if old_text == text { Some(old.clone()) } else { patch(cache, file, old_text, old, text) } {
+            let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: previous.tree };
+            cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
+            return layout;
+        }
+    }
+    let Some(tree) = parse_whole(previous.tree, text) else { return Layout::default() };
+    let root = tree.root_node();
+    let chunks = {
+        let mut cursor = root.walk();
+        let nodes: Vec<Node<'_>> = root.children(&mut cursor).collect();
+        chunk_nodes(nodes.into_iter(), text, (0, 0), (0, 0))
+    };
     // A syntax error may be recovered from differently when the chunk is
     // parsed on its own (the parser looks ahead past it): take the chunks
     // that follow into it until both parses agree.
@@ -184,7 +336,10 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
             let mut merged = 0;
             loop {
                 let sig = signature(nodes.iter().copied(), span.start as usize);
-                if merged == MAX_MERGED || i == chunks.len() || own_signature(&text[span.start as usize..span.end as usize]).as_ref() == Some(&sig) {
+                if merged == MAX_MERGED
+                    || i == chunks.len()
+                    || own_signature(&text[span.start as usize..span.end as usize]).as_ref() == Some(&sig)
+                {
                     span.errors = Some(sig);
                     break;
                 }
@@ -198,10 +353,12 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
         }
         out.push(span);
     }
-    let chunks = out;
     let first_error =
         if root.has_error() { SyntaxTree { text: text.to_string(), tree: tree.clone() }.error_ranges().first().copied() } else { None };
-    Layout { parsed: true, chunks, first_error }
+    let layout = Layout { parsed: true, chunks: out, first_error };
+    let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: Some((text.to_string(), tree)) };
+    cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
+    layout
 }
 
 /// The import statements of a chunk, as text (imports anywhere in a file
@@ -299,9 +456,13 @@ fn fn_facts(module: &Module) -> Vec<FnFacts> {
 }
 
 /// Lowers `chunk` with the file's imports in `header`.
-pub fn lower(chunk: &str, header: &str, header_imports: &ImportMap) -> Piece {
+pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &ImportMap) -> Piece {
     let full = format!("{header}{chunk}");
-    let Ok(tree) = cute_syntax::parse(&full) else {
+    let parsed = match cache.recent_tree(&full) {
+        Some(tree) => Ok(SyntaxTree { text: full, tree }),
+        None => cute_syntax::parse(&full),
+    };
+    let Ok(tree) = parsed else {
         return Piece {
             module: Module::default(),
             ids: 0,
