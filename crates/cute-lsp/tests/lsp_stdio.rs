@@ -76,6 +76,8 @@ fn a_file_without_kernels_gets_empty_diagnostics() {
     assert!(client.shutdown().success());
 }
 
+/// Ten thousand edits as fast as the client can send them, with requests in
+/// between: the last version is published, and no older one after it.
 #[test]
 fn rapid_edits_end_on_the_last_version() {
     let mut client = LspClient::spawn();
@@ -86,12 +88,12 @@ fn rapid_edits_end_on_the_last_version() {
         "import cutlass.cute as cute\n\n@cute.kernel\ndef k():\n    tid, _, _ = cute.arch.thread_idx()\n".to_string(),
     ];
     open(&mut client, uri, 1, &texts[0]);
-    let last = 201;
+    let last = 10_001;
     let mut pending = Vec::new();
     for version in 2..=last {
         change_full(&mut client, uri, version, &texts[version as usize % 2]);
         // Requests in between make the server run several handlers at once.
-        if version % 20 == 0 {
+        if version % 200 == 0 {
             pending.push(client.send_request(
                 "textDocument/codeAction",
                 json!({
@@ -106,7 +108,15 @@ fn rapid_edits_end_on_the_last_version() {
         let response = client.response(id);
         assert!(response.get("error").is_none(), "{response}");
     }
+    let published = publishes_until(&mut client, uri, last);
+    assert_eq!(published.last(), Some(&last), "published: {published:?}");
+    assert!(client.shutdown().success());
+}
 
+/// The versions published for `uri` until `last` is, then until the server
+/// has been quiet for a second (so a late stale publish would be caught);
+/// checks they never go back.
+fn publishes_until(client: &mut LspClient, uri: &str, last: i64) -> Vec<i64> {
     let mut published: Vec<i64> = Vec::new();
     let record = |message: &Value, published: &mut Vec<i64>| {
         if is_publish_for(message, uri) {
@@ -117,8 +127,6 @@ fn rapid_edits_end_on_the_last_version() {
             published.push(version);
         }
     };
-    // First until the last version is published, then until the server has
-    // been quiet for a second, so a late stale publish would be caught.
     let deadline = Instant::now() + TIMEOUT;
     while published.last() != Some(&last) {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -130,7 +138,86 @@ fn rapid_edits_end_on_the_last_version() {
     while let Some(message) = client.recv(Duration::from_secs(1)) {
         record(&message, &mut published);
     }
-    assert_eq!(published.last(), Some(&last), "published: {published:?}");
+    published
+}
+
+/// Ten thousand incremental edits to a real kernel, each undoing the one
+/// before (the wait's parity hard-coded, then restored): an edit applied out
+/// of order or twice would leave the text broken. The last version's
+/// diagnostics are those of the text it names.
+#[test]
+fn rapid_incremental_edits_end_on_the_last_text() {
+    let text = fixture(CLEAN);
+    let (line, column) = nth_position(&text, "cute.arch.mbarrier_wait(gate, phase)", 0);
+    let column = column + "cute.arch.mbarrier_wait(gate, ".len();
+    let uri = "file:///tmp/cute-lsp-test/rapid_incremental.py";
+    let mut client = LspClient::spawn();
+    client.initialize(json!({}));
+    open(&mut client, uri, 1, &text);
+    wait_publish(&mut client, uri, 1);
+    let last = 10_001;
+    let started = Instant::now();
+    for version in 2..=last {
+        // Even versions hold the bug, odd ones the original text.
+        let (old_len, new_text) = if version % 2 == 0 { ("phase".len(), "cutlass.Int32(0)") } else { ("cutlass.Int32(0)".len(), "phase") };
+        let range = json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column + old_len}});
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": new_text}]}),
+        );
+    }
+    let published = publishes_until(&mut client, uri, last);
+    eprintln!("{} edits sent and the last published in {:?}; {} publishes", last - 1, started.elapsed(), published.len());
+    // One more edit, to the buggy text, and a last look at both.
+    let range = json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column + "phase".len()}});
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": last + 1}, "contentChanges": [{"range": range, "text": "cutlass.Int32(0)"}]}),
+    );
+    let buggy = wait_publish(&mut client, uri, last + 1);
+    assert_eq!(codes(&buggy), ["CUTE001"], "{buggy:#}");
+    assert!(client.shutdown().success());
+
+    let mut check = LspClient::spawn();
+    check.initialize(json!({}));
+    open(&mut check, uri, 1, &text);
+    assert_eq!(codes(&wait_publish(&mut check, uri, 1)), Vec::<String>::new());
+    assert!(check.shutdown().success());
+}
+
+/// A check that takes longer than 200 ms is shown as work-done progress,
+/// created by the server, begun and ended before the diagnostics arrive; a
+/// client that cannot show progress gets none.
+#[test]
+fn long_checks_report_progress() {
+    let text = many_kernels(24);
+    let uri = "file:///tmp/cute-lsp-test/progress.py";
+    let mut client = LspClient::spawn();
+    client.initialize(json!({"window": {"workDoneProgress": true}}));
+    open(&mut client, uri, 1, &text);
+    let mut seen = Vec::new();
+    loop {
+        let Some(message) = client.recv(TIMEOUT) else { panic!("no publish; seen {seen:?}") };
+        if is_publish_for(&message, uri) {
+            break;
+        }
+        if message["method"] == "window/workDoneProgress/create" {
+            seen.push(("create".to_string(), message["params"]["token"].clone()));
+        }
+        if message["method"] == "$/progress" {
+            seen.push((message["params"]["value"]["kind"].as_str().unwrap_or_default().to_string(), message["params"]["token"].clone()));
+        }
+    }
+    let kinds: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["create", "begin", "end"], "{seen:?}");
+    assert!(seen.iter().all(|(_, token)| *token == seen[0].1), "{seen:?}");
+    assert!(client.shutdown().success());
+
+    let mut client = LspClient::spawn();
+    client.initialize(json!({}));
+    open(&mut client, uri, 1, &text);
+    let messages: Vec<Value> = std::iter::from_fn(|| client.recv(TIMEOUT)).take_while(|m| !is_publish_for(m, uri)).collect();
+    assert!(messages.iter().all(|m| m["method"] != "$/progress" && m["method"] != "window/workDoneProgress/create"), "{messages:?}");
     assert!(client.shutdown().success());
 }
 
