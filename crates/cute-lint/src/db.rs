@@ -122,10 +122,13 @@ pub struct CheckedInstance {
     pub open_conditions: Vec<cute_check::OpenCondition>,
 }
 
-/// A kernel to instantiate, without positions. Kept across revisions (not
-/// collected when unused): a kernel whose synchronization is edited and then
-/// restored finds its old instantiation.
-#[salsa::interned(revisions = usize::MAX)]
+/// How many revisions a check's key outlives its last use: a kernel whose
+/// synchronization is edited and then restored finds its old check, and a
+/// long session does not keep every model it ever saw.
+const KEPT_REVISIONS: usize = 1024;
+
+/// A kernel to instantiate, without positions (kept [`KEPT_REVISIONS`]).
+#[salsa::interned(revisions = KEPT_REVISIONS)]
 pub(crate) struct InstanceKey<'db> {
     #[returns(ref)]
     pub key: canonical::Key,
@@ -160,8 +163,9 @@ pub(crate) fn memo_explorer(db: &dyn Db) -> impl FnMut(&Model, &ExploreOptions) 
     }
 }
 
-/// A model to explore, without source positions, with its budget.
-#[salsa::interned(revisions = usize::MAX)]
+/// A model to explore, without source positions, with its budget (kept
+/// [`KEPT_REVISIONS`]).
+#[salsa::interned(revisions = KEPT_REVISIONS)]
 pub struct CheckedModel<'db> {
     #[returns(ref)]
     pub model: Model,
