@@ -158,16 +158,31 @@ struct Event {
     async_id: Option<usize>,
 }
 
-/// Run the model once and report the accesses that are not ordered.
-pub fn analyze(model: &Model) -> Vec<MemoryFinding> {
+/// Memory operations (over all threads) the analysis follows at most.
+const MAX_MEMORY_OPS: usize = 20_000;
+
+/// Pairs of accesses compared at most.
+const MAX_PAIRS: usize = 2_000_000;
+
+/// Run the model once and report the accesses that are not ordered. `Err`
+/// says why the analysis was not done (a model too large for it).
+pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     if model.memory.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let Some(run) = Execution::run(model) else { return Vec::new() };
-    let mut findings = run.findings(model);
+    let ops: usize = model.memory.iter().map(|t| t.ops.len()).sum();
+    if ops > MAX_MEMORY_OPS {
+        return Err(format!(
+            "its threads perform {ops} memory operations, more than the {MAX_MEMORY_OPS} the memory-ordering analysis follows"
+        ));
+    }
+    let Some(run) = Execution::run(model) else {
+        return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis"));
+    };
+    let mut findings = run.findings(model)?;
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));
-    findings
+    Ok(findings)
 }
 
 struct Execution<'m> {
@@ -602,8 +617,9 @@ impl<'m> Execution<'m> {
         actor.ops.get(after)
     }
 
-    fn findings(&self, model: &Model) -> Vec<MemoryFinding> {
+    fn findings(&self, model: &Model) -> Result<Vec<MemoryFinding>, String> {
         let mut out = Vec::new();
+        let mut checked = 0usize;
         let mut by_buffer: HashMap<BufferIx, Vec<usize>> = HashMap::new();
         for (i, e) in self.events.iter().enumerate() {
             if let Some(b) = accessed_buffer(&e.kind) {
@@ -614,8 +630,15 @@ impl<'m> Execution<'m> {
         buffers.sort_by_key(|(b, _)| *b);
         for (buffer, events) in buffers {
             let space = &model.buffers[buffer as usize].space;
-            for (x, &i) in events.iter().enumerate() {
-                for &j in &events[x + 1..] {
+            let pairs = candidate_pairs(&self.events, &events);
+            checked += pairs.len();
+            if checked > MAX_PAIRS {
+                return Err(format!(
+                    "more than {MAX_PAIRS} pairs of accesses to compare, too many for the memory-ordering analysis"
+                ));
+            }
+            for (i, j) in pairs {
+                {
                     let (e1, e2) = (&self.events[i], &self.events[j]);
                     if e1.actor == e2.actor && e1.async_id.is_none() && e2.async_id.is_none() {
                         continue;
@@ -643,7 +666,7 @@ impl<'m> Execution<'m> {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// An async copy `copy` and a generic access `access` of the same
@@ -942,6 +965,36 @@ impl<'m> Execution<'m> {
     fn fence_after(&self, o: &Event) -> bool {
         self.actors[o.actor].mem[o.index..].iter().any(|m| matches!(m.kind, MemKind::Fence { .. }))
     }
+}
+
+/// Pairs (in execution order) of a buffer's events that may conflict:
+/// accesses of known elements meet only accesses of the same element and
+/// those of unknown extent, instead of every other access.
+fn candidate_pairs(events: &[Event], of_buffer: &[usize]) -> Vec<(usize, usize)> {
+    let mut by_element: HashMap<(Option<i64>, Vec<i64>), Vec<usize>> = HashMap::new();
+    let mut wide = Vec::new();
+    for &i in of_buffer {
+        match region_and_write(&events[i].kind) {
+            Some((Region { stage, element: Element::At(at) }, _)) => by_element.entry((stage, at)).or_default().push(i),
+            _ => wide.push(i),
+        }
+    }
+    let mut pairs = Vec::new();
+    for group in by_element.values() {
+        for (x, &i) in group.iter().enumerate() {
+            pairs.extend(group[x + 1..].iter().map(|&j| (i, j)));
+        }
+    }
+    // Known elements of different stages or places never overlap; accesses
+    // of unknown or whole extent meet everything.
+    for (x, &i) in wide.iter().enumerate() {
+        pairs.extend(wide[x + 1..].iter().map(|&j| (i, j)));
+        for group in by_element.values() {
+            pairs.extend(group.iter().map(|&j| (i.min(j), i.max(j))));
+        }
+    }
+    pairs.sort_unstable();
+    pairs
 }
 
 fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {
