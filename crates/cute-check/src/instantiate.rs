@@ -22,6 +22,8 @@ use cute_syntax::TextRange;
 
 use crate::model::*;
 
+mod memory;
+
 #[derive(Clone, Debug)]
 pub struct InstantiateOptions {
     pub unknown_trip_count: u32,
@@ -57,6 +59,9 @@ pub struct OpenCondition {
     pub stmt: StmtId,
     pub site: TextRange,
     pub why: String,
+    /// A branch on a value read from a synchronization variable: both ways
+    /// happen, depending only on timing.
+    pub on_memory: bool,
 }
 
 pub struct Instantiated {
@@ -68,7 +73,7 @@ pub struct Instantiated {
 pub fn instantiate(
     module: &Module,
     kernel: &FunctionDef,
-    kept: &BTreeSet<StmtId>,
+    kept: &cute_ir::Kept,
     launch: &Launch,
     scenario: &Scenario,
     options: &InstantiateOptions,
@@ -98,10 +103,35 @@ pub fn instantiate(
         }
     };
     model.threads_per_cta = block.iter().product();
-    model.ctas = cluster.iter().product();
+    let cluster_ctas: u32 = cluster.iter().product();
+    // CTAs that hand data over through global memory live in different
+    // clusters: model a few clusters, with known block indices.
+    let (clusters, grid) = if uses_global_sync(kernel) {
+        match launch.grid {
+            Some(g) => {
+                let total = (g.iter().product::<u32>() / cluster_ctas).max(1);
+                if total > MAX_CLUSTERS {
+                    model.assumptions.push(format!(
+                        "the grid has {total} clusters; the first {MAX_CLUSTERS} are modelled"
+                    ));
+                }
+                (total.min(MAX_CLUSTERS), Some(g))
+            }
+            None => {
+                model.assumptions.push("the grid is unknown: assuming 2 clusters".to_string());
+                (2, None)
+            }
+        }
+    } else {
+        (1, None)
+    };
+    let grid = grid.or(Some([clusters * cluster[0], cluster[1], cluster[2]]).filter(|_| clusters > 1));
+    model.cluster_ctas = cluster_ctas;
+    model.ctas = cluster_ctas * clusters;
 
     let mut shared = Shared {
         barriers: BarrierTable::default(),
+        buffers: memory::BufferTable::default(),
         open: BTreeMap::new(),
         notes: BTreeSet::new(),
         unresolved: BTreeSet::new(),
@@ -112,6 +142,7 @@ pub fn instantiate(
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
     let mut group_list: Vec<Group> = Vec::new();
     let mut total_steps = 0usize;
+    let mut thread_memory = Vec::new();
     'threads: for cta in 0..model.ctas {
         for tid in 0..model.threads_per_cta {
             if total_steps > options.max_steps_total {
@@ -130,10 +161,15 @@ pub fn instantiate(
                 tid,
                 block,
                 cluster,
-                ctas: model.ctas,
+                ctas: cluster_ctas,
                 threads_per_cta: model.threads_per_cta,
                 shared: &mut shared,
                 ops: Vec::new(),
+                memory: Vec::new(),
+                op_points: Vec::new(),
+                warp_point: 0,
+                cluster_base: cta - cta % cluster_ctas,
+                grid,
                 elect_depth: 0,
                 generation: HashMap::new(),
                 inline_depth: 0,
@@ -148,6 +184,12 @@ pub fn instantiate(
             for (k, v) in &launch.params {
                 env.insert(k.clone(), v.clone());
             }
+            // Tensors and pointers passed to the kernel are global memory.
+            for p in kernel.params.iter().filter(|p| p.tensor) {
+                if env.get(&p.name).is_none_or(Value::is_unknown) {
+                    env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.clone(), offset: Some(0), stage: None }));
+                }
+            }
             thread.exec_block(&kernel.body, &mut env, true);
             if thread.overflow {
                 thread.unresolved(
@@ -159,6 +201,11 @@ pub fn instantiate(
                 );
             }
             total_steps += thread.steps;
+            let memory = std::mem::take(&mut thread.memory);
+            let op_points = std::mem::take(&mut thread.op_points);
+            if !memory.is_empty() || !op_points.is_empty() {
+                thread_memory.push(ThreadMemory { thread: (cta, tid), ops: memory, op_points });
+            }
             let ops = std::mem::take(&mut thread.ops);
             match groups.get(&ops) {
                 Some(&g) => group_list[g].threads.push((cta, tid)),
@@ -173,6 +220,8 @@ pub fn instantiate(
     group_list.retain(|g| !g.ops.is_empty());
     model.groups = group_list;
     model.barriers = shared.barriers.list;
+    model.buffers = shared.buffers.list;
+    model.memory = thread_memory;
     model.bounded = shared.bounded;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
@@ -182,6 +231,21 @@ pub fn instantiate(
         .map(|(site, (what, threads))| (site, what, describe_threads(&threads, model.ctas)))
         .collect();
     Instantiated { model, open_conditions: shared.open.into_values().collect() }
+}
+
+/// Clusters modelled at most when CTAs synchronize through global memory.
+const MAX_CLUSTERS: u32 = 4;
+
+/// Whether the kernel synchronizes through global memory (atomics, loads or
+/// stores with memory-order semantics): then several clusters are modelled.
+fn uses_global_sync(kernel: &FunctionDef) -> bool {
+    let mut found = false;
+    cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        found |= calls.iter().any(|c| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load)));
+    });
+    found
 }
 
 /// Whether the kernel talks to other CTAs of its cluster (then a missing
@@ -241,6 +305,7 @@ impl BarrierTable {
 
 struct Shared {
     barriers: BarrierTable,
+    buffers: memory::BufferTable,
     open: BTreeMap<StmtId, OpenCondition>,
     notes: BTreeSet<String>,
     unresolved: BTreeSet<Unresolved>,
@@ -268,7 +333,7 @@ enum Flow {
 
 struct ThreadRun<'a> {
     module: &'a Module,
-    kept: &'a BTreeSet<StmtId>,
+    kept: &'a cute_ir::Kept,
     scenario: &'a Scenario,
     options: &'a InstantiateOptions,
     cta: u32,
@@ -279,6 +344,18 @@ struct ThreadRun<'a> {
     threads_per_cta: u32,
     shared: &'a mut Shared,
     ops: Vec<Op>,
+    /// Memory operations, placed between `ops`.
+    memory: Vec<MemOp>,
+    /// Where each of `ops` stands among the warp's converged operations.
+    op_points: Vec<WarpPoint>,
+    /// Converged operations of the warp so far (the same count in every
+    /// lane, since converged code is run by all of them).
+    warp_point: u32,
+    /// The first CTA of this thread's cluster.
+    cluster_base: u32,
+    /// The grid's shape when the modelled CTAs are the first CTAs of a known
+    /// grid (then `block_idx` is known).
+    grid: Option<[u32; 3]>,
     elect_depth: u32,
     /// Uses so far of each CTA/named/cluster barrier by this thread: the
     /// generation it arrives in, whose parity its wait observes.
@@ -306,7 +383,11 @@ impl ThreadRun<'_> {
     /// the other lanes record nothing. Inside a branch that splits the warp,
     /// every lane records its own operations.
     fn push(&mut self, kind: OpKind, site: TextRange) {
-        let kind = if self.converged() {
+        let converged = self.converged();
+        let kind = if converged {
+            // Every lane counts the warp's converged operations: they are
+            // the points where its lanes meet (see `warp_point`).
+            self.warp_point += 1;
             if self.lane() != 0 {
                 return;
             }
@@ -327,7 +408,13 @@ impl ThreadRun<'_> {
             self.overflow = true;
             return;
         }
-        self.ops.push(Op { kind, site });
+        let point = if converged { self.warp_point - 1 } else { self.warp_point };
+        self.push_op(Op { kind, site }, point, converged);
+    }
+
+    fn push_op(&mut self, op: Op, warp_point: u32, converged: bool) {
+        self.ops.push(op);
+        self.op_points.push(WarpPoint { before: warp_point, converged });
     }
 
     fn unresolved(&mut self, site: TextRange, what: String) {
@@ -342,6 +429,11 @@ impl ThreadRun<'_> {
                 return Flow::Return(Value::None);
             }
             if sliced && !self.kept.contains(&s.id) {
+                continue;
+            }
+            // Loads and stores only memory ordering needs: a lane that
+            // records none (its warp's lane 0 acts for it) skips them.
+            if sliced && self.converged() && self.lane() != 0 && self.kept.memory_only.contains(&s.id) {
                 continue;
             }
             match self.exec(s, env, sliced) {
@@ -361,7 +453,9 @@ impl ThreadRun<'_> {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 let v = eval(value, env, self);
+                self.record_reads(value, env, s.range);
                 for t in targets {
+                    self.record_store(t, env, s.range, false);
                     assign(t, v.clone(), env);
                 }
             }
@@ -372,6 +466,8 @@ impl ThreadRun<'_> {
                     _ => Value::unknown("an augmented store"),
                 };
                 let r = eval(value, env, self);
+                self.record_reads(value, env, s.range);
+                self.record_store(target, env, s.range, true);
                 let v = eval::binary(*op, &cur, &r);
                 assign(target, v, env);
             }
@@ -388,9 +484,23 @@ impl ThreadRun<'_> {
                     }
                 }
                 eval(e, env, self);
+                self.record_reads(e, env, s.range);
             }
             StmtKind::If { cond, then, orelse } => {
+                // `if load(flag, ...) >= N:` decides on a synchronization
+                // variable: the branch taken is guarded by the value read.
+                if let Some((call, guard)) = self.spin_guard(cond, env, true) {
+                    let (args, kwargs) = self.eval_args(call, env);
+                    let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
+                    if let Some(c) = self.shared.open.get_mut(&s.id) {
+                        c.on_memory = true;
+                    }
+                    let guard = if taken { guard } else { Guard { exit_when: guard.exit_when.negated(), ..guard } };
+                    self.record_observe(call, Some(guard), &args, &kwargs);
+                    return if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
+                }
                 let c = eval(cond, env, self);
+                self.record_reads(cond, env, s.range);
                 let taken = match c.as_bool() {
                     Some(b) => b,
                     None => self.open_condition(s, &c),
@@ -428,6 +538,16 @@ impl ThreadRun<'_> {
                 }
             }
             StmtKind::While { cond, body } => {
+                // A spin loop on a synchronization variable is one blocking
+                // read: the thread goes on once the value satisfies the exit
+                // condition.
+                if body.iter().all(|b| matches!(b.kind, StmtKind::Pass)) {
+                    if let Some((call, guard)) = self.spin_guard(cond, env, false) {
+                        let (args, kwargs) = self.eval_args(call, env);
+                        self.record_observe(call, Some(guard), &args, &kwargs);
+                        return Flow::Normal;
+                    }
+                }
                 let mut iterations = 0;
                 loop {
                     let c = eval(cond, env, self);
@@ -495,6 +615,12 @@ impl ThreadRun<'_> {
         Flow::Normal
     }
 
+    fn eval_args(&mut self, call: &Call, env: &Env) -> (Vec<Value>, Vec<(String, Value)>) {
+        let args = call.args.iter().map(|a| eval(a, env, self)).collect();
+        let kwargs = call.kwargs.iter().map(|(k, a)| (k.clone(), eval(a, env, self))).collect();
+        (args, kwargs)
+    }
+
     /// Whether a condition can differ between the lanes of one warp.
     fn is_lane_varying(&self, cond: &Expr) -> bool {
         varies_across_lanes(cond, self.lane_varying, &self.globals)
@@ -528,14 +654,14 @@ impl ThreadRun<'_> {
             StmtKind::If { .. } => TextRange { start: s.range.start, end: s.range.start + 2 },
             _ => s.range,
         };
-        self.shared.open.entry(s.id).or_insert(OpenCondition { stmt: s.id, site, why });
+        self.shared.open.entry(s.id).or_insert(OpenCondition { stmt: s.id, site, why, on_memory: false });
         self.scenario.get(&s.id).copied().unwrap_or(false)
     }
 
     fn barrier_of(&mut self, v: &Value, expr: Option<&Expr>, site: TextRange) -> BarrierIx {
         let text = expr.map(expr_text).unwrap_or_else(|| "barrier".to_string());
         let (key, cta) = match v {
-            Value::Smem(SmemRef { alloc, offset, cta }) => {
+            Value::Smem(SmemRef { alloc, offset, cta, .. }) => {
                 let cta = cta.unwrap_or(self.cta);
                 ((alloc.clone(), *offset, cta, 0u8), cta)
             }
@@ -602,22 +728,30 @@ impl ThreadRun<'_> {
             Api::WarpIdx => Value::Int((self.tid / 32) as i64),
             Api::LaneIdx => Value::Int(self.lane() as i64),
             Api::MakeWarpUniform => args.into_iter().next().unwrap_or(Value::unknown("make_warp_uniform")),
-            Api::BlockIdx => Value::Tuple(vec![
-                Value::unknown("the block index"),
-                Value::unknown("the block index"),
-                Value::unknown("the block index"),
-            ]),
-            Api::ClusterRank => Value::Int(self.cta as i64),
+            Api::BlockIdx => match self.grid {
+                Some([gx, gy, _]) => {
+                    let c = self.cta;
+                    Value::Tuple(vec![Value::Int((c % gx) as i64), Value::Int(((c / gx) % gy) as i64), Value::Int((c / (gx * gy)) as i64)])
+                }
+                None => Value::Tuple(vec![
+                    Value::unknown("the block index"),
+                    Value::unknown("the block index"),
+                    Value::unknown("the block index"),
+                ]),
+            },
+            Api::ClusterRank => Value::Int((self.cta - self.cluster_base) as i64),
             Api::BlockInClusterIdx => {
                 let [cx, cy, _] = self.cluster;
-                let c = self.cta;
+                let c = self.cta - self.cluster_base;
                 Value::Tuple(vec![Value::Int((c % cx) as i64), Value::Int(((c / cx) % cy) as i64), Value::Int((c / (cx * cy)) as i64)])
             }
             Api::ClusterSize => Value::Int(self.ctas as i64),
             Api::ElectOne => Value::Bool(self.lane() == 0),
             Api::MapSharedCluster => match (args.first(), args.get(1).or(kwargs.first().map(|(_, v)| v))) {
                 (Some(Value::Smem(s)), Some(rank)) => match rank.as_int() {
-                    Some(r) if (0..self.ctas as i64).contains(&r) => Value::Smem(SmemRef { cta: Some(r as u32), ..s.clone() }),
+                    Some(r) if (0..self.ctas as i64).contains(&r) => {
+                        Value::Smem(SmemRef { cta: Some(self.cluster_base + r as u32), ..s.clone() })
+                    }
                     Some(r) => {
                         self.unresolved(site, format!("the peer rank {r} is outside the cluster of {} CTAs", self.ctas));
                         Value::unknown("a peer rank outside the cluster")
@@ -641,7 +775,9 @@ impl ThreadRun<'_> {
                 let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
                 let target = match (&bar_v, peer.as_ref()) {
                     (Value::Smem(s), Some(p)) if !matches!(p, Value::None) => match p.as_int() {
-                        Some(r) if (0..self.ctas as i64).contains(&r) => Value::Smem(SmemRef { cta: Some(r as u32), ..s.clone() }),
+                        Some(r) if (0..self.ctas as i64).contains(&r) => {
+                            Value::Smem(SmemRef { cta: Some(self.cluster_base + r as u32), ..s.clone() })
+                        }
                         _ => {
                             self.unresolved(site, "the peer CTA rank of this arrive is not known statically".to_string());
                             return Value::None;
@@ -655,6 +791,21 @@ impl ThreadRun<'_> {
                     );
                 }
                 let bar = self.barrier_of(&target, bar_expr, site);
+                if api == Api::MbarrierArriveAndExpectTx {
+                    self.record_mem(MemKind::ExpectTx { barrier: bar }, site);
+                }
+                // An arrive releases at CTA scope unless told otherwise
+                // (`scope=MemScopeKind.CLUSTER`); `relaxed=True` does not
+                // release at all. For a remote arrive, CTA scope does not
+                // reach the peer's threads.
+                let scope = api::arg(call, "scope").and_then(Expr::dotted).and_then(|d| Scope::parse(d.rsplit('.').next().unwrap_or("")));
+                let relaxed = matches!(kwargs.iter().find(|(k, _)| k == "relaxed"), Some((_, Value::Bool(true))));
+                let remote = matches!(&target, Value::Smem(SmemRef { cta: Some(c), .. }) if *c != self.cta);
+                if relaxed {
+                    self.record_mem(MemKind::ArriveRelease { scope: None }, site);
+                } else if remote || scope.is_some() {
+                    self.record_mem(MemKind::ArriveRelease { scope: Some(scope.unwrap_or(Scope::Cta)) }, site);
+                }
                 let n = match self.arg_value(call, "arrive_count", &[], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
                     None | Some(Value::None) => 1,
                     Some(v) => match v.as_int() {
@@ -719,7 +870,10 @@ impl ThreadRun<'_> {
             }
             Api::ClusterArrive | Api::ClusterArriveRelaxed => {
                 let total = self.threads_per_cta * self.ctas;
-                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, 0, total);
+                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, self.cluster_base, total);
+                if api == Api::ClusterArriveRelaxed {
+                    self.record_mem(MemKind::ArriveRelease { scope: None }, site);
+                }
                 let g = self.generation.entry(bar).or_insert(0);
                 *g += 1;
                 self.push(OpKind::Arrive { bar, count: 1 }, site);
@@ -727,18 +881,30 @@ impl ThreadRun<'_> {
             }
             Api::ClusterWait => {
                 let total = self.threads_per_cta * self.ctas;
-                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, 0, total);
+                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, self.cluster_base, total);
                 let g = *self.generation.get(&bar).unwrap_or(&0);
                 // The wait observes the generation of the thread's last arrive.
                 let parity = (g.saturating_sub(1) % 2) as u8;
                 self.push(OpKind::Wait { bar, parity }, site);
                 Value::None
             }
-            Api::Load | Api::Atomic => Value::unknown("a value loaded from memory"),
-            Api::Copy if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") => {
-                if !self.converged() {
+            Api::Load => {
+                self.record_observe(call, None, &args, &kwargs);
+                Value::unknown("a value loaded from memory")
+            }
+            Api::Atomic | Api::Store => {
+                self.record_update(api, call, &args, &kwargs);
+                Value::unknown("a value loaded from memory")
+            }
+            Api::FenceProxy | Api::FenceViewAsyncShared | Api::FenceAcqRel => {
+                self.record_fence(api, call, &args);
+                Value::None
+            }
+            Api::Copy => {
+                if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") && !self.converged() {
                     self.partial_collective(site, "this TMA/bulk `cute.copy` elects a lane itself; issued by part of a warp");
                 }
+                self.record_copy(call, &args, &kwargs);
                 Value::None
             }
             Api::SyncWarp => {
@@ -767,7 +933,7 @@ impl ThreadRun<'_> {
     /// library), counted once whatever the convergence.
     fn push_lane0(&mut self, kind: OpKind, site: TextRange) {
         if self.lane() == 0 && self.ops.len() < self.options.max_ops_per_thread {
-            self.ops.push(Op { kind, site });
+            self.push_op(Op { kind, site }, self.warp_point, false);
         }
     }
 
@@ -782,7 +948,7 @@ impl ThreadRun<'_> {
                     let name = format!("{}[{}] of the pipeline", if i % 2 == 0 { "full" } else { "empty" }, i / 2);
                     let b = self.ring_barrier(bar, &name);
                     if self.tid == 0 {
-                        self.ops.push(Op { kind: OpKind::Init { bar: b, count: *count }, site });
+                        self.push_op(Op { kind: OpKind::Init { bar: b, count: *count }, site }, self.warp_point, false);
                     }
                 }
                 if sync {
@@ -938,6 +1104,16 @@ impl CallHandler for ThreadRun<'_> {
                 return self.inline(&f, None, args, kwargs);
             }
         }
+        // `view.partition_S(...)`-style methods of a buffer: the receiver.
+        let receiver = match &call.func {
+            Expr::Attr { base, .. } if base.dotted().is_some() => {
+                Some(eval(base, env, self)).filter(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)))
+            }
+            _ => None,
+        };
+        if let Some(v) = self.memory_call(call, receiver.as_ref(), &args) {
+            return v;
+        }
         if let Expr::Attr { base, attr } = &call.func {
             // A pipeline's barrier arrays used directly
             // (`pipe.sync_object_empty.arrive(...)`): not modelled, and never
@@ -961,7 +1137,7 @@ impl CallHandler for ThreadRun<'_> {
             // Allocation of shared memory: a fresh allocation per call site.
             if attr.starts_with("alloc") {
                 let site = call.range;
-                return Value::Smem(SmemRef { alloc: format!("smem@{}", site.start), offset: 0, cta: None });
+                return Value::Smem(SmemRef::new(format!("smem@{}", site.start)));
             }
             // Views of a shared pointer are the same pointer.
             let base_v = eval(base, env, self);

@@ -1,10 +1,12 @@
 //! The checker of cute-lsp: build a model of one cluster from a kernel's
 //! sync slice (`instantiate`), explore its interleavings (`explore`, with the
 //! reductions documented there; `naive` is the unreduced oracle), and turn a
-//! counterexample into readable steps (`trace`).
+//! counterexample into readable steps (`trace`); `memory` checks the
+//! ordering of memory accesses over one execution of the same model.
 
 pub mod explore;
 pub mod instantiate;
+pub mod memory;
 pub mod model;
 pub mod naive;
 pub mod pipeline;

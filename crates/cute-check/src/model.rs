@@ -153,6 +153,274 @@ pub struct Model {
     /// under `elect_one` or a lane test, `elect_one` inside `elect_one`,
     /// `sync_warp` inside a branch that splits the warp.
     pub partial_warp_collectives: Vec<(TextRange, String, String)>,
+    /// CTAs per cluster (`ctas` counts every modelled CTA; more than one
+    /// cluster is modelled when CTAs synchronize through global memory).
+    pub cluster_ctas: u32,
+    /// Memory the threads access, for the memory-ordering analysis.
+    pub buffers: Vec<Buffer>,
+    /// Each thread's memory operations and fences, placed between its
+    /// synchronization operations. Only threads that record operations
+    /// (lane 0 of a converged warp, every lane of a split one) appear.
+    pub memory: Vec<ThreadMemory>,
+}
+
+pub type BufferIx = u32;
+
+/// Where a buffer lives.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    /// Shared memory of one CTA (reached locally or from a peer).
+    Shared { cta: u32 },
+    Global,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Buffer {
+    /// How the code names it (`stile`, `data`), for messages.
+    pub name: String,
+    pub space: Space,
+}
+
+/// The part of a buffer an access touches, as far as it is known.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Region {
+    /// The stage of a staged buffer, when the access goes through a view of
+    /// one stage.
+    pub stage: Option<i64>,
+    pub element: Element,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Element {
+    /// The whole buffer (or stage): a copy of a tile, a TMA transfer.
+    Whole,
+    /// One element at known coordinates.
+    At(Vec<i64>),
+    /// An element whose coordinates are not known statically.
+    Unknown,
+}
+
+impl Region {
+    pub const WHOLE: Region = Region { stage: None, element: Element::Whole };
+
+    /// Whether two accesses certainly touch a common element. Unknown
+    /// coordinates overlap only with whole-buffer accesses: the analysis
+    /// reports what it can show, not what it cannot rule out.
+    pub fn overlaps(&self, other: &Region) -> bool {
+        let same_stage = match (self.stage, other.stage) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => true,
+            // A whole-buffer access covers every stage.
+            (None, Some(_)) => self.element == Element::Whole,
+            (Some(_), None) => other.element == Element::Whole,
+        };
+        same_stage
+            && match (&self.element, &other.element) {
+                (Element::Whole, _) | (_, Element::Whole) => true,
+                (Element::At(a), Element::At(b)) => a == b,
+                _ => false,
+            }
+    }
+}
+
+impl Region {
+    /// Whether two accesses can touch a common element: they cannot when
+    /// they name different stages or different known elements.
+    pub fn may_overlap(&self, other: &Region) -> bool {
+        if let (Some(a), Some(b)) = (self.stage, other.stage) {
+            if a != b {
+                return false;
+            }
+        }
+        !matches!((&self.element, &other.element), (Element::At(a), Element::At(b)) if a != b)
+    }
+}
+
+/// Memory scopes of PTX, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Option<Scope> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "cta" | "block" => Scope::Cta,
+            "cluster" => Scope::Cluster,
+            "gpu" | "device" => Scope::Gpu,
+            "sys" | "system" => Scope::Sys,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+}
+
+/// The memory-order semantics of an atomic or a load/store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// A plain (weak) load or store.
+    Weak,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl Order {
+    pub fn parse(s: &str) -> Option<Order> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "relaxed" => Order::Relaxed,
+            "acquire" => Order::Acquire,
+            "release" => Order::Release,
+            "acq_rel" | "acqrel" => Order::AcqRel,
+            "weak" => Order::Weak,
+            _ => return None,
+        })
+    }
+
+    pub fn releases(self) -> bool {
+        matches!(self, Order::Release | Order::AcqRel)
+    }
+
+    pub fn acquires(self) -> bool {
+        matches!(self, Order::Acquire | Order::AcqRel)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Weak => "weak",
+            Order::Relaxed => "relaxed",
+            Order::Acquire => "acquire",
+            Order::Release => "release",
+            Order::AcqRel => "acq_rel",
+        }
+    }
+}
+
+/// How an update changes a counter.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Update {
+    Add(i64),
+    Set(i64),
+    /// An operation whose effect on the value is not known.
+    Other,
+}
+
+/// The condition a blocking read waits for: it returns once the counter
+/// compares to `target` this way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Guard {
+    pub exit_when: GuardCmp,
+    /// `None`: a threshold not known statically (the read is taken to wait
+    /// for every update that can come).
+    pub target: Option<i64>,
+    /// A spin loop (the thread waits), not a branch taken on one reading.
+    pub spin: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GuardCmp {
+    Ge,
+    Gt,
+    Le,
+    Lt,
+    Eq,
+    Ne,
+}
+
+impl GuardCmp {
+    pub fn negated(self) -> GuardCmp {
+        match self {
+            GuardCmp::Lt => GuardCmp::Ge,
+            GuardCmp::Le => GuardCmp::Gt,
+            GuardCmp::Gt => GuardCmp::Le,
+            GuardCmp::Ge => GuardCmp::Lt,
+            GuardCmp::Eq => GuardCmp::Ne,
+            GuardCmp::Ne => GuardCmp::Eq,
+        }
+    }
+
+    pub fn holds(self, value: i64, target: i64) -> bool {
+        match self {
+            GuardCmp::Ge => value >= target,
+            GuardCmp::Gt => value > target,
+            GuardCmp::Le => value <= target,
+            GuardCmp::Lt => value < target,
+            GuardCmp::Eq => value == target,
+            GuardCmp::Ne => value != target,
+        }
+    }
+}
+
+/// A memory operation or fence of one thread.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemKind {
+    /// A load or store of the thread itself (the generic proxy).
+    Access { buffer: BufferIx, region: Region, write: bool },
+    /// A TMA or bulk copy, performed by the async proxy: into shared memory
+    /// (`write`, completing on `barrier`), or out of it (a TMA store).
+    AsyncCopy { buffer: BufferIx, region: Region, write: bool, barrier: Option<BarrierIx> },
+    /// `mbarrier_arrive_and_expect_tx` announcing the copies that follow.
+    ExpectTx { barrier: BarrierIx },
+    /// How the thread's next arrive releases: `None` for a relaxed arrive,
+    /// a scope for a release at that scope (a remote mbarrier arrive is
+    /// CTA-scoped unless told otherwise).
+    ArriveRelease { scope: Option<Scope> },
+    /// `fence.proxy.async`: orders the thread's generic accesses before its
+    /// later async-proxy operations (and the barriers that follow).
+    ProxyFence,
+    /// `fence.acq_rel` at a scope.
+    Fence { scope: Scope },
+    /// An atomic or a store to a synchronization variable.
+    Update { buffer: BufferIx, offset: Option<i64>, update: Update, order: Order, scope: Scope },
+    /// A read of a synchronization variable; with a guard, the thread goes
+    /// on only once the guard holds (a spin loop, or the branch taken on it).
+    Observe { buffer: BufferIx, offset: Option<i64>, order: Order, scope: Scope, guard: Option<Guard> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MemOp {
+    /// Synchronization operations the thread has performed before this.
+    pub after: u32,
+    /// Converged operations of the thread's warp before this (see
+    /// [`WarpPoint`]).
+    pub warp_point: u32,
+    pub kind: MemKind,
+    pub site: TextRange,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadMemory {
+    /// (cta, thread index within the CTA).
+    pub thread: (u32, u32),
+    pub ops: Vec<MemOp>,
+    /// For each synchronization operation of the thread's group, where it
+    /// stands among its warp's converged operations.
+    pub op_points: Vec<WarpPoint>,
+}
+
+/// In converged code lane 0 performs the warp's synchronization for all
+/// lanes; lanes that then access memory on their own (in a branch on the
+/// lane) are ordered against the warp's operations through these points:
+/// the `before`-th converged operation of the warp is a meeting point of all
+/// its lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WarpPoint {
+    /// Converged operations of the warp before this one.
+    pub before: u32,
+    /// Whether this operation is itself one of the warp's converged ones.
+    pub converged: bool,
 }
 
 impl Model {
@@ -187,6 +455,9 @@ impl Model {
             bounded: self.bounded,
             unresolved: Vec::new(),
             partial_warp_collectives: Vec::new(),
+            cluster_ctas: self.cluster_ctas,
+            buffers: Vec::new(),
+            memory: Vec::new(),
         };
         (model, sites)
     }

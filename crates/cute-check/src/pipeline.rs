@@ -70,7 +70,7 @@ fn kwarg<'a>(kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
 }
 
 fn obj(class: &str, attrs: &[(&str, Value)]) -> Value {
-    Value::Object(Box::new(Object {
+    Value::Object(std::sync::Arc::new(Object {
         class: class.to_string(),
         attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
     }))
@@ -150,7 +150,7 @@ pub fn action(
             let consumers = kwarg(kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
             let storage = match kwarg(kwargs, "barrier_storage") {
                 Some(Value::Smem(s)) => Some(s.clone()),
-                None | Some(Value::None) => Some(SmemRef { alloc: format!("pipeline@{}", call.range.start), offset: 0, cta: None }),
+                None | Some(Value::None) => Some(SmemRef::new(format!("pipeline@{}", call.range.start))),
                 _ => None,
             };
             let (Some(stages), Some(producers), Some(consumers), Some(base)) = (stages, producers, consumers, storage) else {
@@ -234,8 +234,9 @@ pub fn advanced(state: &Value) -> Option<Value> {
         phase ^= 1;
     }
     let mut next = o.clone();
-    next.attrs.insert("index".into(), Value::Int(index));
-    next.attrs.insert("phase".into(), Value::Int(phase));
-    next.attrs.insert("count".into(), Value::Int(count));
+    let attrs = &mut std::sync::Arc::make_mut(&mut next).attrs;
+    attrs.insert("index".into(), Value::Int(index));
+    attrs.insert("phase".into(), Value::Int(phase));
+    attrs.insert("count".into(), Value::Int(count));
     Some(Value::Object(next))
 }

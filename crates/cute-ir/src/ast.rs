@@ -120,6 +120,9 @@ pub struct Param {
     pub name: String,
     /// Annotated `cutlass.Constexpr` (compile-time value).
     pub constexpr: bool,
+    /// Annotated as a tensor or pointer (`cute.Tensor`, `cute.Pointer`):
+    /// memory in the global address space when it is a kernel parameter.
+    pub tensor: bool,
     pub default: Option<Expr>,
 }
 

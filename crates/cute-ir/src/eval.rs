@@ -23,6 +23,25 @@ pub struct SmemRef {
     pub alloc: String,
     pub offset: i64,
     pub cta: Option<u32>,
+    /// A view of one stage of a staged buffer (`sA[None, None, stage]`):
+    /// the stage, which tells accesses to different stages apart.
+    pub stage: Option<i64>,
+}
+
+impl SmemRef {
+    pub fn new(alloc: impl Into<String>) -> SmemRef {
+        SmemRef { alloc: alloc.into(), offset: 0, cta: None, stage: None }
+    }
+}
+
+/// Memory in the global address space reached through a kernel parameter
+/// (a `cute.Tensor` or `cute.Pointer`): the parameter, an element offset
+/// when pointer arithmetic on it is known, and the stage of a view.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GmemRef {
+    pub param: String,
+    pub offset: Option<i64>,
+    pub stage: Option<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -42,7 +61,10 @@ pub enum Value {
     /// `range(start, stop, step)` with known bounds.
     Range { start: i64, stop: i64, step: i64 },
     Smem(SmemRef),
-    Object(Box<Object>),
+    Gmem(GmemRef),
+    /// Shared: objects (`self` above all) are read far more often than
+    /// changed, and copied into every environment.
+    Object(std::sync::Arc<Object>),
     /// A function of this file, possibly bound to `self`.
     Function { class: Option<String>, name: String, bound_self: Option<Box<Value>> },
     /// A value produced at run time, unknown here. The string says where it
@@ -70,7 +92,7 @@ impl Value {
             Value::None => Some(false),
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(t) => Some(!t.is_empty()),
-            Value::Smem(_) | Value::Object(_) | Value::Function { .. } => Some(true),
+            Value::Smem(_) | Value::Gmem(_) | Value::Object(_) | Value::Function { .. } => Some(true),
             _ => None,
         }
     }
@@ -209,11 +231,11 @@ fn attribute(base: &Value, attr: &str, expr: &Expr) -> Value {
         // `.data_ptr()`/`.iterator` on a pointer is the same pointer.
         Value::Smem(s) => match attr {
             "iterator" | "ptr" | "llvm_ptr" => base.clone(),
-            _ => Value::Smem(SmemRef {
-                alloc: format!("{}.{attr}", s.alloc),
-                offset: s.offset,
-                cta: s.cta,
-            }),
+            _ => Value::Smem(SmemRef { alloc: format!("{}.{attr}", s.alloc), ..s.clone() }),
+        },
+        Value::Gmem(_) => match attr {
+            "iterator" | "ptr" | "llvm_ptr" => base.clone(),
+            _ => Value::unknown(format!("`{}`", expr.dotted().unwrap_or_else(|| attr.to_string()))),
         },
         Value::Unknown(w) => Value::Unknown(w.clone()),
         _ => Value::unknown(format!("`.{attr}`")),
@@ -227,15 +249,39 @@ fn subscript(base: &Value, index: &Value) -> Value {
             items.get(idx as usize).cloned().unwrap_or_else(|| Value::unknown("an index out of range"))
         }
         (Value::Smem(s), Value::Int(i)) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+        (Value::Smem(s), Value::Tuple(_)) if stage_of_view(index).is_some() => {
+            Value::Smem(SmemRef { stage: stage_of_view(index), ..s.clone() })
+        }
         (Value::Smem(s), _) => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),
+        (Value::Gmem(g), Value::Tuple(_)) if stage_of_view(index).is_some() => {
+            Value::Gmem(GmemRef { stage: stage_of_view(index), ..g.clone() })
+        }
         (Value::Unknown(w), _) => Value::Unknown(w.clone()),
         _ => unknown_from(index),
     }
 }
 
+/// The stage a slicing index selects: `(None, None, 2)` is stage 2 of a
+/// staged buffer (CuTe puts the stage mode last). `None` when the index
+/// slices nothing or its last component is not a known integer.
+pub fn stage_of_view(index: &Value) -> Option<i64> {
+    let Value::Tuple(items) = index else { return None };
+    if !items.iter().any(|v| matches!(v, Value::None)) {
+        return None;
+    }
+    items.last().and_then(|v| match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    })
+}
+
 pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
     use Value::*;
     match (l, r) {
+        (Gmem(g), Int(i)) | (Int(i), Gmem(g)) if op == BinOp::Add => {
+            Gmem(GmemRef { offset: g.offset.map(|o| o + i), ..g.clone() })
+        }
+        (Gmem(g), _) | (_, Gmem(g)) if matches!(op, BinOp::Add | BinOp::Sub) => Gmem(GmemRef { offset: Option::None, ..g.clone() }),
         (Smem(s), Int(i)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
         (Int(i), Smem(s)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
         (Smem(s), Int(i)) if op == BinOp::Sub => Smem(SmemRef { offset: s.offset - i, ..s.clone() }),
@@ -327,7 +373,7 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
             // `self.x = v`: update the object held in the base name.
             if let Expr::Name(b) = base {
                 if let Some(Value::Object(o)) = env.get_mut(b) {
-                    o.attrs.insert(attr.clone(), value);
+                    std::sync::Arc::make_mut(o).attrs.insert(attr.clone(), value);
                 }
             }
         }

@@ -22,6 +22,8 @@ pub struct Launch {
     pub block: Option<[u32; 3]>,
     /// CTAs per cluster (x, y, z); `[1, 1, 1]` when the launch names none.
     pub cluster: Option<[u32; 3]>,
+    /// CTAs in the grid (x, y, z), when known.
+    pub grid: Option<[u32; 3]>,
     /// Values of the kernel's parameters (including `self`).
     pub params: Env,
     /// Module-level constants.
@@ -87,7 +89,7 @@ impl Launches {
             .iter()
             .find(|(class, name, _)| *name == kernel.name && class.as_deref() == kernel.class_name.as_deref())
             .map(|(_, _, l)| l.clone());
-        let mut launch = found.unwrap_or(Launch { block: None, cluster: None, params: Env::new(), globals: Env::new(), site: None });
+        let mut launch = found.unwrap_or(Launch { block: None, cluster: None, grid: None, params: Env::new(), globals: Env::new(), site: None });
         launch.globals = globals.clone();
         // Parameters the launch did not give: defaults, else unknown.
         for p in &kernel.params {
@@ -331,7 +333,8 @@ impl HostVisitor for LaunchFinder<'_> {
             let block = dims("block", handler);
             let cluster =
                 if c.kwargs.iter().any(|(k, _)| k == "cluster") { dims("cluster", handler) } else { Some([1, 1, 1]) };
-            self.found.push((class, name, Launch { block, cluster, params, globals: Env::new(), site: Some(c.range) }));
+            let grid = dims("grid", handler);
+            self.found.push((class, name, Launch { block, cluster, grid, params, globals: Env::new(), site: Some(c.range) }));
         }
     }
 }
@@ -402,10 +405,10 @@ impl HostCalls<'_> {
             }
         }
         let Some(init) = self.module.function(Some(class), "__init__") else {
-            return Value::Object(Box::new(obj));
+            return Value::Object(std::sync::Arc::new(obj));
         };
         if self.depth > 8 {
-            return Value::Object(Box::new(obj));
+            return Value::Object(std::sync::Arc::new(obj));
         }
         let mut local = env.clone();
         let mut formal = init.params.iter().skip(1);
@@ -425,7 +428,7 @@ impl HostCalls<'_> {
         for (k, v) in kwargs {
             local.insert(k, v);
         }
-        local.insert("self".to_string(), Value::Object(Box::new(obj)));
+        local.insert("self".to_string(), Value::Object(std::sync::Arc::new(obj)));
         self.depth += 1;
         struct Nothing;
         impl HostVisitor for Nothing {

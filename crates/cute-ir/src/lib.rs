@@ -16,7 +16,7 @@ pub mod slice;
 
 pub use lower::lower_module;
 pub use module::Module;
-pub use slice::{slice_kernel, Slice};
+pub use slice::{slice_kernel, Kept, Slice};
 
 /// Parse and lower a file in one step.
 pub fn lower_text(text: &str) -> Result<Module, cute_syntax::ParseError> {

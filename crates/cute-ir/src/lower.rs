@@ -148,8 +148,12 @@ impl<'a> Lowerer<'a> {
         };
         let name = self.text(name_node?).to_string();
         let constexpr = ty.is_some_and(|t| self.text(t).contains("Constexpr"));
+        let tensor = ty.is_some_and(|t| {
+            let t = self.text(t);
+            t.ends_with("Tensor") || t.ends_with("Pointer")
+        });
         let default = default.map(|d| self.expr(d));
-        Some(Param { name, constexpr, default })
+        Some(Param { name, constexpr, tensor, default })
     }
 
     fn block(&mut self, node: Node<'_>) -> Vec<Stmt> {
@@ -300,9 +304,11 @@ impl<'a> Lowerer<'a> {
                 base: self.opt_expr(field(node, "object")),
                 attr: field(node, "attribute").map(|a| self.text(a).to_string()).unwrap_or_default(),
             },
-            "subscript" => Target::Subscript {
-                base: self.opt_expr(field(node, "value")),
-                index: self.opt_expr(field(node, "subscript")),
+            // `a[i, j]` has one index field per component: lowered as the
+            // expression is, so both see the same tuple.
+            "subscript" => match self.expr(node) {
+                Expr::Subscript { base, index } => Target::Subscript { base: *base, index: *index },
+                other => Target::Subscript { base: other, index: Expr::Unknown(String::new()) },
             },
             "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" => {
                 let mut cursor = node.walk();

@@ -24,6 +24,8 @@ pub enum Reason {
     Topology(String),
     /// Calls a helper of this file that synchronizes.
     SyncHelper(String),
+    /// Loads, stores or copies a buffer (for the memory-ordering analysis).
+    Memory(String),
     /// Defines a name read by a kept statement.
     Defines { name: String, used_by: StmtId },
     /// Encloses a kept statement.
@@ -37,6 +39,7 @@ impl std::fmt::Display for Reason {
             Reason::Sync(s) => write!(f, "sync: {s}"),
             Reason::Topology(s) => write!(f, "topology: {s}"),
             Reason::SyncHelper(s) => write!(f, "calls {s}, which synchronizes"),
+            Reason::Memory(s) => write!(f, "memory: {s}"),
             Reason::Defines { name, used_by } => write!(f, "defines `{name}`, read by #{used_by}"),
             Reason::Controls(id) => write!(f, "controls #{id}"),
             Reason::Datapath => write!(f, "datapath"),
@@ -51,6 +54,9 @@ pub struct SliceEntry {
     /// First line of the statement's source, for display.
     pub text: String,
     pub kept: bool,
+    /// Kept by the synchronization slice (not only for the memory-ordering
+    /// analysis).
+    pub sync: bool,
     pub reason: Reason,
 }
 
@@ -58,11 +64,30 @@ pub struct SliceEntry {
 pub struct Slice {
     pub kernel: String,
     pub entries: Vec<SliceEntry>,
+    /// Loads, stores and copies kept for the memory-ordering analysis alone.
+    pub memory_only: BTreeSet<StmtId>,
+}
+
+/// The statements a model is built from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Kept {
+    pub ids: BTreeSet<StmtId>,
+    /// Loads, stores and copies kept for the memory-ordering analysis alone
+    /// (no synchronization depends on them): a thread that records no
+    /// memory operations (a lane other than 0 of a converged warp) skips
+    /// them.
+    pub memory_only: BTreeSet<StmtId>,
+}
+
+impl Kept {
+    pub fn contains(&self, id: &StmtId) -> bool {
+        self.ids.contains(id)
+    }
 }
 
 impl Slice {
-    pub fn kept_ids(&self) -> BTreeSet<StmtId> {
-        self.entries.iter().filter(|e| e.kept).map(|e| e.id).collect()
+    pub fn kept_ids(&self) -> Kept {
+        Kept { ids: self.entries.iter().filter(|e| e.kept).map(|e| e.id).collect(), memory_only: self.memory_only.clone() }
     }
 
     pub fn kept_count(&self) -> usize {
@@ -81,7 +106,8 @@ struct Flat {
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
     let mut flat = Vec::new();
-    flatten(&kernel.body, None, &module.sync_helpers, &mut flat);
+    let buffers = buffer_names(kernel);
+    flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
 
     let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, s) in flat.iter().enumerate() {
@@ -91,38 +117,59 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     }
     let by_id: HashMap<StmtId, usize> = flat.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
 
-    let mut reason: Vec<Option<Reason>> = flat.iter().map(|s| s.seed.clone()).collect();
-    let mut work: Vec<usize> = (0..flat.len()).filter(|&i| reason[i].is_some()).collect();
-    while let Some(i) = work.pop() {
-        let id = flat[i].id;
-        for u in &flat[i].uses {
-            for &j in definers.get(u.as_str()).into_iter().flatten() {
-                if reason[j].is_none() {
-                    reason[j] = Some(Reason::Defines { name: u.clone(), used_by: id });
-                    work.push(j);
+    // The backward closure from the seeds: first from the synchronization
+    // seeds alone, then adding the memory seeds; what only the second keeps
+    // is there for the memory-ordering analysis alone.
+    let closure = |with_memory: bool| -> Vec<Option<Reason>> {
+        let mut reason: Vec<Option<Reason>> = flat
+            .iter()
+            .map(|s| s.seed.clone().filter(|r| with_memory || !matches!(r, Reason::Memory(_))))
+            .collect();
+        let mut work: Vec<usize> = (0..flat.len()).filter(|&i| reason[i].is_some()).collect();
+        while let Some(i) = work.pop() {
+            let id = flat[i].id;
+            for u in &flat[i].uses {
+                for &j in definers.get(u.as_str()).into_iter().flatten() {
+                    if reason[j].is_none() {
+                        reason[j] = Some(Reason::Defines { name: u.clone(), used_by: id });
+                        work.push(j);
+                    }
+                }
+            }
+            if let Some(p) = flat[i].parent.and_then(|p| by_id.get(&p).copied()) {
+                if reason[p].is_none() {
+                    reason[p] = Some(Reason::Controls(id));
+                    work.push(p);
                 }
             }
         }
-        if let Some(p) = flat[i].parent.and_then(|p| by_id.get(&p).copied()) {
-            if reason[p].is_none() {
-                reason[p] = Some(Reason::Controls(id));
-                work.push(p);
-            }
-        }
-    }
+        reason
+    };
+    let sync_only = closure(false);
+    let reason = closure(true);
+    // The loads, stores and copies themselves (not the definitions they
+    // read: a lane may diverge later and access memory on its own).
+    let memory_only = flat
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| matches!(reason[i], Some(Reason::Memory(_))) && sync_only[i].is_none())
+        .map(|(_, f)| f.id)
+        .collect();
 
     let entries = flat
         .iter()
+        .zip(sync_only.iter().map(Option::is_some))
         .zip(reason)
-        .map(|(s, r)| SliceEntry {
+        .map(|((s, sync), r)| SliceEntry {
             id: s.id,
             range: s.range,
             text: first_line(text, s.range),
             kept: r.is_some(),
+            sync,
             reason: r.unwrap_or(Reason::Datapath),
         })
         .collect();
-    Slice { kernel: kernel.display_name(), entries }
+    Slice { kernel: kernel.display_name(), entries, memory_only }
 }
 
 fn first_line(text: &str, range: TextRange) -> String {
@@ -199,7 +246,7 @@ fn api_label(call: &crate::ast::Call) -> String {
     call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or(&d).to_string()).unwrap_or_default()
 }
 
-fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, out: &mut Vec<Flat>) {
+fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, buffers: &BTreeSet<String>, out: &mut Vec<Flat>) {
     for s in stmts {
         let mut defs = Vec::new();
         let mut uses = Vec::new();
@@ -249,15 +296,23 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, o
         exprs.iter().for_each(|e| relevant_uses(e, &mut uses));
         // A call with side effects on an argument (`cute.copy(src, dst)`) is
         // not a definition here: only synchronizing calls are seeds.
-        let seed = seed_of(&exprs, helpers);
+        let mut seed = seed_of(&exprs, helpers);
+        if seed.is_none() {
+            // A load, store or copy of a buffer: kept with what says where
+            // it points (not the values it moves, which are datapath).
+            if let Some((what, mem_uses)) = memory_seed(s, buffers) {
+                seed = Some(Reason::Memory(what));
+                uses = mem_uses;
+            }
+        }
         out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {
-                flatten(then, Some(s.id), helpers, out);
-                flatten(orelse, Some(s.id), helpers, out);
+                flatten(then, Some(s.id), helpers, buffers, out);
+                flatten(orelse, Some(s.id), helpers, buffers, out);
             }
             StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => {
-                flatten(body, Some(s.id), helpers, out)
+                flatten(body, Some(s.id), helpers, buffers, out)
             }
             _ => {}
         }
@@ -269,7 +324,10 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, o
 /// value they carry: the value is datapath.
 fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
     match e {
+        // A copy synchronizes through the barrier it signals, and its source
+        // and destination say which buffers it reads and writes.
         Expr::Call(c) if Api::of_call(c) == Some(Api::Copy) => {
+            c.args.iter().skip(1).for_each(|a| a.collect_uses(out));
             for (k, v) in &c.kwargs {
                 if k == "tma_bar_ptr" || k == "mbar_ptr" {
                     relevant_uses(v, out);
@@ -313,4 +371,143 @@ fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
 
 fn copy_signals_barrier(call: &crate::ast::Call) -> bool {
     call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr")
+}
+
+/// Calls that allocate shared memory or make a tensor of it.
+const ALLOCATIONS: &[&str] = &["SmemAllocator", "allocate", "allocate_tensor", "allocate_array", "get_tensor", "data_ptr"];
+
+/// Names that may hold a buffer: tensor and pointer parameters, shared
+/// memory allocations, and whatever is computed from them (views,
+/// partitions). An over-approximation: it only decides what the slice keeps.
+fn buffer_names(kernel: &FunctionDef) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = kernel.params.iter().filter(|p| p.tensor).map(|p| p.name.clone()).collect();
+    let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
+    collect_assigns(&kernel.body, &mut assigns);
+    loop {
+        let before = names.len();
+        for (defs, value) in &assigns {
+            let mut uses = Vec::new();
+            value.collect_uses(&mut uses);
+            let mut calls = Vec::new();
+            value.calls(&mut calls);
+            let allocates = calls.iter().any(|c| {
+                c.func.dotted().is_some_and(|d| {
+                    let last = d.rsplit('.').next().unwrap_or(&d);
+                    ALLOCATIONS.contains(&last) || last.starts_with("alloc")
+                })
+            });
+            if allocates || uses.iter().any(|u| names.contains(u)) {
+                names.extend(defs.iter().cloned());
+            }
+        }
+        if names.len() == before {
+            return names;
+        }
+    }
+}
+
+fn collect_assigns<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                let mut defs = Vec::new();
+                targets.iter().for_each(|t| t.collect_defs(&mut defs));
+                out.push((defs, value));
+            }
+            StmtKind::If { then, orelse, .. } => {
+                collect_assigns(then, out);
+                collect_assigns(orelse, out);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => collect_assigns(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a statement loads, stores or copies a buffer; what it does and
+/// the names that say where.
+fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>) -> Option<(String, Vec<String>)> {
+    let is_buffer = |e: &Expr| {
+        let mut u = Vec::new();
+        e.collect_uses(&mut u);
+        u.iter().any(|n| buffers.contains(n))
+    };
+    let mut uses = Vec::new();
+    let mut what = None;
+    let visit = |e: &Expr, uses: &mut Vec<String>, what: &mut Option<String>| {
+        let mut subs = Vec::new();
+        subscripts(e, &mut subs);
+        for (base, index) in subs {
+            if is_buffer(base) {
+                base.collect_uses(uses);
+                index.collect_uses(uses);
+                what.get_or_insert_with(|| format!("loads `{}`", base.dotted().unwrap_or_default()));
+            }
+        }
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        for c in calls {
+            let name = c.func.dotted().unwrap_or_default();
+            let last = name.rsplit('.').next().unwrap_or("");
+            let copies = Api::of_call(c) == Some(Api::Copy) || matches!(last, "autovec_copy" | "basic_copy" | "basic_copy_if");
+            if copies && c.args.iter().any(is_buffer) {
+                c.args.iter().for_each(|a| a.collect_uses(uses));
+                what.get_or_insert_with(|| format!("copies with `{last}`"));
+            }
+        }
+    };
+    match &s.kind {
+        StmtKind::Assign { targets, value } => {
+            for t in targets {
+                if let crate::ast::Target::Subscript { base, index } = t {
+                    if is_buffer(base) {
+                        base.collect_uses(&mut uses);
+                        index.collect_uses(&mut uses);
+                        what = Some(format!("stores to `{}`", base.dotted().unwrap_or_default()));
+                    }
+                }
+            }
+            visit(value, &mut uses, &mut what);
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            if let crate::ast::Target::Subscript { base, index } = target {
+                if is_buffer(base) {
+                    base.collect_uses(&mut uses);
+                    index.collect_uses(&mut uses);
+                    what = Some(format!("stores to `{}`", base.dotted().unwrap_or_default()));
+                }
+            }
+            visit(value, &mut uses, &mut what);
+        }
+        StmtKind::Expr(e) => visit(e, &mut uses, &mut what),
+        _ => {}
+    }
+    what.map(|w| (w, uses))
+}
+
+fn subscripts<'e>(e: &'e Expr, out: &mut Vec<(&'e Expr, &'e Expr)>) {
+    match e {
+        Expr::Subscript { base, index } => {
+            out.push((base, index));
+            subscripts(index, out);
+        }
+        Expr::Call(c) => {
+            subscripts(&c.func, out);
+            c.args.iter().for_each(|a| subscripts(a, out));
+            c.kwargs.iter().for_each(|(_, a)| subscripts(a, out));
+        }
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            subscripts(lhs, out);
+            subscripts(rhs, out);
+        }
+        Expr::Unary { operand, .. } => subscripts(operand, out),
+        Expr::IfExp { cond, then, orelse } => {
+            subscripts(cond, out);
+            subscripts(then, out);
+            subscripts(orelse, out);
+        }
+        Expr::Tuple(items) => items.iter().for_each(|a| subscripts(a, out)),
+        Expr::Attr { base, .. } => subscripts(base, out),
+        _ => {}
+    }
 }

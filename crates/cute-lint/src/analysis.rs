@@ -123,6 +123,9 @@ pub fn check_kernel_with(
     // otherwise it rests on a guess about the data, and is not reported as a
     // bug.
     let mut per_scenario: Vec<Vec<Diagnostic>> = Vec::new();
+    // Memory-ordering findings per scenario (none where the model could not
+    // be run: unresolved, deadlocked or over budget).
+    let mut memory_per_scenario: Vec<(&Scenario, Vec<Diagnostic>)> = Vec::new();
     for scenario in &scenarios {
         let model = if scenario.is_empty() {
             base.model.clone()
@@ -135,6 +138,13 @@ pub fn check_kernel_with(
             continue;
         }
         if model.groups.is_empty() {
+            // Nothing synchronizes: any two threads that share memory race.
+            if !model.memory.is_empty() {
+                match crate::memory::diagnostics(ctx, &model, &model.assumptions) {
+                    Ok(found) => memory_per_scenario.push((scenario, found)),
+                    Err(not_checked) => incomplete.push(not_checked),
+                }
+            }
             per_scenario.push(Vec::new());
             continue;
         }
@@ -184,6 +194,12 @@ pub fn check_kernel_with(
                 continue;
             }
             verdict => {
+                if matches!(verdict, Verdict::Clean) {
+                    match crate::memory::diagnostics(ctx, &model, &all_notes) {
+                        Ok(found) => memory_per_scenario.push((scenario, found)),
+                        Err(not_checked) => incomplete.push(not_checked),
+                    }
+                }
                 for m in &mismatches {
                     findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
                 }
@@ -200,6 +216,7 @@ pub fn check_kernel_with(
             }
         }
     }
+    let memory = memory_findings(&open, memory_per_scenario);
     if !per_scenario.is_empty() && per_scenario.iter().all(|f| !f.is_empty()) {
         let mut findings = per_scenario.swap_remove(0);
         if scenarios.len() > 1 {
@@ -207,7 +224,11 @@ pub fn check_kernel_with(
                 f.severity = f.severity.max(crate::Severity::Warning);
             }
         }
+        findings.extend(memory);
         return findings;
+    }
+    if !memory.is_empty() && per_scenario.iter().all(|f| f.is_empty()) {
+        return memory;
     }
     if per_scenario.iter().any(|f| !f.is_empty()) {
         let c = &open[0];
@@ -217,6 +238,47 @@ pub fn check_kernel_with(
         );
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
+}
+
+/// The memory-ordering findings that hold whatever the data: for every way
+/// of deciding the conditions on runtime data, some way of deciding the
+/// branches on values read from synchronization variables (which only
+/// timing decides, so each way happens) has them.
+fn memory_findings(open: &[cute_check::OpenCondition], per_scenario: Vec<(&Scenario, Vec<Diagnostic>)>) -> Vec<Diagnostic> {
+    use std::collections::BTreeMap;
+    if per_scenario.is_empty() {
+        return Vec::new();
+    }
+    let on_data = |scenario: &Scenario| -> Vec<(cute_ir::ast::StmtId, bool)> {
+        scenario
+            .iter()
+            .filter(|(stmt, _)| open.iter().any(|c| c.stmt == **stmt && !c.on_memory))
+            .map(|(k, v)| (*k, *v))
+            .collect()
+    };
+    let mut groups: BTreeMap<Vec<(cute_ir::ast::StmtId, bool)>, Vec<Diagnostic>> = BTreeMap::new();
+    for (scenario, diags) in per_scenario {
+        let union = groups.entry(on_data(scenario)).or_default();
+        for d in diags {
+            if !union.iter().any(|u| u.name == d.name && u.range == d.range) {
+                union.push(d);
+            }
+        }
+    }
+    let depends_on_data = groups.len() > 1;
+    let mut groups = groups.into_values();
+    let first = groups.next().unwrap_or_default();
+    let rest: Vec<Vec<Diagnostic>> = groups.collect();
+    first
+        .into_iter()
+        .filter(|d| rest.iter().all(|g| g.iter().any(|u| u.name == d.name && u.range == d.range)))
+        .map(|mut d| {
+            if depends_on_data {
+                d.severity = d.severity.max(crate::Severity::Warning);
+            }
+            d
+        })
+        .collect()
 }
 
 /// A deadlock is an untoggled phase when a wait of the kernel mistreats its
@@ -265,7 +327,7 @@ fn explain_deadlock(
 pub type Instantiator<'a> = dyn FnMut(
         &Module,
         &FunctionDef,
-        &std::collections::BTreeSet<cute_ir::ast::StmtId>,
+        &cute_ir::Kept,
         &Launch,
         &Scenario,
         &InstantiateOptions,

@@ -409,7 +409,7 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
 fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> impl FnMut(
     &Module,
     &FunctionDef,
-    &BTreeSet<cute_ir::ast::StmtId>,
+    &cute_ir::Kept,
     &Launch,
     &cute_check::Scenario,
     &cute_check::InstantiateOptions,

@@ -10,6 +10,7 @@ pub mod config;
 mod context;
 mod db;
 mod diagnostic;
+mod memory;
 pub mod hover;
 mod incremental;
 pub mod rules;

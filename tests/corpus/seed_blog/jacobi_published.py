@@ -7,7 +7,7 @@
 def mbarrier_arrive_peer(mbar_ptr, peer_cta_rank):
     """Arrive on a peer CTA's mbarrier via mapa.shared::cluster."""
     remote = cute.arch.mapa_shared_cluster(mbar_ptr, peer_cta_rank)
-    cute.arch.mbarrier_arrive(remote, space="cluster")  # expect: mbarrier-init-hazard
+    cute.arch.mbarrier_arrive(remote, space="cluster")  # expect: mbarrier-init-hazard, scope-too-narrow
 
 
 @cute.jit
@@ -37,7 +37,7 @@ def jacobi_smoother(arr_ptr, N_ITERS: cutlass.Constexpr):
         if tid == 0:
             my_edge = cur[HALF - 1] if my_cta == 0 else cur[0]
             peer_halo = cute.arch.mapa_shared_cluster(halo, peer)
-            peer_halo[0] = my_edge
+            peer_halo[0] = my_edge  # expect: dsmem-race
 
         # 2. Cluster sync: every thread in the cluster arrives locally and on
         #    the peer, then waits for the barrier to complete (256 arrivals).

@@ -78,6 +78,7 @@ pub struct Key {
     /// helpers in full, decorated functions (never inlined) by name only.
     pub functions: Vec<FunctionDef>,
     pub kept: Vec<StmtId>,
+    pub memory_only: Vec<StmtId>,
     pub scenario: Vec<(StmtId, bool)>,
     pub launch: Launch,
     pub options: InstOptions,
@@ -86,7 +87,7 @@ pub struct Key {
 impl Key {
     pub fn instantiate(&self) -> cute_check::Instantiated {
         let module = Module { functions: self.functions.clone(), ..Module::default() };
-        let kept: BTreeSet<StmtId> = self.kept.iter().copied().collect();
+        let kept = cute_ir::Kept { ids: self.kept.iter().copied().collect(), memory_only: self.memory_only.iter().copied().collect() };
         let scenario: Scenario = self.scenario.iter().copied().collect();
         cute_check::instantiate(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get())
     }
@@ -351,11 +352,13 @@ pub fn key(
     directory: &[Entry],
     module: &Module,
     kernel: &FunctionDef,
-    kept: &BTreeSet<StmtId>,
+    kept: &cute_ir::Kept,
     launch: &Launch,
     scenario: &Scenario,
     options: &InstantiateOptions,
 ) -> Option<(Key, Canon)> {
+    let memory_only = &kept.memory_only;
+    let kept = &kept.ids;
     let all_helpers: Vec<&FunctionDef> = module.functions.iter().filter(|f| f.decorator.is_none()).collect();
     if all_helpers.len() != directory.iter().filter(|e| e.2.is_none()).count() || kernel.decorator.is_none() {
         return None;
@@ -433,13 +436,14 @@ pub fn key(
         }
     }
     let kept: Vec<StmtId> = kept.iter().map(|&i| encode.id(i)).collect();
+    let memory_only: Vec<StmtId> = memory_only.iter().map(|&i| encode.id(i)).collect();
     let scenario: Vec<(StmtId, bool)> = scenario.iter().map(|(&i, &b)| (encode.id(i), b)).collect();
     if !encode.1 {
         return None;
     }
     let globals = launch.globals.iter().filter(|(k, _)| reachable.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     let launch = Launch { site: None, globals, ..launch.clone() };
-    let key = Key { kernel: cut_kernel, functions, kept, scenario, launch, options: InstOptions::of(options) };
+    let key = Key { kernel: cut_kernel, functions, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
     Some((key, canon))
 }
 

@@ -186,6 +186,11 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
     for (site, ..) in &mut m.partial_warp_collectives {
         *site = r.range(*site);
     }
+    for t in &mut m.memory {
+        for op in &mut t.ops {
+            op.site = r.range(op.site);
+        }
+    }
 }
 
 pub fn open_condition(c: &mut OpenCondition, r: &mut dyn Remap) {

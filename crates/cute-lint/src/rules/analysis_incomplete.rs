@@ -76,6 +76,16 @@ pub fn budget(ctx: &KernelContext<'_>, reason: &str, states: usize) -> crate::Di
     )
 }
 
+/// The synchronization was checked, the ordering of memory accesses not.
+pub fn memory_not_checked(ctx: &KernelContext<'_>, reason: &str) -> crate::Diagnostic {
+    info(
+        ctx.kernel.name_range,
+        format!("the memory accesses of `{}` were not checked for ordering: {reason}", ctx.kernel.display_name()),
+        "memory ordering not checked",
+        Vec::new(),
+    )
+}
+
 pub fn bounded(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
     info(
         ctx.kernel.name_range,

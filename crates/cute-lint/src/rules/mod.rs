@@ -9,8 +9,17 @@
 pub mod analysis_incomplete;
 pub mod arrive_count_mismatch;
 pub mod deadlock;
+pub mod dsmem_race;
+pub mod fence_after_sync;
 pub mod mbarrier_init_hazard;
+pub mod missing_acquire;
+pub mod missing_proxy_fence;
+pub mod missing_release;
+pub mod missing_wait;
+pub mod read_before_wait;
+pub mod scope_too_narrow;
 pub mod single_lane_collective;
+pub mod smem_race;
 pub mod untoggled_phase;
 
 use crate::Severity;
@@ -31,7 +40,16 @@ pub const ALL: &[&Rule] = &[
     &untoggled_phase::RULE,
     &arrive_count_mismatch::RULE,
     &mbarrier_init_hazard::RULE,
+    &read_before_wait::RULE,
     &single_lane_collective::RULE,
+    &fence_after_sync::RULE,
+    &missing_proxy_fence::RULE,
+    &missing_acquire::RULE,
+    &missing_release::RULE,
+    &scope_too_narrow::RULE,
+    &missing_wait::RULE,
+    &smem_race::RULE,
+    &dsmem_race::RULE,
     &deadlock::RULE,
     &analysis_incomplete::RULE,
 ];

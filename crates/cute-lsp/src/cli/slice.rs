@@ -1,4 +1,6 @@
-//! `cute-lsp slice`: the sync slice of each kernel, statement by statement.
+//! `cute-lsp slice`: the sync slice of each kernel, statement by statement
+//! (`yes`: kept for synchronization; `mem`: kept only for the
+//! memory-ordering analysis).
 
 use std::process::ExitCode;
 
@@ -33,7 +35,8 @@ pub fn run(args: SliceArgs) -> ExitCode {
         let slice = cute_ir::slice_kernel(&module, k, &text);
         println!("kernel {}", slice.kernel);
         println!("input statements : {}", slice.entries.len());
-        println!("slice kept       : {}", slice.kept_count());
+        let sync = slice.entries.iter().filter(|e| e.sync).count();
+        println!("slice kept       : {} ({sync} for synchronization, {} more for memory ordering)", slice.kept_count(), slice.kept_count() - sync);
         println!("slice dropped    : {}", slice.entries.len() - slice.kept_count());
         println!();
         println!("{:>4} {:>5} {:<4} {:<56} why", "id", "line", "kept", "statement");
@@ -43,7 +46,12 @@ pub fn run(args: SliceArgs) -> ExitCode {
             if stmt.chars().count() > 56 {
                 stmt = stmt.chars().take(53).collect::<String>() + "...";
             }
-            println!("{:>4} {:>5} {:<4} {:<56} {}", e.id, line, if e.kept { "yes" } else { "-" }, stmt, e.reason);
+            let kept = match (e.sync, e.kept) {
+                (true, _) => "yes",
+                (false, true) => "mem",
+                (false, false) => "-",
+            };
+            println!("{:>4} {:>5} {:<4} {:<56} {}", e.id, line, kept, stmt, e.reason);
         }
         println!();
     }

@@ -1,0 +1,1018 @@
+//! Memory ordering: does every pair of conflicting accesses have a
+//! happens-before path that the hardware honours?
+//!
+//! The model's threads are run once, in a fixed schedule, with two vector
+//! clocks per thread:
+//!
+//! * the *control* clock joins along every synchronization edge (a barrier
+//!   phase to the threads that pass its wait, a counter's updates to the
+//!   spin loop that sees them), whatever its memory semantics;
+//! * the *memory* clock joins only along edges that order memory: a release
+//!   whose scope contains the other party, matched by an acquire (barrier
+//!   waits acquire; a relaxed load needs a later `fence.acq_rel`).
+//!
+//! Asynchronous copies (TMA loads and stores) run in the async proxy, each
+//! as a clock of its own: a TMA load's writes reach the threads through the
+//! barrier phase its transaction bytes complete; the threads' own accesses
+//! reach a later async copy only through a proxy fence in the accessing
+//! thread that precedes, in happens-before, the copy's issue ("fence first,
+//! barrier second").
+//!
+//! A pair ordered by neither clock is a race; a pair ordered by the control
+//! clock alone is ordered by timing but not by the memory model, and the
+//! edge that lacks semantics names the rule (missing acquire or release,
+//! scope too narrow). The findings say which link is missing.
+//!
+//! One schedule suffices because, in a protocol free of deadlocks and of
+//! vacuous waits, which phase an arrival belongs to does not depend on the
+//! schedule; reads of counters that do not wait (a single check, a branch
+//! on the value) are taken to see no update, which some schedule allows.
+
+use std::collections::HashMap;
+
+use cute_syntax::TextRange;
+
+use crate::model::*;
+
+/// The rules this analysis reports, by what is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryRule {
+    FenceAfterSync,
+    MissingProxyFence,
+    ReadBeforeWait,
+    MissingAcquire,
+    MissingRelease,
+    ScopeTooNarrow,
+    MissingWait,
+    SmemRace,
+    DsmemRace,
+}
+
+/// What the quick fix of a finding edits.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Repair {
+    None,
+    /// Move the fence at `fence` to just before the barrier at `barrier`.
+    MoveFenceBefore { fence: TextRange, barrier: TextRange },
+    /// Insert `fence_proxy("async.shared", space="cta")` before `site`.
+    InsertProxyFenceBefore { site: TextRange },
+    /// Give the call at `call` these memory semantics.
+    SetSem { call: TextRange, sem: &'static str },
+    /// Give the call at `call` this scope.
+    SetScope { call: TextRange, scope: Scope },
+    /// Insert a CTA barrier before `site`.
+    InsertBarrierBefore { site: TextRange },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MemoryFinding {
+    pub rule: MemoryRule,
+    /// Where the diagnostic goes (and the fix, mostly).
+    pub site: TextRange,
+    pub message: String,
+    /// The evidence, in order: the two accesses and the missing link.
+    pub steps: Vec<(TextRange, String)>,
+    pub repair: Repair,
+}
+
+/// At most this many threads and async copies are tracked; larger models
+/// are not analysed for memory ordering.
+const MAX_CLOCKS: usize = 4096;
+
+type Clock = Vec<u32>;
+
+fn join(into: &mut Clock, from: &Clock) {
+    for (a, b) in into.iter_mut().zip(from) {
+        *a = (*a).max(*b);
+    }
+}
+
+/// One thread of the model with its program: sync ops and memory ops.
+struct Actor<'m> {
+    thread: (u32, u32),
+    ops: &'m [Op],
+    mem: &'m [MemOp],
+    points: &'m [WarpPoint],
+    /// Lane 0 of this lane's warp, when this is another lane.
+    leader: Option<usize>,
+    /// For lane 0: the other lanes of its warp that act on their own.
+    lanes: Vec<usize>,
+    /// For lane 0: clocks right after each converged operation of the warp.
+    snapshots: Vec<(Clock, Clock)>,
+    /// For other lanes: converged operations of the warp joined so far.
+    joined_point: u32,
+    next_op: usize,
+    next_mem: usize,
+    ctl: Clock,
+    mmo: Clock,
+    /// The barrier the next arrive announces transaction bytes on.
+    expect_next_arrive: Option<BarrierIx>,
+    /// (barrier, phase) whose transaction bytes this thread's copies still
+    /// deliver: open until the thread next waits.
+    open_expects: Vec<(BarrierIx, u32)>,
+    /// Release semantics of the next arrive, when not the default.
+    next_arrive_release: Option<Option<Scope>>,
+    /// The thread's latest `fence.acq_rel`: its scope and the memory clock
+    /// it orders before the thread's later writes and arrives.
+    fence: Option<(Scope, Clock)>,
+    /// Counter edges seen by relaxed reads, ordered by a later fence.
+    pending_acquire: Vec<(Clock, TextRange)>,
+}
+
+struct BarrierRun {
+    expected: Option<u32>,
+    arrived: u32,
+    phase: u32,
+    open_expects: u32,
+    ctl: Clock,
+    mmo: Clock,
+    /// Clocks of completed phases, by phase number.
+    completed: Vec<(Clock, Clock)>,
+}
+
+struct UpdateRec {
+    actor: usize,
+    ctl: Clock,
+    mmo: Clock,
+    /// The release scope, if the update releases.
+    release: Option<Scope>,
+}
+
+struct CounterRun {
+    value: Option<i64>,
+    updates: Vec<UpdateRec>,
+    /// Updates the model performs on this counter in total.
+    total_updates: usize,
+}
+
+/// One memory operation as executed.
+struct Event {
+    actor: usize,
+    /// Position in the actor's memory program.
+    index: usize,
+    kind: MemKind,
+    site: TextRange,
+    ctl: Clock,
+    mmo: Clock,
+    /// For an async copy: its own clock component.
+    async_id: Option<usize>,
+}
+
+/// Memory operations (over all threads) the analysis follows at most.
+const MAX_MEMORY_OPS: usize = 20_000;
+
+/// Pairs of accesses compared at most.
+const MAX_PAIRS: usize = 2_000_000;
+
+/// Run the model once and report the accesses that are not ordered. `Err`
+/// says why the analysis was not done (a model too large for it).
+pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
+    if model.memory.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ops: usize = model.memory.iter().map(|t| t.ops.len()).sum();
+    if ops > MAX_MEMORY_OPS {
+        return Err(format!(
+            "its threads perform {ops} memory operations, more than the {MAX_MEMORY_OPS} the memory-ordering analysis follows"
+        ));
+    }
+    let Some(run) = Execution::run(model) else {
+        return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis"));
+    };
+    let mut findings = run.findings(model)?;
+    findings.sort_by_key(|f| (f.site, f.rule));
+    findings.dedup_by_key(|f| (f.site, f.rule));
+    Ok(findings)
+}
+
+struct Execution<'m> {
+    actors: Vec<Actor<'m>>,
+    events: Vec<Event>,
+    /// The actor each async copy was issued by, and its clocks at issue.
+    issues: Vec<(usize, Clock)>,
+    cluster_ctas: u32,
+}
+
+impl<'m> Execution<'m> {
+    fn run(model: &'m Model) -> Option<Execution<'m>> {
+        let mut memory: HashMap<(u32, u32), &'m ThreadMemory> = HashMap::new();
+        for t in &model.memory {
+            memory.insert(t.thread, t);
+        }
+        let mut programs: Vec<((u32, u32), &'m [Op], &'m [MemOp], &'m [WarpPoint])> = Vec::new();
+        for g in &model.groups {
+            for &t in &g.threads {
+                let (mem, points) = memory.remove(&t).map_or((&[][..], &[][..]), |m| (&m.ops[..], &m.op_points[..]));
+                programs.push((t, &g.ops, mem, points));
+            }
+        }
+        let mut rest: Vec<_> = memory.into_iter().collect();
+        rest.sort_by_key(|(t, _)| *t);
+        programs.extend(rest.into_iter().map(|(t, m)| (t, &[][..], &m.ops[..], &m.op_points[..])));
+        let asyncs: usize = programs
+            .iter()
+            .map(|(_, _, m, _)| m.iter().filter(|o| matches!(o.kind, MemKind::AsyncCopy { .. })).count())
+            .sum();
+        let width = programs.len() + asyncs;
+        if width > MAX_CLOCKS {
+            return None;
+        }
+        let leaders: HashMap<(u32, u32), usize> =
+            programs.iter().enumerate().filter(|(_, p)| p.0 .1 % 32 == 0).map(|(i, p)| ((p.0 .0, p.0 .1 / 32), i)).collect();
+        let mut actors: Vec<Actor> = programs
+            .into_iter()
+            .map(|(thread, ops, mem, points)| Actor {
+                thread,
+                ops,
+                mem,
+                points,
+                leader: if thread.1 % 32 != 0 { leaders.get(&(thread.0, thread.1 / 32)).copied() } else { None },
+                lanes: Vec::new(),
+                snapshots: Vec::new(),
+                joined_point: 0,
+                next_op: 0,
+                next_mem: 0,
+                ctl: vec![0; width],
+                mmo: vec![0; width],
+                expect_next_arrive: None,
+                open_expects: Vec::new(),
+                next_arrive_release: None,
+                fence: None,
+                pending_acquire: Vec::new(),
+            })
+            .collect();
+        for i in 0..actors.len() {
+            if let Some(l) = actors[i].leader {
+                actors[l].lanes.push(i);
+            }
+        }
+        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), cluster_ctas: model.cluster_ctas.max(1) };
+        let mut barriers: Vec<BarrierRun> = model
+            .barriers
+            .iter()
+            .map(|b| BarrierRun {
+                expected: b.preset_count,
+                arrived: 0,
+                phase: 0,
+                open_expects: 0,
+                ctl: vec![0; width],
+                mmo: vec![0; width],
+                completed: Vec::new(),
+            })
+            .collect();
+        let mut counters: HashMap<(BufferIx, Option<i64>), CounterRun> = HashMap::new();
+        for t in &model.memory {
+            for op in &t.ops {
+                if let MemKind::Update { buffer, offset, .. } = op.kind {
+                    counters
+                        .entry((buffer, offset))
+                        .or_insert(CounterRun { value: Some(0), updates: Vec::new(), total_updates: 0 })
+                        .total_updates += 1;
+                }
+            }
+        }
+        let mut next_async = exec.actors.len();
+        // One step at a time. A spin loop goes on as soon as it can, so it
+        // exits on the first value that satisfies it (what it then reads is
+        // ordered after as little as possible). Otherwise the thread that
+        // has synchronized least moves: threads stay in step, so no thread
+        // laps another and lends a barrier phase arrivals of a later round.
+        let n = exec.actors.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        loop {
+            let spin = (0..n).any(|a| exec.next_spins(a) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
+            if spin {
+                continue;
+            }
+            order.sort_by_key(|&a| (exec.actors[a].next_op, a));
+            if !order.iter().any(|&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async)) {
+                break;
+            }
+        }
+        Some(exec)
+    }
+
+    /// One step of actor `a`; false when it is blocked or done.
+    fn step(
+        &mut self,
+        a: usize,
+        model: &Model,
+        barriers: &mut [BarrierRun],
+        counters: &mut HashMap<(BufferIx, Option<i64>), CounterRun>,
+        next_async: &mut usize,
+    ) -> bool {
+        let actor = &self.actors[a];
+        let mem_due = actor.mem.get(actor.next_mem).filter(|m| m.after as usize <= actor.next_op);
+        if let Some(m) = mem_due {
+            if !self.meet_warp(a, m.warp_point) {
+                return false;
+            }
+            return self.mem_step(a, m.clone(), model, barriers, counters, next_async);
+        }
+        let Some(op) = actor.ops.get(actor.next_op).cloned() else {
+            self.close_expect(a, barriers);
+            return false;
+        };
+        let point = actor.points.get(actor.next_op).copied();
+        if let Some(p) = point {
+            if !self.meet_warp(a, p.before) {
+                return false;
+            }
+            if p.converged && !self.gather_lanes(a, p.before) {
+                return false;
+            }
+        }
+        // The copies announced by an arrive are those the thread issues
+        // before it next waits.
+        if matches!(op.kind, OpKind::Wait { .. }) {
+            self.close_expect(a, barriers);
+        }
+        match op.kind {
+            OpKind::Init { bar, count } => {
+                // Init hazards (repeated inits, arrivals before the init)
+                // are the explorer's to report; here the first init counts
+                // and arrivals that came before it are kept.
+                let b = &mut barriers[bar as usize];
+                if b.expected.is_none() {
+                    b.expected = Some(count);
+                    Self::maybe_complete(b);
+                }
+            }
+            OpKind::Arrive { bar, count } => {
+                let cta = self.actors[a].thread.0;
+                let b_cta = model.barriers[bar as usize].cta;
+                let release = match self.actors[a].next_arrive_release.take() {
+                    Some(r) => r,
+                    None => Some(match model.barriers[bar as usize].kind {
+                        BarrierKind::ClusterBarrier => Scope::Cluster,
+                        _ => Scope::Cta,
+                    }),
+                };
+                let reaches = release.is_some_and(|s| self.scope_contains(s, cta, b_cta))
+                    || matches!(model.barriers[bar as usize].kind, BarrierKind::CtaBarrier | BarrierKind::NamedBarrier(_));
+                // An earlier fence wide enough makes the arrive release what
+                // preceded the fence.
+                let fenced = self.actors[a].fence.as_ref().filter(|(s, _)| self.scope_contains(*s, cta, b_cta)).map(|(_, c)| c.clone());
+                let expecting = self.actors[a].expect_next_arrive.take() == Some(bar);
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+                let b = &mut barriers[bar as usize];
+                join(&mut b.ctl, &actor.ctl);
+                if reaches {
+                    join(&mut b.mmo, &actor.mmo);
+                } else if let Some(clock) = fenced {
+                    join(&mut b.mmo, &clock);
+                }
+                if expecting {
+                    b.open_expects += 1;
+                    actor.open_expects.push((bar, b.phase));
+                }
+                b.arrived += count;
+                Self::maybe_complete(b);
+            }
+            OpKind::Wait { bar, parity } => {
+                let b = &barriers[bar as usize];
+                if b.phase % 2 == parity as u32 {
+                    return false;
+                }
+                let actor = &mut self.actors[a];
+                if let Some((ctl, mmo)) = b.phase.checked_sub(1).and_then(|p| b.completed.get(p as usize)) {
+                    join(&mut actor.ctl, ctl);
+                    join(&mut actor.mmo, mmo);
+                }
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+            }
+        }
+        let actor = &mut self.actors[a];
+        actor.next_op += 1;
+        if point.is_some_and(|p| p.converged) {
+            let snapshot = (actor.ctl.clone(), actor.mmo.clone());
+            actor.snapshots.push(snapshot);
+        }
+        true
+    }
+
+    /// Whether the actor's next item is a guarded read of a counter.
+    fn next_spins(&self, a: usize) -> bool {
+        let actor = &self.actors[a];
+        actor
+            .mem
+            .get(actor.next_mem)
+            .filter(|m| m.after as usize <= actor.next_op)
+            .is_some_and(|m| matches!(m.kind, MemKind::Observe { guard: Some(_), .. }))
+    }
+
+    /// A lane other than lane 0 reaching an item that follows `point`
+    /// converged operations of its warp: it goes on once lane 0 has done
+    /// them, and knows what lane 0 knew then.
+    fn meet_warp(&mut self, a: usize, point: u32) -> bool {
+        let Some(l) = self.actors[a].leader else { return true };
+        if point <= self.actors[a].joined_point {
+            return true;
+        }
+        let Some((ctl, mmo)) = self.actors[l].snapshots.get(point as usize - 1).cloned() else { return false };
+        let actor = &mut self.actors[a];
+        join(&mut actor.ctl, &ctl);
+        join(&mut actor.mmo, &mmo);
+        actor.joined_point = point;
+        true
+    }
+
+    /// Lane 0 at the warp's converged operation number `point`: every other
+    /// lane must have done what precedes it, and lane 0 acts for all of them.
+    fn gather_lanes(&mut self, a: usize, point: u32) -> bool {
+        let lanes = self.actors[a].lanes.clone();
+        for &l in &lanes {
+            if self.next_point(l).is_some_and(|p| p <= point) {
+                return false;
+            }
+        }
+        for l in lanes {
+            let (ctl, mmo) = (self.actors[l].ctl.clone(), self.actors[l].mmo.clone());
+            join(&mut self.actors[a].ctl, &ctl);
+            join(&mut self.actors[a].mmo, &mmo);
+        }
+        true
+    }
+
+    /// The warp point of an actor's next item, if it has one.
+    fn next_point(&self, a: usize) -> Option<u32> {
+        let actor = &self.actors[a];
+        let mem = actor.mem.get(actor.next_mem).map(|m| m.warp_point);
+        let op = actor.points.get(actor.next_op).map(|p| p.before);
+        match (mem, op) {
+            (Some(m), Some(o)) => Some(m.min(o)),
+            (m, o) => m.or(o),
+        }
+    }
+
+    fn close_expect(&mut self, a: usize, barriers: &mut [BarrierRun]) {
+        for (bar, phase) in std::mem::take(&mut self.actors[a].open_expects) {
+            let b = &mut barriers[bar as usize];
+            if b.phase == phase {
+                b.open_expects = b.open_expects.saturating_sub(1);
+                Self::maybe_complete(b);
+            }
+        }
+    }
+
+    fn maybe_complete(b: &mut BarrierRun) {
+        while let Some(expected) = b.expected {
+            if b.arrived < expected || b.open_expects > 0 || expected == 0 {
+                return;
+            }
+            b.arrived -= expected;
+            b.completed.push((b.ctl.clone(), b.mmo.clone()));
+            b.phase += 1;
+        }
+    }
+
+    fn scope_contains(&self, scope: Scope, a_cta: u32, b_cta: u32) -> bool {
+        match scope {
+            Scope::Cta => a_cta == b_cta,
+            Scope::Cluster => a_cta / self.cluster_ctas == b_cta / self.cluster_ctas,
+            Scope::Gpu | Scope::Sys => true,
+        }
+    }
+
+    fn mem_step(
+        &mut self,
+        a: usize,
+        m: MemOp,
+        _model: &Model,
+        barriers: &mut [BarrierRun],
+        counters: &mut HashMap<(BufferIx, Option<i64>), CounterRun>,
+        next_async: &mut usize,
+    ) -> bool {
+        let mut async_id = None;
+        match &m.kind {
+            MemKind::ExpectTx { barrier } => self.actors[a].expect_next_arrive = Some(*barrier),
+            MemKind::ArriveRelease { scope } => self.actors[a].next_arrive_release = Some(*scope),
+            MemKind::Fence { scope } => {
+                let actor = &mut self.actors[a];
+                actor.fence = Some((*scope, actor.mmo.clone()));
+                // A fence after a relaxed read of a counter acquires what
+                // the read saw.
+                for (clock, _) in std::mem::take(&mut actor.pending_acquire) {
+                    join(&mut actor.mmo, &clock);
+                }
+            }
+            MemKind::AsyncCopy { write, barrier, .. } => {
+                let id = *next_async;
+                *next_async += 1;
+                async_id = Some(id);
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+                self.issues.push((a, actor.ctl.clone()));
+                if let (true, Some(bar)) = (*write, barrier) {
+                    // The copy's bytes complete a phase of its barrier: the
+                    // announced one, else the phase in progress.
+                    let mut ctl = actor.ctl.clone();
+                    let mut mmo = actor.mmo.clone();
+                    ctl[id] = 1;
+                    mmo[id] = 1;
+                    let b = &mut barriers[*bar as usize];
+                    let target = actor.open_expects.iter().rev().find(|(eb, _)| eb == bar).map_or(b.phase, |(_, phase)| *phase);
+                    if target == b.phase {
+                        join(&mut b.ctl, &ctl);
+                        join(&mut b.mmo, &mmo);
+                    } else if let Some(done) = b.completed.get_mut(target as usize) {
+                        join(&mut done.0, &ctl);
+                        join(&mut done.1, &mmo);
+                    }
+                }
+            }
+            MemKind::Update { buffer, offset, update, order, scope } => {
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+                let (release, mmo) = match (order.releases(), &actor.fence) {
+                    (true, _) => (Some(*scope), actor.mmo.clone()),
+                    (false, Some((s, clock))) => (Some(*s), clock.clone()),
+                    (false, None) => (None, actor.mmo.clone()),
+                };
+                let c = counters.get_mut(&(*buffer, *offset)).expect("counted before the run");
+                c.value = match (c.value, update) {
+                    (Some(v), Update::Add(d)) => Some(v + d),
+                    (_, Update::Set(v)) => Some(*v),
+                    _ => None,
+                };
+                c.updates.push(UpdateRec { actor: a, ctl: actor.ctl.clone(), mmo, release });
+            }
+            MemKind::Observe { buffer, offset, order, scope, guard } => {
+                if let Some(guard) = guard {
+                    let Some(c) = counters.get(&(*buffer, *offset)) else {
+                        // Nobody updates it: the guard holds at the initial
+                        // value or never.
+                        if !guard.target.is_some_and(|t| guard.exit_when.holds(0, t)) {
+                            return false;
+                        }
+                        return self.record(a, m, None);
+                    };
+                    let all_done = c.updates.len() == c.total_updates;
+                    let holds = match (c.value, guard.target) {
+                        (Some(v), Some(t)) => guard.exit_when.holds(v, t),
+                        _ => all_done,
+                    };
+                    if !holds {
+                        return false;
+                    }
+                    let cta = self.actors[a].thread.0;
+                    let acquires = order.acquires();
+                    let mut edges = Vec::new();
+                    for u in &c.updates {
+                        let other = self.actors[u.actor].thread.0;
+                        let released = u.release.is_some_and(|s| self.scope_contains(s, other, cta));
+                        let in_scope = self.scope_contains(*scope, cta, other);
+                        edges.push((u.ctl.clone(), u.mmo.clone(), released && in_scope));
+                    }
+                    let actor = &mut self.actors[a];
+                    for (ctl, mmo, ordered) in edges {
+                        join(&mut actor.ctl, &ctl);
+                        if ordered && acquires {
+                            join(&mut actor.mmo, &mmo);
+                        } else if ordered {
+                            actor.pending_acquire.push((mmo, m.site));
+                        }
+                    }
+                }
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+            }
+            MemKind::Access { .. } | MemKind::ProxyFence => {
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+            }
+        }
+        self.record(a, m, async_id)
+    }
+
+    fn record(&mut self, a: usize, m: MemOp, async_id: Option<usize>) -> bool {
+        let actor = &mut self.actors[a];
+        let index = actor.next_mem;
+        actor.next_mem += 1;
+        let (ctl, mmo) = (actor.ctl.clone(), actor.mmo.clone());
+        self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, ctl, mmo, async_id });
+        true
+    }
+
+    fn who(&self, model: &Model, a: usize) -> String {
+        describe_threads(&[self.actors[a].thread], model.ctas)
+    }
+
+    fn cta_of(&self, a: usize) -> u32 {
+        self.actors[a].thread.0
+    }
+
+    /// The first synchronization operation of actor `a` after its memory
+    /// operation at `index`.
+    fn next_sync_after(&self, a: usize, index: usize) -> Option<&Op> {
+        let actor = &self.actors[a];
+        let after = actor.mem.get(index)?.after as usize;
+        actor.ops.get(after)
+    }
+
+    fn findings(&self, model: &Model) -> Result<Vec<MemoryFinding>, String> {
+        let mut out = Vec::new();
+        let mut checked = 0usize;
+        let mut by_buffer: HashMap<BufferIx, Vec<usize>> = HashMap::new();
+        for (i, e) in self.events.iter().enumerate() {
+            if let Some(b) = accessed_buffer(&e.kind) {
+                by_buffer.entry(b).or_default().push(i);
+            }
+        }
+        let mut buffers: Vec<_> = by_buffer.into_iter().collect();
+        buffers.sort_by_key(|(b, _)| *b);
+        for (buffer, events) in buffers {
+            let space = &model.buffers[buffer as usize].space;
+            let pairs = candidate_pairs(&self.events, &events);
+            checked += pairs.len();
+            if checked > MAX_PAIRS {
+                return Err(format!(
+                    "more than {MAX_PAIRS} pairs of accesses to compare, too many for the memory-ordering analysis"
+                ));
+            }
+            for (i, j) in pairs {
+                {
+                    let (e1, e2) = (&self.events[i], &self.events[j]);
+                    if e1.actor == e2.actor && e1.async_id.is_none() && e2.async_id.is_none() {
+                        continue;
+                    }
+                    let (Some((r1, w1)), Some((r2, w2))) = (region_and_write(&e1.kind), region_and_write(&e2.kind)) else {
+                        continue;
+                    };
+                    // Data published between CTAs is read where the producer
+                    // wrote it, at indices often known only at run time: there
+                    // any pair that may overlap counts.
+                    let overlap = if matches!(space, Space::Global) { r1.may_overlap(&r2) } else { r1.overlaps(&r2) };
+                    if !(w1 || w2) || !overlap {
+                        continue;
+                    }
+                    let finding = match (e1.async_id.is_some(), e2.async_id.is_some()) {
+                        (true, true) => None,
+                        (true, false) => self.async_vs_generic(model, buffer, e1, e2),
+                        (false, true) => self.async_vs_generic(model, buffer, e2, e1),
+                        (false, false) => match space {
+                            Space::Global => self.message_passing(model, buffer, e1, e2),
+                            Space::Shared { cta } => self.shared_pair(model, buffer, *cta, e1, e2),
+                        },
+                    };
+                    out.extend(finding);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// An async copy `copy` and a generic access `access` of the same
+    /// shared memory.
+    fn async_vs_generic(&self, model: &Model, buffer: BufferIx, copy: &Event, access: &Event) -> Option<MemoryFinding> {
+        let id = copy.async_id?;
+        let MemKind::AsyncCopy { write: copy_writes, .. } = copy.kind else { return None };
+        let (_, access_writes) = region_and_write(&access.kind)?;
+        let name = &model.buffers[buffer as usize].name;
+        let t = access.actor;
+        let issue = &self.issues[id - self.actors.len()].1;
+        let issuer = copy.actor;
+        let copy_what = if copy_writes { format!("the TMA copy into `{name}`") } else { format!("the TMA store from `{name}`") };
+        let access_what = if access_writes { format!("writes `{name}`") } else { format!("reads `{name}`") };
+        // The copy's writes are visible: ordered through its barrier.
+        if access.ctl[id] >= 1 {
+            return None;
+        }
+        let step_access = (access.site, format!("{} {access_what} (generic proxy)", self.who(model, t)));
+        let step_copy = (copy.site, format!("{} issues {copy_what} (async proxy)", self.who(model, issuer)));
+        if access.ctl[t] <= issue[t] {
+            // The access precedes the issue: a proxy fence of the accessing
+            // thread must sit between the access and the barrier.
+            let fences: Vec<&Event> = self
+                .events
+                .iter()
+                .filter(|f| f.actor == t && f.index > access.index && matches!(f.kind, MemKind::ProxyFence))
+                .collect();
+            if fences.iter().any(|f| f.ctl[t] <= issue[t]) {
+                return None;
+            }
+            if let Some(late) = fences.first() {
+                let barrier = self.next_sync_after(t, access.index).map(|o| o.site).unwrap_or(copy.site);
+                return Some(MemoryFinding {
+                    rule: MemoryRule::FenceAfterSync,
+                    site: late.site,
+                    message: format!(
+                        "this proxy fence comes after the barrier that orders {} access to `{name}` before {copy_what}; the fence only covers accesses made before it and ordered by a barrier after it",
+                        self.who(model, t)
+                    ),
+                    steps: vec![
+                        step_access,
+                        (barrier, "the barrier orders the access before the copy, but no proxy fence precedes it".to_string()),
+                        (late.site, "the proxy fence comes too late: after the barrier".to_string()),
+                        step_copy,
+                    ],
+                    repair: Repair::MoveFenceBefore { fence: late.site, barrier },
+                });
+            }
+            // The barrier after the access that lets the issuer go on; the
+            // issuer's own access with no barrier before its copy gets the
+            // fence before the copy.
+            let issue_after = self.actors[issuer].mem[copy.index].after as usize;
+            let access_after = self.actors[t].mem[access.index].after as usize;
+            let barrier = self.next_sync_after(t, access.index).map(|o| o.site).filter(|_| t != issuer || access_after < issue_after);
+            let anchor = barrier.unwrap_or(copy.site);
+            return Some(MemoryFinding {
+                rule: MemoryRule::MissingProxyFence,
+                site: anchor,
+                message: format!(
+                    "{} {access_what} with generic accesses that reach {copy_what} without a proxy fence (`fence_proxy(\"async.shared\", space=\"cta\")`) in the accessing threads",
+                    self.who(model, t)
+                ),
+                steps: vec![
+                    step_access,
+                    (anchor, "no proxy fence between the access and this point, which orders it before the copy".to_string()),
+                    step_copy,
+                ],
+                repair: Repair::InsertProxyFenceBefore { site: anchor },
+            });
+        }
+        if !copy_writes {
+            // The TMA store's reads end at a bulk wait, which is not
+            // modelled: accesses after it are not judged.
+            return None;
+        }
+        if access_writes {
+            return Some(MemoryFinding {
+                rule: MemoryRule::SmemRace,
+                site: access.site,
+                message: format!("{} writes `{name}` while {copy_what} may still be writing it", self.who(model, t)),
+                steps: vec![step_copy, step_access, (access.site, "no completed wait on the copy's barrier orders them".to_string())],
+                repair: Repair::None,
+            });
+        }
+        Some(MemoryFinding {
+            rule: MemoryRule::ReadBeforeWait,
+            site: access.site,
+            message: format!(
+                "{} reads `{name}`, which {copy_what} fills, without a completed wait on the barrier that copy signals",
+                self.who(model, t)
+            ),
+            steps: vec![step_copy, (access.site, format!("{} reads `{name}` before any wait observes the copy's completion", self.who(model, t)))],
+            repair: Repair::None,
+        })
+    }
+
+    /// Two generic accesses of shared memory.
+    fn shared_pair(&self, model: &Model, buffer: BufferIx, owner: u32, e1: &Event, e2: &Event) -> Option<MemoryFinding> {
+        let (first, second) = if e1.ctl[e1.actor] <= e2.ctl[e1.actor] { (e1, e2) } else { (e2, e1) };
+        if first.mmo[first.actor] <= second.mmo[first.actor] {
+            return None;
+        }
+        let name = &model.buffers[buffer as usize].name;
+        let remote = self.cta_of(e1.actor) != owner || self.cta_of(e2.actor) != owner;
+        let describe = |e: &Event| {
+            let w = region_and_write(&e.kind).is_some_and(|(_, w)| w);
+            format!("{} {} `{name}` of CTA {owner}", self.who(model, e.actor), if w { "writes" } else { "reads" })
+        };
+        if first.ctl[first.actor] <= second.ctl[first.actor] {
+            // Ordered by timing, not by memory semantics: a release too
+            // narrow for the other side.
+            let arrive = self.narrow_release_after(first, self.cta_of(second.actor))?;
+            return Some(MemoryFinding {
+                rule: MemoryRule::ScopeTooNarrow,
+                site: arrive,
+                message: format!(
+                    "this arrive releases at CTA scope, which does not contain the threads of CTA {} that wait for it; the data handed over through `{name}` is not ordered before their reads (pass a cluster scope)",
+                    self.cta_of(second.actor)
+                ),
+                steps: vec![
+                    (first.site, describe(first)),
+                    (arrive, "arrives with a CTA-scoped release: it orders nothing for a peer CTA".to_string()),
+                    (second.site, describe(second)),
+                ],
+                repair: Repair::SetScope { call: arrive, scope: Scope::Cluster },
+            });
+        }
+        if !remote {
+            // Races inside one CTA are reported only on known elements, and
+            // only between a write and a read: warps that store the same
+            // values redundantly are a common, harmless idiom.
+            let both_known = [e1, e2].iter().all(|e| region_and_write(&e.kind).is_some_and(|(r, _)| matches!(r.element, Element::At(_))));
+            let both_write = [e1, e2].iter().all(|e| region_and_write(&e.kind).is_some_and(|(_, w)| w));
+            if !both_known || both_write {
+                return None;
+            }
+        }
+        // Reported at the write (both writes: the later one), which is what
+        // a second buffer or barrier has to protect.
+        let writes = |e: &Event| region_and_write(&e.kind).is_some_and(|(_, w)| w);
+        let (other, at) = if writes(e2) { (e1, e2) } else { (e2, e1) };
+        Some(MemoryFinding {
+            rule: if remote { MemoryRule::DsmemRace } else { MemoryRule::SmemRace },
+            site: at.site,
+            message: format!("{} while {}: no barrier orders the two", describe(at), describe(other)),
+            steps: vec![(other.site, describe(other)), (at.site, format!("{}, unordered with the access above", describe(at)))],
+            repair: Repair::None,
+        })
+    }
+
+    /// A remote arrive of `e`'s thread after `e`, released at a scope that
+    /// does not contain `cta`.
+    fn narrow_release_after(&self, e: &Event, cta: u32) -> Option<TextRange> {
+        let actor = &self.actors[e.actor];
+        let from = self.cta_of(e.actor);
+        actor.mem[e.index..].iter().find_map(|m| match m.kind {
+            MemKind::ArriveRelease { scope: Some(s) } if !self.scope_contains(s, from, cta) => Some(m.site),
+            MemKind::ArriveRelease { scope: None } => Some(m.site),
+            _ => None,
+        })
+    }
+
+    /// A write and a read of global memory by threads of different CTAs:
+    /// message passing through a counter.
+    fn message_passing(&self, model: &Model, buffer: BufferIx, e1: &Event, e2: &Event) -> Option<MemoryFinding> {
+        if self.cta_of(e1.actor) == self.cta_of(e2.actor) {
+            return None;
+        }
+        let (write, read) = match (region_and_write(&e1.kind)?.1, region_and_write(&e2.kind)?.1) {
+            (true, false) => (e1, e2),
+            (false, true) => (e2, e1),
+            _ => return None,
+        };
+        if !matches!(write.kind, MemKind::Access { .. }) || !matches!(read.kind, MemKind::Access { .. }) {
+            return None;
+        }
+        let (p, q) = (write.actor, read.actor);
+        if write.mmo[p] <= read.mmo[p] {
+            return None;
+        }
+        let name = &model.buffers[buffer as usize].name;
+        let step_write = (write.site, format!("{} writes `{name}`", self.who(model, p)));
+        let step_read = (read.site, format!("{} reads `{name}`", self.who(model, q)));
+        let (pc, qc) = (self.cta_of(p), self.cta_of(q));
+        // Updates by the producer's CTA after the write, and reads of the
+        // same counter by the consumer's CTA before the read.
+        let updates: Vec<&Event> = self
+            .events
+            .iter()
+            .filter(|u| matches!(u.kind, MemKind::Update { .. }) && self.cta_of(u.actor) == pc && u.site.start > write.site.start)
+            .collect();
+        let counter_of = |e: &Event| match e.kind {
+            MemKind::Update { buffer, offset, .. } | MemKind::Observe { buffer, offset, .. } => Some((buffer, offset)),
+            _ => None,
+        };
+        for u in &updates {
+            let observes: Vec<&Event> = self
+                .events
+                .iter()
+                .filter(|o| {
+                    matches!(o.kind, MemKind::Observe { .. })
+                        && self.cta_of(o.actor) == qc
+                        && counter_of(o) == counter_of(u)
+                        && o.site.start < read.site.start
+                })
+                .collect();
+            let Some(obs) = observes.iter().find(|o| o.actor == q).or(observes.first()).copied() else { continue };
+            let MemKind::Update { order: u_order, scope: u_scope, .. } = u.kind else { continue };
+            let MemKind::Observe { order: o_order, scope: o_scope, guard: ref o_guard, .. } = obs.kind else { continue };
+            let step_update = (u.site, format!("{} updates the counter ({}, scope {})", self.who(model, u.actor), u_order.name(), u_scope.name()));
+            let step_obs = (obs.site, format!("{} reads the counter ({}, scope {})", self.who(model, obs.actor), o_order.name(), o_scope.name()));
+            let steps = vec![step_write.clone(), step_update.clone(), step_obs.clone(), step_read.clone()];
+            let write_before_update = write.ctl[p] <= u.ctl[p];
+            let timed = write.ctl[p] <= read.ctl[p];
+            if !write_before_update {
+                return Some(MemoryFinding {
+                    rule: MemoryRule::MissingRelease,
+                    site: u.site,
+                    message: format!(
+                        "this update publishes `{name}`, but the writes of {} are not ordered before it: no barrier joins the writing threads to the releasing one",
+                        self.who(model, p)
+                    ),
+                    steps,
+                    repair: Repair::InsertBarrierBefore { site: u.site },
+                });
+            }
+            if !timed {
+                let once = o_guard.as_ref().is_none_or(|g| !g.spin);
+                let message = if once {
+                    format!("the consumer reads the counter once and goes on to read `{name}` whatever it saw; it must wait until the counter reaches its target")
+                } else if obs.actor != q && obs.ctl[obs.actor] > read.ctl[obs.actor] {
+                    format!("{} reads `{name}` without a barrier after the wait on the counter", self.who(model, q))
+                } else {
+                    format!("the wait on the counter can end before {} has published `{name}`: its threshold is reached by fewer updates than the consumer reads", self.who(model, p))
+                };
+                return Some(MemoryFinding { rule: MemoryRule::MissingWait, site: obs.site, message, steps, repair: Repair::None });
+            }
+            // Ordered in time through the counter, but not in memory.
+            let released = u_order.releases() || self.fence_before(u);
+            if !released {
+                return Some(MemoryFinding {
+                    rule: MemoryRule::MissingRelease,
+                    site: u.site,
+                    message: format!("this update of the counter is {}: it does not order the writes of `{name}` before it for the consumer", u_order.name()),
+                    steps,
+                    repair: Repair::SetSem { call: u.site, sem: "release" },
+                });
+            }
+            if !o_order.acquires() && !self.fence_after(obs) {
+                return Some(MemoryFinding {
+                    rule: MemoryRule::MissingAcquire,
+                    site: obs.site,
+                    message: format!("this read of the counter is {}: the reads of `{name}` after it are not ordered after the producer's writes", o_order.name()),
+                    steps,
+                    repair: Repair::SetSem { call: obs.site, sem: "acquire" },
+                });
+            }
+            let needed = if pc / self.cluster_ctas == qc / self.cluster_ctas { Scope::Cluster } else { Scope::Gpu };
+            if u_order.releases() && u_scope < needed {
+                return Some(MemoryFinding {
+                    rule: MemoryRule::ScopeTooNarrow,
+                    site: u.site,
+                    message: format!(
+                        "this release has scope `{}`, which does not contain the consumer in CTA {qc} (the producer is in CTA {pc}); the smallest scope holding both is `{}`",
+                        u_scope.name(),
+                        needed.name()
+                    ),
+                    steps,
+                    repair: Repair::SetScope { call: u.site, scope: needed },
+                });
+            }
+            if o_scope < needed {
+                return Some(MemoryFinding {
+                    rule: MemoryRule::ScopeTooNarrow,
+                    site: obs.site,
+                    message: format!(
+                        "this acquire has scope `{}`, which does not contain the producer in CTA {pc}; the smallest scope holding both is `{}`",
+                        o_scope.name(),
+                        needed.name()
+                    ),
+                    steps,
+                    repair: Repair::SetScope { call: obs.site, scope: needed },
+                });
+            }
+        }
+        None
+    }
+
+    /// Whether the thread of update `u` ran a `fence.acq_rel` before it.
+    fn fence_before(&self, u: &Event) -> bool {
+        self.actors[u.actor].mem[..u.index].iter().any(|m| matches!(m.kind, MemKind::Fence { .. }))
+    }
+
+    /// Whether the thread of read `o` runs a `fence.acq_rel` after it.
+    fn fence_after(&self, o: &Event) -> bool {
+        self.actors[o.actor].mem[o.index..].iter().any(|m| matches!(m.kind, MemKind::Fence { .. }))
+    }
+}
+
+/// Pairs (in execution order) of a buffer's events that may conflict:
+/// accesses of known elements meet only accesses of the same element and
+/// those of unknown extent, instead of every other access.
+fn candidate_pairs(events: &[Event], of_buffer: &[usize]) -> Vec<(usize, usize)> {
+    let mut by_element: HashMap<(Option<i64>, Vec<i64>), Vec<usize>> = HashMap::new();
+    let mut wide = Vec::new();
+    for &i in of_buffer {
+        match region_and_write(&events[i].kind) {
+            Some((Region { stage, element: Element::At(at) }, _)) => by_element.entry((stage, at)).or_default().push(i),
+            _ => wide.push(i),
+        }
+    }
+    let mut pairs = Vec::new();
+    for group in by_element.values() {
+        for (x, &i) in group.iter().enumerate() {
+            pairs.extend(group[x + 1..].iter().map(|&j| (i, j)));
+        }
+    }
+    // Known elements of different stages or places never overlap; accesses
+    // of unknown or whole extent meet everything.
+    for (x, &i) in wide.iter().enumerate() {
+        pairs.extend(wide[x + 1..].iter().map(|&j| (i, j)));
+        for group in by_element.values() {
+            pairs.extend(group.iter().map(|&j| (i.min(j), i.max(j))));
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {
+    match kind {
+        MemKind::Access { buffer, .. } | MemKind::AsyncCopy { buffer, .. } => Some(*buffer),
+        // A scalar exchange into a buffer that is read as data (DSMEM
+        // hand-off through `atomic_exch`) is a write of it.
+        MemKind::Update { buffer, .. } => Some(*buffer),
+        _ => None,
+    }
+}
+
+fn region_and_write(kind: &MemKind) -> Option<(Region, bool)> {
+    match kind {
+        MemKind::Access { region, write, .. } | MemKind::AsyncCopy { region, write, .. } => Some((region.clone(), *write)),
+        // An atomic writes the element its pointer points at.
+        MemKind::Update { offset: Some(o), .. } => Some((Region { stage: None, element: Element::At(vec![*o]) }, true)),
+        MemKind::Update { .. } => Some((Region { stage: None, element: Element::Unknown }, true)),
+        _ => None,
+    }
+}

@@ -1,0 +1,226 @@
+//! Findings of the memory-ordering analysis (`cute_check::memory`) as
+//! diagnostics: the rule each finding names, its evidence as related
+//! information, and the quick fix its repair describes.
+
+use cute_check::memory::{MemoryFinding, MemoryRule, Repair};
+use cute_check::model::{MemKind, Model};
+use cute_ir::ast::StmtKind;
+use cute_syntax::TextRange;
+
+use crate::context::KernelContext;
+use crate::rules::{
+    dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_wait,
+    scope_too_narrow, smem_race, Rule,
+};
+use crate::{Diagnostic, Edit, Fix, Related, Severity};
+
+fn rule_of(rule: MemoryRule) -> &'static Rule {
+    match rule {
+        MemoryRule::FenceAfterSync => &fence_after_sync::RULE,
+        MemoryRule::MissingProxyFence => &missing_proxy_fence::RULE,
+        MemoryRule::ReadBeforeWait => &read_before_wait::RULE,
+        MemoryRule::MissingAcquire => &missing_acquire::RULE,
+        MemoryRule::MissingRelease => &missing_release::RULE,
+        MemoryRule::ScopeTooNarrow => &scope_too_narrow::RULE,
+        MemoryRule::MissingWait => &missing_wait::RULE,
+        MemoryRule::SmemRace => &smem_race::RULE,
+        MemoryRule::DsmemRace => &dsmem_race::RULE,
+    }
+}
+
+/// The memory-ordering diagnostics of one model. `notes` are the
+/// assumptions the model rests on; with any, findings are warnings. `Err`
+/// is the `analysis-incomplete` report of a model too large to analyse.
+pub fn diagnostics(ctx: &KernelContext<'_>, model: &Model, notes: &[String]) -> Result<Vec<Diagnostic>, Diagnostic> {
+    match cute_check::memory::analyze(model) {
+        Ok(findings) => Ok(findings.into_iter().map(|f| diagnostic(ctx, model, f, notes)).collect()),
+        Err(reason) => Err(crate::rules::analysis_incomplete::memory_not_checked(ctx, &reason)),
+    }
+}
+
+fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &[String]) -> Diagnostic {
+    let rule = rule_of(f.rule);
+    let mut notes = notes.to_vec();
+    let remote_arrive = f.rule == MemoryRule::ScopeTooNarrow && is_arrive_release(model, f.site);
+    if remote_arrive {
+        notes.push(
+            "assuming a CTA-scoped remote `mbarrier_arrive` does not publish the arriving thread's stores to the peer CTA (the PTX memory model does not promise it; the DSL documents the cluster scope for DSMEM hand-off)"
+                .to_string(),
+        );
+    }
+    let severity = if notes.is_empty() { rule.default_severity } else { Severity::Warning };
+    let fixes = fix(ctx, &f.repair).into_iter().collect();
+    Diagnostic {
+        code: rule.code,
+        name: rule.name,
+        severity,
+        message: format!("`{}`: {}", ctx.kernel.display_name(), f.message),
+        range: f.site,
+        label: label(f.rule).to_string(),
+        related: f.steps.into_iter().map(|(range, message)| Related { range, message }).collect(),
+        notes,
+        help: help(f.rule).map(str::to_string),
+        fixes,
+    }
+}
+
+fn is_arrive_release(model: &Model, site: TextRange) -> bool {
+    model.memory.iter().flat_map(|t| &t.ops).any(|m| m.site == site && matches!(m.kind, MemKind::ArriveRelease { .. }))
+}
+
+fn label(rule: MemoryRule) -> &'static str {
+    match rule {
+        MemoryRule::FenceAfterSync => "the fence must come before the barrier",
+        MemoryRule::MissingProxyFence => "no proxy fence before this barrier",
+        MemoryRule::ReadBeforeWait => "read before the copy is known to have landed",
+        MemoryRule::MissingAcquire => "observes the counter without acquire",
+        MemoryRule::MissingRelease => "does not release the data written before it",
+        MemoryRule::ScopeTooNarrow => "scope does not contain both parties",
+        MemoryRule::MissingWait => "does not wait for the counter to reach its target",
+        MemoryRule::SmemRace | MemoryRule::DsmemRace => "races with another access",
+    }
+}
+
+fn help(rule: MemoryRule) -> Option<&'static str> {
+    Some(match rule {
+        MemoryRule::FenceAfterSync => "fence first, barrier second: move the proxy fence before the barrier",
+        MemoryRule::MissingProxyFence => "insert `cute.arch.fence_proxy(\"async.shared\", space=\"cta\")` before the barrier, in every accessing thread",
+        MemoryRule::ReadBeforeWait => "wait on the copy's barrier (for the phase it completes) before reading",
+        MemoryRule::MissingAcquire => "add `sem=\"acquire\"` (and a scope containing the producer)",
+        MemoryRule::MissingRelease => "release the update (`sem=\"release\"`), after a barrier that joins every writing thread",
+        MemoryRule::ScopeTooNarrow => "widen the scope to the smallest one containing both parties",
+        MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
+        MemoryRule::SmemRace | MemoryRule::DsmemRace => return None,
+    })
+}
+
+/// The `cute.arch` prefix the file uses, read off the call at `site`.
+fn arch_prefix(ctx: &KernelContext<'_>, site: TextRange) -> String {
+    ctx.call_at(site)
+        .and_then(|c| c.func.dotted())
+        .and_then(|d| d.find(".arch.").map(|i| d[..i + ".arch".len()].to_string()))
+        .unwrap_or_else(|| "cute.arch".to_string())
+}
+
+fn insert_line_before(ctx: &KernelContext<'_>, site: TextRange, line: &str) -> Edit {
+    let at = ctx.full_line(site.start).start;
+    Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{line}\n", ctx.indentation_at(site.start)) }
+}
+
+fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
+    match repair {
+        Repair::None => None,
+        Repair::MoveFenceBefore { fence, barrier } => {
+            let text = ctx.slice(*fence).to_string();
+            let remove = ctx.full_line(fence.start);
+            // Only a fence alone on its line is moved mechanically.
+            if ctx.slice(remove).trim() != text.trim() {
+                return None;
+            }
+            Some(Fix {
+                title: "Move the proxy fence before the barrier".to_string(),
+                edits: vec![insert_line_before(ctx, *barrier, &text), Edit { range: remove, new_text: String::new() }],
+            })
+        }
+        Repair::InsertProxyFenceBefore { site } => {
+            let prefix = arch_prefix(ctx, *site);
+            Some(Fix {
+                title: "Insert a proxy fence before the barrier".to_string(),
+                edits: vec![insert_line_before(ctx, *site, &format!("{prefix}.fence_proxy(\"async.shared\", space=\"cta\")"))],
+            })
+        }
+        Repair::SetSem { call, sem } => {
+            set_keyword(ctx, *call, "sem", &format!("\"{sem}\"")).map(|edit| Fix { title: format!("Use `sem=\"{sem}\"`"), edits: vec![edit] })
+        }
+        Repair::SetScope { call, scope } => {
+            let c = ctx.call_at(*call)?;
+            let is_arrive = c.func.dotted().is_some_and(|d| d.ends_with("mbarrier_arrive"));
+            if is_arrive {
+                // The arrive takes an NVVM scope, which needs its import.
+                let value = format!("nvvm.MemScopeKind.{}", scope.name().to_ascii_uppercase());
+                let mut edits = vec![set_keyword(ctx, *call, "scope", &value)?];
+                if !ctx.text.contains("import nvvm") {
+                    edits.push(Edit { range: TextRange { start: 0, end: 0 }, new_text: "from cutlass._mlir.dialects import nvvm\n".to_string() });
+                }
+                return Some(Fix { title: format!("Release at {} scope", scope.name()), edits });
+            }
+            let edit = set_keyword(ctx, *call, "scope", &format!("\"{}\"", scope.name()))?;
+            Some(Fix { title: format!("Use `scope=\"{}\"`", scope.name()), edits: vec![edit] })
+        }
+        Repair::InsertBarrierBefore { site } => {
+            // Before the branch that picks the releasing thread (a barrier
+            // inside `if tidx == 0:` would hang the other threads), through
+            // `with elect_one()` blocks.
+            let (_, chain) = ctx.ancestors(*site)?;
+            let mut at = *chain.last()?;
+            for s in chain.iter().rev().skip(1) {
+                match s.kind {
+                    StmtKind::With { .. } => {}
+                    StmtKind::If { .. } => {
+                        at = s;
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            let prefix = arch_prefix(ctx, *site);
+            Some(Fix {
+                title: "Insert a CTA barrier before the release".to_string(),
+                edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.sync_threads()"))],
+            })
+        }
+    }
+}
+
+/// An edit giving the call at `site` the keyword argument `name=value`,
+/// replacing the one it has.
+fn set_keyword(ctx: &KernelContext<'_>, site: TextRange, name: &str, value: &str) -> Option<Edit> {
+    let text = ctx.slice(site);
+    let bytes = text.as_bytes();
+    // `name=` as a whole keyword (not `xname=`).
+    let mut search = 0;
+    while let Some(i) = text[search..].find(name).map(|i| i + search) {
+        let before_ok = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        let rest = text[i + name.len()..].trim_start();
+        if before_ok && rest.starts_with('=') && !rest.starts_with("==") {
+            let value_start = i + name.len() + (text[i + name.len()..].len() - rest.len()) + 1;
+            let tail = &text[value_start..];
+            let lead = tail.len() - tail.trim_start().len();
+            let v0 = value_start + lead;
+            let v_len = value_len(&text[v0..]);
+            let start = site.start + v0 as u32;
+            return Some(Edit { range: TextRange { start, end: start + v_len as u32 }, new_text: value.to_string() });
+        }
+        search = i + name.len();
+    }
+    // No such keyword: add it before the closing parenthesis.
+    let close = text.rfind(')')?;
+    let inner = text[..close].trim_end();
+    let sep = if inner.ends_with(',') || inner.ends_with('(') { " " } else { ", " };
+    let at = site.start + inner.len() as u32;
+    let sep = if inner.ends_with('(') { "" } else { sep };
+    Some(Edit { range: TextRange { start: at, end: at }, new_text: format!("{sep}{name}={value}") })
+}
+
+/// Length of one argument value at the start of `s` (up to a top-level
+/// comma or closing parenthesis).
+fn value_len(s: &str) -> usize {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for (i, ch) in s.char_indices() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => {}
+            None => match ch {
+                '"' | '\'' => quote = Some(ch),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' if depth == 0 => return s[..i].trim_end().len(),
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => return s[..i].trim_end().len(),
+                _ => {}
+            },
+        }
+    }
+    s.trim_end().len()
+}
+
