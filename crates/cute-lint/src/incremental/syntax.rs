@@ -275,6 +275,12 @@ fn patch(cache: &TreeCache, file: salsa::Id, old_text: &str, old: &Layout, text:
             to = to.max(c.end as usize);
         }
     }
+    // What follows must start in column 0 too: a statement indented at the
+    // top level (the parser accepts one after a dedent) would belong to the
+    // last statement of the region once that one parses as a block.
+    if old.chunks.iter().any(|c| c.start as usize >= to && matches!(old_bytes.get(c.start as usize), Some(b' ' | b'\t'))) {
+        return None;
+    }
     let new_to = (to as i64 + delta) as usize;
     // Parsed after the file's imports, as the chunks will be lowered (from
     // the same tree when the region is one chunk).
