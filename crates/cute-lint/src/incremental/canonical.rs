@@ -21,7 +21,8 @@
 //! lane-dependent value, consulted for conditions, and whether cluster calls
 //! occur. The cut keeps every statement those can depend on: assignments to
 //! a name that a condition can reach through assignments, and statements
-//! that call a CuTe DSL function.
+//! that call a CuTe DSL function. It also reads whether a `while` body is all
+//! `pass` (a spin loop): the cut keeps that.
 
 use std::collections::BTreeSet;
 
@@ -323,8 +324,18 @@ fn cut(stmts: &[Stmt], kept: &BTreeSet<StmtId>, names: &BTreeSet<String>) -> Vec
                 inner = !body.is_empty();
                 StmtKind::For { target: target.clone(), iter: iter.clone(), body }
             }
-            StmtKind::While { cond, body } => {
-                let body = cut(body, kept, names);
+            StmtKind::While { cond, body: full } => {
+                let mut body = cut(full, kept, names);
+                // `instantiate` takes a loop whose body is all `pass` for a
+                // spin loop: the cut body must be all `pass` just when the
+                // full one is. A statement it skips (not kept) stands for the
+                // others.
+                let is_pass = |b: &Stmt| matches!(b.kind, StmtKind::Pass);
+                if !full.iter().all(is_pass) && body.iter().all(is_pass) {
+                    if let Some(s) = full.iter().find(|b| !is_pass(b) && !kept.contains(&b.id)) {
+                        body.insert(0, Stmt { id: s.id, range: s.range, kind: StmtKind::Expr(Expr::None) });
+                    }
+                }
                 inner = !body.is_empty();
                 StmtKind::While { cond: cond.clone(), body }
             }
