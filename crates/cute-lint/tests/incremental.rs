@@ -214,14 +214,15 @@ fn only_synchronization_edits_re_check() {
     let (explored, instantiated) = checks_since(before);
     assert!(explored >= 1 && instantiated >= 1);
 
-    // A comment and a datapath change, plus lines inserted above the kernel:
-    // positions move, the synchronization does not.
+    // A comment, arithmetic on registers only, and lines inserted above the
+    // kernel: positions move, neither the synchronization nor the memory
+    // accesses do.
     let edited = text
         .replace("# 3-point stencil;", "# three-point stencil;")
-        .replace("/ 3.0", "* 0.3333")
-        .replace("left = cur[tid - 1]", "left = cur[tid - 1] + 0.0")
+        .replace("        left = cur[tid]\n", "        bias = tid * 2 + 1  # registers only\n        left = cur[tid]\n")
         .replacen("import cutlass\n", "import cutlass\n\n# a new comment line\n", 1);
     assert_ne!(edited, text);
+    assert!(edited.contains("bias = tid"));
     let before = check_counts();
     file.set_text(&mut db).to(edited.clone());
     let second = lint_file(&db, file).clone();
@@ -230,6 +231,18 @@ fn only_synchronization_edits_re_check() {
     assert_eq!(second[0].code, first[0].code);
     let moved = |t: &str, d: &Diagnostic| t[..d.range.start as usize].matches('\n').count();
     assert_eq!(moved(&edited, &second[0]), moved(&text, &first[0]) + 2, "the diagnostic follows its line");
+
+    // An edit to a memory access (a load and a store of shared memory) is
+    // instantiated again for the memory-ordering analysis; the
+    // synchronization model is the same, so it is not explored again.
+    let accesses = edited.replace("/ 3.0", "* 0.3333").replace("left = cur[tid - 1]", "left = cur[tid - 1] + 0.0");
+    assert_ne!(accesses, edited);
+    let before = check_counts();
+    file.set_text(&mut db).to(accesses.clone());
+    let accessed = lint_file(&db, file).clone();
+    assert_eq!(checks_since(before), (0, 1), "an edit to a memory access is instantiated again, once");
+    assert_eq!(accessed.as_ref(), &whole(&accesses));
+    assert_eq!((accessed[0].code, accessed[0].range), (second[0].code, second[0].range));
 
     // Fixing the parity changes the model: checked again, and clean.
     let fixed = edited.replace("cute.arch.mbarrier_wait(gate, cutlass.Int32(0))", "cute.arch.mbarrier_wait(gate, it % 2)");
