@@ -81,11 +81,12 @@ fn analyze_module(
 }
 
 /// Everything cute-lsp reports about one kernel.
-pub fn check_kernel(
+pub fn check_kernel_with(
     ctx: &KernelContext<'_>,
     launch: &Launch,
     options: &AnalysisOptions,
     explorer: &mut Explorer<'_>,
+    instantiate: &mut Instantiator<'_>,
 ) -> Vec<Diagnostic> {
     let module = ctx.module;
     let kernel = ctx.kernel;
@@ -319,4 +320,26 @@ fn explain_deadlock(
         return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);
     }
     deadlock::diagnostic(ctx, model, cex, related, notes, severity)
+}
+
+/// Instantiates a kernel's slice ([`cute_check::instantiate`]); the database
+/// memoizes it, the command line does not.
+pub type Instantiator<'a> = dyn FnMut(
+        &Module,
+        &FunctionDef,
+        &cute_ir::Kept,
+        &Launch,
+        &Scenario,
+        &InstantiateOptions,
+    ) -> cute_check::Instantiated
+    + 'a;
+
+/// [`check_kernel_with`], instantiating directly.
+pub fn check_kernel(
+    ctx: &KernelContext<'_>,
+    launch: &Launch,
+    options: &AnalysisOptions,
+    explorer: &mut Explorer<'_>,
+) -> Vec<Diagnostic> {
+    check_kernel_with(ctx, launch, options, explorer, &mut |m, k, kept, l, s, o| instantiate(m, k, kept, l, s, o))
 }

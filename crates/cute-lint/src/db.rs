@@ -1,4 +1,10 @@
 //! The salsa database: one input per open file, tracked queries over it.
+//!
+//! The queries between the text and the diagnostics are in
+//! [`crate::incremental`]: chunks of the file lowered one by one, then one
+//! query per kernel. This module holds the database, the file input, the
+//! entry points and the two memoized checks (instantiation and exploration)
+//! with their in-flight state.
 
 use std::sync::Arc;
 
@@ -6,6 +12,7 @@ use cute_check::explore::{explore, Budget, ExploreOptions, Outcome};
 use cute_check::Model;
 use cute_syntax::LineIndex;
 
+use crate::incremental::{abandon::Inflight, canonical, syntax::TreeCache};
 use crate::{analysis, Diagnostic};
 
 /// A Python file as the editor or the file system has it.
@@ -17,14 +24,37 @@ pub struct SourceFile {
     pub text: String,
 }
 
+/// State shared by every clone of a database that salsa does not track: the
+/// last syntax tree of each file (re-parsed incrementally) and the checks
+/// running on their own threads.
+#[derive(Default)]
+pub struct Caches {
+    pub(crate) trees: TreeCache,
+    pub(crate) instantiations: Inflight<canonical::Key, Arc<CheckedInstance>>,
+    pub(crate) explorations: Inflight<(Model, usize, std::time::Duration), Arc<Outcome>>,
+}
+
+#[salsa::db]
+pub trait Db: salsa::Database {
+    fn caches(&self) -> &Caches;
+}
+
 #[salsa::db]
 #[derive(Default, Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
+    caches: Arc<Caches>,
 }
 
 #[salsa::db]
 impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn caches(&self) -> &Caches {
+        &self.caches
+    }
+}
 
 /// Line starts of the file, for converting byte ranges to positions.
 #[salsa::tracked(returns(ref))]
@@ -32,25 +62,20 @@ pub fn line_index(db: &dyn salsa::Database, file: SourceFile) -> Arc<LineIndex> 
     Arc::new(LineIndex::new(file.text(db)))
 }
 
-/// Every diagnostic of the file, in source order.
+/// Every diagnostic of the file, in source order; the same as
+/// [`analysis::analyze_text`] gives for its text.
 ///
-/// The stages up to the model are cheap and re-run on every edit; the
-/// exploration of each model is a query of its own, keyed by the model with
-/// source positions taken out, so an edit that leaves a kernel's
-/// synchronization alone (datapath, comments, lines above it) re-uses the
-/// previous verdict instead of exploring again.
+/// Each kernel is a query of its own (see [`crate::incremental`]): an edit
+/// re-checks only the kernels whose synchronization it changes, and the
+/// diagnostics of the others move with their text.
 #[salsa::tracked(returns(ref))]
-pub fn lint_file(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    lint(db, file, &analysis::AnalysisOptions::default())
+pub fn lint_file(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
+    crate::incremental::lint(db, file, &analysis::AnalysisOptions::default())
 }
 
 /// [`lint_file`] with other options (the budgets of a project's or an
 /// editor's configuration, see [`crate::config`]), memoized per options.
-pub fn lint_file_with(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    options: analysis::AnalysisOptions,
-) -> Arc<Vec<Diagnostic>> {
+pub fn lint_file_with(db: &dyn Db, file: SourceFile, options: analysis::AnalysisOptions) -> Arc<Vec<Diagnostic>> {
     lint_request(db, LintRequest::new(db, file, options)).clone()
 }
 
@@ -63,12 +88,67 @@ struct LintRequest<'db> {
 }
 
 #[salsa::tracked(returns(ref))]
-fn lint_request<'db>(db: &'db dyn salsa::Database, request: LintRequest<'db>) -> Arc<Vec<Diagnostic>> {
-    lint(db, *request.file(db), request.options(db))
+fn lint_request<'db>(db: &'db dyn Db, request: LintRequest<'db>) -> Arc<Vec<Diagnostic>> {
+    crate::incremental::lint(db, *request.file(db), request.options(db))
 }
 
-fn lint(db: &dyn salsa::Database, file: SourceFile, options: &analysis::AnalysisOptions) -> Arc<Vec<Diagnostic>> {
-    let mut explorer = |model: &Model, explore_options: &ExploreOptions| {
+/// How many checks this process has run: explorations of a model and
+/// instantiations of a kernel (per thread of a cluster), for tests and
+/// benchmarks that show what an edit re-checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckCounts {
+    pub explorations: usize,
+    pub instantiations: usize,
+    /// Files checked as one (the per-kernel path could not be used).
+    pub whole_file: usize,
+}
+
+pub(crate) static INSTANTIATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+pub(crate) static WHOLE_FILE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub fn check_counts() -> CheckCounts {
+    use std::sync::atomic::Ordering::Relaxed;
+    CheckCounts {
+        explorations: cute_check::explore::EXPLORATIONS.load(Relaxed),
+        instantiations: INSTANTIATIONS.load(Relaxed),
+        whole_file: WHOLE_FILE.load(Relaxed),
+    }
+}
+
+/// An instantiation with positions taken out (see [`canonical`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedInstance {
+    pub model: Model,
+    pub open_conditions: Vec<cute_check::OpenCondition>,
+}
+
+/// How many revisions a check's key outlives its last use: a kernel whose
+/// synchronization is edited and then restored finds its old check, and a
+/// long session does not keep every model it ever saw.
+const KEPT_REVISIONS: usize = 1024;
+
+/// A kernel to instantiate, without positions (kept [`KEPT_REVISIONS`]).
+#[salsa::interned(revisions = KEPT_REVISIONS)]
+pub(crate) struct InstanceKey<'db> {
+    #[returns(ref)]
+    pub key: canonical::Key,
+}
+
+/// The instantiation of one kernel, memoized across edits.
+#[salsa::tracked(returns(ref), lru = 2048)]
+pub(crate) fn instantiate_key<'db>(db: &'db dyn Db, key: InstanceKey<'db>) -> Arc<CheckedInstance> {
+    let key = key.key(db).clone();
+    db.caches().instantiations.run(db, &key.clone(), move || {
+        INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let inst = key.instantiate();
+        Arc::new(CheckedInstance { model: inst.model, open_conditions: inst.open_conditions })
+    })
+}
+
+/// The explorer of the database: each model is explored once, keyed by the
+/// model with source positions taken out.
+pub(crate) fn memo_explorer(db: &dyn Db) -> impl FnMut(&Model, &ExploreOptions) -> Outcome + '_ {
+    move |model: &Model, explore_options: &ExploreOptions| {
         let (key, sites) = model.position_independent();
         let key = CheckedModel::new(db, key, explore_options.budget.max_states, explore_options.budget.max_time);
         let mut outcome = explore_model(db, key).as_ref().clone();
@@ -80,12 +160,12 @@ fn lint(db: &dyn salsa::Database, file: SourceFile, options: &analysis::Analysis
             }
         }
         outcome
-    };
-    Arc::new(analysis::analyze_text_with(file.text(db), options, &mut explorer))
+    }
 }
 
-/// A model to explore, without source positions, with its budget.
-#[salsa::interned]
+/// A model to explore, without source positions, with its budget (kept
+/// [`KEPT_REVISIONS`]).
+#[salsa::interned(revisions = KEPT_REVISIONS)]
 pub struct CheckedModel<'db> {
     #[returns(ref)]
     pub model: Model,
@@ -94,11 +174,11 @@ pub struct CheckedModel<'db> {
 }
 
 /// The exploration of one model, memoized across edits.
-#[salsa::tracked(returns(ref))]
-pub fn explore_model<'db>(db: &'db dyn salsa::Database, key: CheckedModel<'db>) -> Arc<Outcome> {
-    let options = ExploreOptions {
-        budget: Budget { max_states: *key.max_states(db), max_time: *key.max_time(db) },
-        full_expansion: false,
-    };
-    Arc::new(explore(key.model(db), &options))
+#[salsa::tracked(returns(ref), lru = 2048)]
+pub fn explore_model<'db>(db: &'db dyn Db, key: CheckedModel<'db>) -> Arc<Outcome> {
+    let (model, max_states, max_time) = (key.model(db).clone(), *key.max_states(db), *key.max_time(db));
+    db.caches().explorations.run(db, &(model.clone(), max_states, max_time), move || {
+        let options = ExploreOptions { budget: Budget { max_states, max_time }, full_expansion: false };
+        Arc::new(explore(&model, &options))
+    })
 }

@@ -12,11 +12,12 @@ mod db;
 mod diagnostic;
 mod memory;
 pub mod hover;
+mod incremental;
 pub mod rules;
 mod suppress;
 
 pub use analysis::{analyze_text, analyze_text_with, AnalysisOptions, Explorer};
 pub use config::Config;
-pub use db::{line_index, lint_file, lint_file_with, Database, SourceFile};
+pub use db::{check_counts, line_index, lint_file, lint_file_with, CheckCounts, Database, Db, SourceFile};
 pub use diagnostic::{Diagnostic, Edit, Fix, Related, Severity};
 pub use hover::{hover, Hover};

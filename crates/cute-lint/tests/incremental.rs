@@ -1,51 +1,303 @@
-//! Edits that leave a kernel's synchronization alone must not explore it
-//! again; edits that change it must. (Its own test binary: the exploration
-//! counter is per process.)
+//! The database's per-kernel path against the whole-file path
+//! (`analyze_text`), and what an edit re-checks. (Its own test binary: the
+//! check counters are per process, so the tests here run one at a time.)
 
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use cute_check::explore::EXPLORATIONS;
-use cute_lint::{lint_file, Database, SourceFile};
+use cute_lint::{
+    analyze_text, check_counts, lint_file, lint_file_with, AnalysisOptions, CheckCounts, Database, Diagnostic, SourceFile,
+};
 use salsa::Setter;
 
-fn fixture() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/untoggled_phase/jacobi_cluster_bug.py");
-    std::fs::read_to_string(path).unwrap()
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn explorations() -> usize {
-    EXPLORATIONS.load(Ordering::Relaxed)
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap()
+}
+
+/// Every Python file under tests/fixtures and tests/corpus.
+fn sources() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "py") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join("tests/fixtures"), &mut out);
+    walk(&root().join("tests/corpus"), &mut out);
+    out.sort();
+    assert!(out.len() >= 20, "fixtures not found: {out:?}");
+    out
+}
+
+fn whole(text: &str) -> Vec<Diagnostic> {
+    analyze_text(text, &AnalysisOptions::default())
+}
+
+/// Options whose budget ends an exploration by its state count, never by
+/// the clock, so that both paths stop at the same point on a model that
+/// random edits made large.
+fn bounded() -> AnalysisOptions {
+    AnalysisOptions { max_states: 20_000, max_time: std::time::Duration::from_secs(600), ..AnalysisOptions::default() }
+}
+
+fn both(db: &Database, file: SourceFile, text: &str) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    (lint_file_with(db, file, bounded()).as_ref().clone(), analyze_text(text, &bounded()))
+}
+
+fn checks_since(before: CheckCounts) -> (usize, usize) {
+    let now = check_counts();
+    (now.explorations - before.explorations, now.instantiations - before.instantiations)
+}
+
+/// A small deterministic generator, so a failure names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// An edit an editor could make: lines inserted, removed, duplicated or
+/// swapped, indented or dedented, characters typed or deleted (possibly
+/// breaking the syntax for a while), comments added.
+fn random_edit(text: &str, rng: &mut Rng) -> String {
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+    if lines.is_empty() {
+        return "x = 1\n".to_string();
+    }
+    let at = rng.below(lines.len());
+    match rng.below(11) {
+        0 => lines.insert(at, "\n".to_string()),
+        1 => lines.insert(at, "# a comment line\n".to_string()),
+        2 => {
+            lines.remove(at);
+        }
+        3 => {
+            let line = lines[at].clone();
+            lines.insert(at, line);
+        }
+        4 if at + 1 < lines.len() => lines.swap(at, at + 1),
+        5 => {
+            let line = &mut lines[at];
+            let cut = line.char_indices().map(|(i, _)| i).nth(rng.below(line.chars().count())).unwrap_or(0);
+            line.insert(cut, ['(', ')', ':', ' ', 'x', '1', '#'][rng.below(7)]);
+        }
+        6 => {
+            let line = &mut lines[at];
+            if let Some((i, _)) = line.char_indices().nth(rng.below(line.chars().count())) {
+                line.remove(i);
+            }
+        }
+        8 => lines[at].insert_str(0, "    "),
+        9 => {
+            let spaces = lines[at].chars().take_while(|c| *c == ' ').count().min(4);
+            lines[at].replace_range(..spaces, "");
+        }
+        7 => {
+            let indent: String = lines[at].chars().take_while(|c| *c == ' ').collect();
+            lines.insert(at, format!("{indent}tmp_{} = {}\n", rng.below(100), rng.below(5)));
+        }
+        _ => {
+            // Parity literals and counts: the synchronization itself.
+            let line = &mut lines[at];
+            for (from, to) in [("phase", "1 - phase"), ("0)", "1)"), ("1)", "0)"), ("128", "64"), ("256", "255")] {
+                if line.contains(from) {
+                    *line = line.replacen(from, to, 1);
+                    break;
+                }
+            }
+        }
+    }
+    lines.concat()
+}
+
+#[test]
+fn per_kernel_path_equals_whole_file_path_on_every_fixture() {
+    let _serial = serial();
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "f.py".to_string(), String::new());
+    for path in sources() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        file.set_text(&mut db).to(text.clone());
+        let expected = whole(&text);
+        let got = lint_file(&db, file).as_ref().clone();
+        assert_eq!(got, expected, "{}", path.display());
+    }
+}
+
+#[test]
+fn per_kernel_path_equals_whole_file_path_along_random_edits() {
+    let _serial = serial();
+    let seeds: u64 = std::env::var("CUTE_LSP_EDIT_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let steps = 12;
+    let (mut whole_files, mut edits) = (0, 0);
+    for path in sources() {
+        let original = std::fs::read_to_string(&path).unwrap();
+        for seed in 1..=seeds {
+            let mut db = Database::default();
+            let file = SourceFile::new(&db, "f.py".to_string(), original.clone());
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ original.len() as u64);
+            let mut text = original.clone();
+            let _ = lint_file_with(&db, file, bounded());
+            let fallbacks = check_counts().whole_file;
+            for step in 0..steps {
+                text = random_edit(&text, &mut rng);
+                file.set_text(&mut db).to(text.clone());
+                let (got, expected) = both(&db, file, &text);
+                assert_eq!(got, expected, "{} seed {seed} step {step}; text:\n{text}", path.display());
+            }
+            whole_files += check_counts().whole_file - fallbacks;
+            edits += steps;
+        }
+    }
+    // Broken syntax falls back at times; most edits must not.
+    eprintln!("{whole_files} of {edits} edits checked the whole file");
+    assert!(whole_files * 4 < edits, "{whole_files} of {edits} edits checked the whole file");
+}
+
+/// Several kernels in one file: the rest of the file must not bleed into
+/// one kernel's frame, and moving them must carry their diagnostics.
+#[test]
+fn a_file_of_many_fixtures() {
+    let _serial = serial();
+    let mut text = String::new();
+    for path in sources().iter().filter(|p| p.to_string_lossy().contains("fixtures")) {
+        text.push_str(&std::fs::read_to_string(path).unwrap());
+        text.push('\n');
+    }
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "all.py".to_string(), text.clone());
+    let (got, expected) = both(&db, file, &text);
+    assert_eq!(got, expected);
+    let mut rng = Rng(7);
+    for step in 0..40 {
+        text = random_edit(&text, &mut rng);
+        file.set_text(&mut db).to(text.clone());
+        let (got, expected) = both(&db, file, &text);
+        assert_eq!(got, expected, "step {step}");
+    }
 }
 
 #[test]
 fn only_synchronization_edits_re_check() {
+    let _serial = serial();
     let mut db = Database::default();
-    let text = fixture();
+    let text = fixture("tests/fixtures/untoggled_phase/jacobi_cluster_bug.py");
     let file = SourceFile::new(&db, "jacobi.py".to_string(), text.clone());
+    let before = check_counts();
     let first = lint_file(&db, file).clone();
     assert_eq!(first.len(), 1);
-    let after_first = explorations();
-    assert!(after_first >= 1);
+    let (explored, instantiated) = checks_since(before);
+    assert!(explored >= 1 && instantiated >= 1);
 
-    // A comment and a datapath change, plus lines inserted above the kernel:
-    // positions move, the synchronization does not.
+    // A comment, arithmetic on registers only, and lines inserted above the
+    // kernel: positions move, neither the synchronization nor the memory
+    // accesses do.
     let edited = text
         .replace("# 3-point stencil;", "# three-point stencil;")
-        .replace("/ 3.0", "* 0.3333")
+        .replace("        left = cur[tid]\n", "        bias = tid * 2 + 1  # registers only\n        left = cur[tid]\n")
         .replacen("import cutlass\n", "import cutlass\n\n# a new comment line\n", 1);
     assert_ne!(edited, text);
+    assert!(edited.contains("bias = tid"));
+    let before = check_counts();
     file.set_text(&mut db).to(edited.clone());
     let second = lint_file(&db, file).clone();
-    assert_eq!(explorations(), after_first, "a non-synchronization edit explored again");
-    assert_eq!(second.len(), 1);
+    assert_eq!(checks_since(before), (0, 0), "a non-synchronization edit checked again");
+    assert_eq!(second.as_ref(), &whole(&edited));
     assert_eq!(second[0].code, first[0].code);
-    let moved = |t: &str, d: &cute_lint::Diagnostic| t[..d.range.start as usize].matches('\n').count();
+    let moved = |t: &str, d: &Diagnostic| t[..d.range.start as usize].matches('\n').count();
     assert_eq!(moved(&edited, &second[0]), moved(&text, &first[0]) + 2, "the diagnostic follows its line");
 
-    // Fixing the parity changes the model: explored again, and clean.
+    // An edit to a memory access (a load and a store of shared memory) is
+    // instantiated again for the memory-ordering analysis; the
+    // synchronization model is the same, so it is not explored again.
+    let accesses = edited.replace("/ 3.0", "* 0.3333").replace("left = cur[tid - 1]", "left = cur[tid - 1] + 0.0");
+    assert_ne!(accesses, edited);
+    let before = check_counts();
+    file.set_text(&mut db).to(accesses.clone());
+    let accessed = lint_file(&db, file).clone();
+    assert_eq!(checks_since(before), (0, 1), "an edit to a memory access is instantiated again, once");
+    assert_eq!(accessed.as_ref(), &whole(&accesses));
+    assert_eq!((accessed[0].code, accessed[0].range), (second[0].code, second[0].range));
+
+    // Fixing the parity changes the model: checked again, and clean.
     let fixed = edited.replace("cute.arch.mbarrier_wait(gate, cutlass.Int32(0))", "cute.arch.mbarrier_wait(gate, it % 2)");
-    file.set_text(&mut db).to(fixed);
+    let before = check_counts();
+    file.set_text(&mut db).to(fixed.clone());
     let third = lint_file(&db, file).clone();
-    assert!(explorations() > after_first);
+    let (explored, instantiated) = checks_since(before);
+    assert!(explored >= 1 && instantiated >= 1);
     assert!(third.is_empty(), "{third:?}");
+
+    // Restoring the bug finds both checks memoized.
+    let before = check_counts();
+    file.set_text(&mut db).to(edited.clone());
+    assert_eq!(lint_file(&db, file).as_ref(), second.as_ref());
+    assert_eq!(checks_since(before), (0, 0));
+}
+
+/// Two copies of a kernel under different names: an edit inside one
+/// re-checks that one only.
+#[test]
+fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
+    let _serial = serial();
+    let clean = fixture("tests/fixtures/untoggled_phase/jacobi_cluster_clean.py");
+    let kernel_at = clean.find("@cute.kernel").unwrap();
+    let main_at = clean.find("if __name__").unwrap();
+    let body = &clean[kernel_at..main_at];
+    let mut text = clean[..kernel_at].to_string();
+    for i in 0..3 {
+        text.push_str(&body.replace("jacobi_kernel", &format!("k{i}")).replace("jacobi_smoother", &format!("host{i}")));
+    }
+    text.push_str("if __name__ == \"__main__\":\n    arr = make_fake_compact_tensor(cutlass.Float32, (2 * HALF,))\n");
+    for (i, rounds) in [3, 4, 5].iter().enumerate() {
+        text.push_str(&format!("    cute.compile(host{i}, arr, {rounds})\n"));
+    }
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "three.py".to_string(), text.clone());
+    assert!(lint_file(&db, file).is_empty());
+
+    // The second kernel's wait gets a constant parity: one kernel, one model.
+    let wait = "cute.arch.mbarrier_wait(gate, phase)";
+    let at = text.match_indices(wait).nth(1).unwrap().0;
+    let mut edited = text.clone();
+    edited.replace_range(at..at + wait.len(), "cute.arch.mbarrier_wait(gate, 0)");
+    let before = check_counts();
+    file.set_text(&mut db).to(edited.clone());
+    let found = lint_file(&db, file).clone();
+    assert_eq!(checks_since(before), (1, 1));
+    assert_eq!(found.as_ref(), &whole(&edited));
+    assert_eq!(found.len(), 1);
+
+    // Launch arguments changed for the third kernel only.
+    let relaunched = edited.replace("cute.compile(host2, arr, 5)", "cute.compile(host2, arr, 6)");
+    let before = check_counts();
+    file.set_text(&mut db).to(relaunched.clone());
+    let found = lint_file(&db, file).clone();
+    assert_eq!(checks_since(before), (1, 1));
+    assert_eq!(found.as_ref(), &whole(&relaunched));
 }

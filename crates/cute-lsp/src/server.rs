@@ -13,6 +13,14 @@
 //! A configuration change (editor settings, a `pyproject.toml`) moves every
 //! open document to a new generation: results computed under the old
 //! configuration are then stale, exactly like results for an old text.
+//!
+//! A write to the database (an edit) cancels the queries running on clones:
+//! they unwind with `salsa::Cancelled` at their next query boundary (checks
+//! running on their own threads are waited for in short slices, see
+//! `cute_lint`'s `incremental::abandon`), the clone is dropped, the write
+//! proceeds, and only the newest generation is analysed and published. A
+//! check that takes longer than [`PROGRESS_AFTER`] is shown as work-done
+//! progress to a client that supports it.
 
 mod actions;
 mod convert;
@@ -22,7 +30,8 @@ mod state;
 
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use cute_lint::Config;
@@ -36,7 +45,7 @@ use tower_lsp_server::ls_types::{
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentDiagnosticParams, DocumentDiagnosticReport,
     DocumentDiagnosticReportResult, FileSystemWatcher, FullDocumentDiagnosticReport, GlobPattern, Hover,
     HoverContents, HoverParams, HoverProviderCapability, InitializeParams, InitializeResult, InitializedParams,
-    MarkupContent, MarkupKind, MessageType, PositionEncodingKind, Registration, RelatedFullDocumentDiagnosticReport,
+    MarkupContent, MarkupKind, MessageType, NumberOrString, PositionEncodingKind, Registration, RelatedFullDocumentDiagnosticReport,
     RelatedUnchangedDocumentDiagnosticReport, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
     TextDocumentSyncKind, TextDocumentSyncOptions, UnchangedDocumentDiagnosticReport, Uri,
 };
@@ -58,7 +67,9 @@ pub fn run_stdio() -> ExitCode {
     let shut_down = Arc::new(AtomicBool::new(false));
     let flag = shut_down.clone();
     runtime.block_on(async move {
-        let (service, socket) = LspService::new(move |client| Backend::new(client, flag));
+        let (service, socket) = LspService::build(move |client| Backend::new(client, flag))
+            .custom_method("cute-lsp/checkCounts", Backend::check_counts)
+            .finish();
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
     });
     // Do not wait for analyses still running on blocking threads: their results
@@ -94,6 +105,8 @@ struct ClientSupport {
     configuration: bool,
     /// Markdown in hovers (the default when the client does not say).
     hover_markdown: bool,
+    /// `window/workDoneProgress/create`: the server may show progress.
+    work_done_progress: bool,
 }
 
 struct Shared {
@@ -200,6 +213,38 @@ async fn analyze(shared: &Arc<Shared>, client: &Client, snapshot: Snapshot) -> O
     }
 }
 
+/// A check running longer than this is shown as progress.
+const PROGRESS_AFTER: Duration = Duration::from_millis(200);
+
+/// [`analyze`], shown to the client as work-done progress if it takes longer
+/// than [`PROGRESS_AFTER`] and the client can show it.
+async fn analyze_with_progress(shared: &Arc<Shared>, client: &Client, uri: &Uri, snapshot: Snapshot) -> Outcome {
+    let analysis = analyze(shared, client, snapshot);
+    tokio::pin!(analysis);
+    if !shared.support().work_done_progress {
+        return analysis.await;
+    }
+    match tokio::time::timeout(PROGRESS_AFTER, &mut analysis).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            static NEXT: AtomicU64 = AtomicU64::new(1);
+            let token = NumberOrString::String(format!("cute-lsp/check/{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+            let progress = match client.create_work_done_progress(token.clone()).await {
+                Ok(()) => {
+                    let name = uri.as_str().rsplit('/').next().unwrap_or_default().to_string();
+                    Some(client.progress(token, "cute-lsp").with_message(format!("checking {name}")).begin().await)
+                }
+                Err(_) => None,
+            };
+            let outcome = analysis.await;
+            if let Some(progress) = progress {
+                progress.finish().await;
+            }
+            outcome
+        }
+    }
+}
+
 impl Backend {
     fn new(client: Client, shut_down: Arc<AtomicBool>) -> Self {
         Backend {
@@ -246,6 +291,18 @@ impl Backend {
         }
     }
 
+    /// `cute-lsp/checkCounts`: how many explorations and instantiations the
+    /// server has run, and how often it checked a file as one (for benchmarks
+    /// that show what an edit re-checked).
+    async fn check_counts(&self) -> Result<Value> {
+        let counts = cute_lint::check_counts();
+        Ok(serde_json::json!({
+            "explorations": counts.explorations,
+            "instantiations": counts.instantiations,
+            "wholeFile": counts.whole_file,
+        }))
+    }
+
     /// Installs the editor's settings and re-checks what they change.
     fn set_editor_config(&self, config: Config) {
         let touched = {
@@ -264,7 +321,7 @@ async fn publish_diagnostics(shared: Arc<Shared>, client: Client, uri: Uri, gene
         // `None`: the document changed or closed since; a newer task handles it.
         let Some(snapshot) = shared.lock().snapshot(&uri, Some(generation)) else { return };
         let encoding = snapshot.encoding;
-        match analyze(&shared, &client, snapshot).await {
+        match analyze_with_progress(&shared, &client, &uri, snapshot).await {
             Outcome::Done(analysis) => break (analysis, encoding),
             // A write to another document cancels this one too, and schedules
             // nothing for it: retry while this generation is current.
@@ -311,6 +368,7 @@ fn client_support(params: &InitializeParams) -> ClientSupport {
             .and_then(|t| t.hover.as_ref())
             .and_then(|h| h.content_format.as_ref())
             .is_none_or(|formats| formats.contains(&MarkupKind::Markdown)),
+        work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
     }
 }
 
@@ -480,7 +538,7 @@ impl LanguageServer for Backend {
                 )));
             }
             let encoding = snapshot.encoding;
-            match analyze(&self.shared, &self.client, snapshot).await {
+            match analyze_with_progress(&self.shared, &self.client, &uri, snapshot).await {
                 // Answer for the text the client has now: if it changed while
                 // this ran, compute again rather than return stale positions.
                 Outcome::Done(_) if self.shared.lock().current(&uri).map(|d| d.generation) != Some(generation) => continue,

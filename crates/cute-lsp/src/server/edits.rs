@@ -35,10 +35,30 @@ pub fn apply_change(text: &mut String, change: &TextDocumentContentChangeEvent, 
 }
 
 /// Applies the changes of one notification, in order.
+#[cfg(test)]
 pub fn apply_changes(text: &str, changes: &[TextDocumentContentChangeEvent], encoding: PositionEncoding) -> String {
+    apply_changes_indexed(text, None, changes, encoding)
+}
+
+/// [`apply_changes`], given the line index of `text` if it is at hand (the
+/// database keeps the one of the current text), so that a single change
+/// does not index the whole text again.
+pub fn apply_changes_indexed(
+    text: &str,
+    index: Option<&LineIndex>,
+    changes: &[TextDocumentContentChangeEvent],
+    encoding: PositionEncoding,
+) -> String {
     let mut text = text.to_string();
+    let mut index = index;
     for change in changes {
-        apply_change(&mut text, change, encoding);
+        match (change.range, index.take()) {
+            (Some(range), Some(index)) => {
+                let (start, end) = byte_range(index, range, encoding);
+                text.replace_range(start..end, &change.text);
+            }
+            _ => apply_change(&mut text, change, encoding),
+        }
     }
     text
 }
@@ -53,6 +73,15 @@ mod tests {
             range_length: None,
             text: text.to_string(),
         }
+    }
+
+    #[test]
+    fn a_given_index_serves_the_first_change_only() {
+        let text = "a = 'é'\nb = '𝜙'\n";
+        let changes = [change(0, 0, 0, 0, "# top\n"), change(2, 5, 2, 7, "phi"), change(1, 7, 2, 0, " ; ")];
+        let index = LineIndex::new(text);
+        let out = apply_changes_indexed(text, Some(&index), &changes, PositionEncoding::Utf16);
+        assert_eq!(out, apply_changes(text, &changes, PositionEncoding::Utf16));
     }
 
     #[test]

@@ -116,7 +116,10 @@ impl State {
         if version <= doc.version {
             return None;
         }
-        let text = edits::apply_changes(doc.file.text(&self.db), changes, self.encoding);
+        // The index of the current text is usually in the database already
+        // (the last analysis converted its positions with it).
+        let index = cute_lint::line_index(&self.db, doc.file).clone();
+        let text = edits::apply_changes_indexed(doc.file.text(&self.db), Some(&index), changes, self.encoding);
         self.set_text(doc.file, text);
         let doc = OpenDoc { version, generation: self.bump(), ..doc };
         self.open.insert(uri.clone(), doc);

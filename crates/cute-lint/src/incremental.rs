@@ -1,0 +1,540 @@
+//! The queries from a file's text to its diagnostics, keyed by file and by
+//! kernel, so that an edit re-runs what it changes and nothing else.
+//!
+//! ```text
+//! text ──layout──▶ chunks (top-level statements as whole lines; only the edited ones re-parsed)
+//!   chunk text + imports ──lower_chunk──▶ Piece (lowered, offsets from the chunk)
+//!   pieces ──facts──▶ kernels, helpers, sync helpers      pieces ──launches──▶ Launch per kernel
+//!   per kernel: KernelUnit (its chunk, the helper chunks, launch, options; no positions)
+//!     ──kernel_result──▶ diagnostics in a frame of those chunks alone
+//!         ├─ instantiate_key (slice cut, positions ranked: no position, no datapath)
+//!         └─ explore_model   (model without positions)
+//!   ──lint──▶ diagnostics moved to where the chunks are, suppressions, order
+//! ```
+//!
+//! Early cutoff: `chunks`, `facts` and `launch_modules` hold no positions and
+//! compare equal when an edit leaves them alone; a kernel's unit holds its
+//! chunk's text but no position, so moving a kernel (lines inserted above)
+//! reuses its result; an instantiation is keyed by the kernel's slice with
+//! positions ranked, so editing a kernel's datapath or comments re-runs its
+//! rules on the memoized model (well under a millisecond) but no check.
+//!
+//! Exactness: the result equals `analysis::analyze_text`'s for the same text
+//! (`tests/incremental.rs` compares them on every fixture and corpus file and
+//! along random edits). Where that cannot be guaranteed (a syntax error whose
+//! recovery differs between the chunk and the file, an import bound twice, a
+//! diagnostic pointing outside its kernel's frame) the whole file is checked
+//! as one, still with memoized checks.
+
+pub(crate) mod abandon;
+pub(crate) mod canonical;
+mod positions;
+pub(crate) mod syntax;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use cute_ir::ast::FunctionDef;
+use cute_ir::launch::{Launch, Launches};
+use cute_ir::Module;
+use cute_syntax::{DecoratorKind, ImportMap, LineIndex};
+
+use crate::analysis::{self, AnalysisOptions};
+use crate::context::KernelContext;
+use crate::db::{instantiate_key, line_index, memo_explorer, Db, InstanceKey, SourceFile, INSTANTIATIONS, WHOLE_FILE};
+use crate::rules::analysis_incomplete;
+use crate::{suppress, Diagnostic};
+
+use positions::Remap;
+use syntax::{Layout, Piece};
+
+#[salsa::tracked(returns(ref))]
+fn layout(db: &dyn Db, file: SourceFile) -> Arc<Layout> {
+    use salsa::plumbing::AsId;
+    Arc::new(syntax::layout(&db.caches().trees, file.as_id(), file.text(db)))
+}
+
+/// The text of a chunk: whole lines, with their line breaks.
+#[salsa::interned]
+struct ChunkText<'db> {
+    #[returns(ref)]
+    text: String,
+}
+
+/// The file's import statements, one per line.
+#[salsa::interned]
+struct Header<'db> {
+    #[returns(ref)]
+    text: String,
+}
+
+#[salsa::tracked(returns(ref))]
+fn chunk_imports<'db>(db: &'db dyn Db, chunk: ChunkText<'db>) -> Arc<Vec<String>> {
+    Arc::new(syntax::imports(chunk.text(db)))
+}
+
+#[salsa::tracked(returns(ref))]
+fn header_imports<'db>(db: &'db dyn Db, header: Header<'db>) -> Arc<ImportMap> {
+    Arc::new(cute_ir::lower_text(header.text(db)).map(|m| m.imports).unwrap_or_default())
+}
+
+/// A chunk and the imports to lower it with.
+#[salsa::interned]
+struct LowerKey<'db> {
+    chunk: ChunkText<'db>,
+    header: Header<'db>,
+}
+
+#[salsa::tracked(returns(ref))]
+fn lower_chunk<'db>(db: &'db dyn Db, key: LowerKey<'db>) -> Arc<Piece> {
+    let header = key.header(db);
+    Arc::new(syntax::lower(&db.caches().trees, key.chunk(db).text(db), header.text(db), header_imports(db, *header)))
+}
+
+/// The chunks that hold code, without positions.
+#[salsa::tracked(returns(ref))]
+fn chunks<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<ChunkText<'db>> {
+    let text = file.text(db);
+    let layout = layout(db, file);
+    layout
+        .chunks
+        .iter()
+        .filter(|c| c.code)
+        .map(|c| ChunkText::new(db, text[c.start as usize..c.end as usize].to_string()))
+        .collect()
+}
+
+#[salsa::tracked]
+fn header<'db>(db: &'db dyn Db, file: SourceFile) -> Header<'db> {
+    let mut text = String::new();
+    for chunk in chunks(db, file) {
+        for import in chunk_imports(db, *chunk).iter() {
+            text.push_str(import);
+            text.push('\n');
+        }
+    }
+    use salsa::plumbing::AsId;
+    db.caches().trees.set_header(file.as_id(), &text);
+    Header::new(db, text)
+}
+
+#[salsa::tracked(returns(ref))]
+fn pieces<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<LowerKey<'db>> {
+    let header = header(db, file);
+    chunks(db, file).iter().map(|&chunk| LowerKey::new(db, chunk, header)).collect()
+}
+
+/// What the file's kernels need of the whole file, without positions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Facts {
+    /// Every chunk lowered as the whole file would lower it.
+    ok: bool,
+    /// Functions that (transitively) synchronize, as lowering the file computes them.
+    sync_helpers: BTreeSet<String>,
+    /// Every function, in order.
+    directory: Vec<canonical::Entry>,
+    /// (chunk, function in the chunk) of each kernel, in order.
+    kernels: Vec<(u32, u32)>,
+    /// Chunks holding a function without decorator (a helper `instantiate` may inline).
+    helpers: Vec<u32>,
+    /// Per chunk and function: whether a launch can depend on its body.
+    launch_bodies: Vec<Vec<bool>>,
+}
+
+#[salsa::tracked(returns(ref))]
+fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
+    let pieces: Vec<&Arc<Piece>> = pieces(db, file).iter().map(|&k| lower_chunk(db, k)).collect();
+    let mut facts = Facts { ok: pieces.iter().all(|p| p.ok), ..Facts::default() };
+    let classes: BTreeSet<&str> = pieces.iter().flat_map(|p| p.classes.iter().map(String::as_str)).collect();
+    for (i, piece) in pieces.iter().enumerate() {
+        for (j, f) in piece.functions.iter().enumerate() {
+            facts.directory.push((f.class.clone(), f.name.clone(), f.decorator));
+            if f.kernel {
+                facts.kernels.push((i as u32, j as u32));
+            }
+        }
+        if piece.functions.iter().any(|f| f.decorator.is_none()) {
+            facts.helpers.push(i as u32);
+        }
+        facts.launch_bodies.push(
+            piece
+                .functions
+                .iter()
+                .map(|f| {
+                    f.decorator != Some(DecoratorKind::Kernel)
+                        || f.compiles
+                        || f.bare_calls.iter().any(|n| classes.contains(n.as_str()))
+                })
+                .collect(),
+        );
+    }
+    // The fixpoint of `cute_ir::slice::sync_helpers`, on each function's summary.
+    let all: Vec<_> = pieces.iter().flat_map(|p| p.functions.iter()).collect();
+    loop {
+        let before = facts.sync_helpers.len();
+        for f in &all {
+            if !facts.sync_helpers.contains(&f.name)
+                && (f.syncs || f.callees.iter().any(|c| facts.sync_helpers.contains(c)))
+            {
+                facts.sync_helpers.insert(f.name.clone());
+            }
+        }
+        if facts.sync_helpers.len() == before {
+            break;
+        }
+    }
+    Arc::new(facts)
+}
+
+/// A chunk as the launch search sees it: positions zeroed, and kernel
+/// bodies the search cannot read emptied, so that editing a kernel does not
+/// search the launches again.
+#[salsa::interned]
+struct LaunchKey<'db> {
+    lower: LowerKey<'db>,
+    #[returns(ref)]
+    bodies: Vec<bool>,
+}
+
+#[salsa::tracked(returns(ref))]
+fn launch_module<'db>(db: &'db dyn Db, key: LaunchKey<'db>) -> Arc<Module> {
+    let mut module = lower_chunk(db, *key.lower(db)).module.clone();
+    for (f, keep) in module.functions.iter_mut().zip(key.bodies(db)) {
+        if !keep {
+            f.body.clear();
+        }
+    }
+    struct Zero;
+    impl Remap for Zero {
+        fn offset(&mut self, _: u32) -> u32 {
+            0
+        }
+        fn id(&mut self, id: u32) -> u32 {
+            id
+        }
+    }
+    positions::module(&mut module, &mut Zero);
+    Arc::new(module)
+}
+
+#[salsa::tracked(returns(ref))]
+fn launch_modules(db: &dyn Db, file: SourceFile) -> Vec<Arc<Module>> {
+    let facts = facts(db, file);
+    pieces(db, file)
+        .iter()
+        .zip(&facts.launch_bodies)
+        .map(|(&lower, bodies)| launch_module(db, LaunchKey::new(db, lower, bodies.clone())).clone())
+        .collect()
+}
+
+/// The launch of each kernel, in the order of [`Facts::kernels`].
+#[salsa::tracked(returns(ref))]
+fn launches(db: &dyn Db, file: SourceFile) -> Arc<Vec<Launch>> {
+    let modules = launch_modules(db, file);
+    let facts = facts(db, file);
+    let mut module = Module { imports: header_imports(db, *header(db, file)).as_ref().clone(), ..Module::default() };
+    let mut first_fn = Vec::with_capacity(modules.len());
+    for (slot, m) in modules.iter().enumerate() {
+        let mut m = m.as_ref().clone();
+        // Statement ids need only be unique: each chunk gets a range of its own.
+        let base = (slot as i64) << 20;
+        positions::module(&mut m, &mut positions::Shift { offset: 0, id: base });
+        first_fn.push(module.functions.len());
+        module.functions.extend(m.functions);
+        module.classes.extend(m.classes);
+        module.top_level.extend(m.top_level);
+    }
+    let found = Launches::of_module(&module);
+    let launches =
+        facts.kernels.iter().map(|&(p, f)| found.of_kernel(&module, &module.functions[first_fn[p as usize] + f as usize])).collect();
+    Arc::new(launches)
+}
+
+/// What one kernel's diagnostics depend on, without positions.
+#[salsa::interned]
+struct KernelUnit<'db> {
+    /// Its chunk and every helper chunk, in file order.
+    #[returns(ref)]
+    frame: Vec<LowerKey<'db>>,
+    /// Which of them is the kernel's, and which function in it.
+    kernel: (u32, u32),
+    context: FileContext<'db>,
+    #[returns(ref)]
+    launch: Launch,
+    #[returns(ref)]
+    options: AnalysisOptions,
+}
+
+/// What every kernel of a file shares.
+#[salsa::interned]
+struct FileContext<'db> {
+    header: Header<'db>,
+    #[returns(ref)]
+    sync_helpers: BTreeSet<String>,
+    #[returns(ref)]
+    directory: Vec<canonical::Entry>,
+}
+
+/// One kernel's diagnostics in a frame: its chunks laid out one after the
+/// other, `spans` saying where (end inclusive, since an edit may insert
+/// right after a chunk).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct KernelResult {
+    diagnostics: Vec<Diagnostic>,
+    spans: Vec<(u32, u32)>,
+    /// Every range lies in a chunk of the frame.
+    mappable: bool,
+    /// The diagnostics do not depend on the lines the chunks start on.
+    invariant: bool,
+}
+
+#[salsa::tracked(returns(ref))]
+fn kernel_result<'db>(db: &'db dyn Db, unit: KernelUnit<'db>) -> Arc<KernelResult> {
+    // One line break between chunks, so that every offset is in one chunk.
+    let mut a = check_in_frame(db, unit, |i, _| usize::from(i > 0));
+    if a.mappable && !a.diagnostics.is_empty() {
+        // Do the messages name lines? Check again with every chunk moved down
+        // by a different number of lines.
+        let b = check_in_frame(db, unit, |i, _| i + 1);
+        a.invariant = b.mappable && to_frame(&b, &a.spans) == a.diagnostics;
+    } else {
+        a.invariant = true;
+    }
+    Arc::new(a)
+}
+
+/// A kernel whose diagnostics name lines, with the lines its chunks start on.
+#[salsa::interned]
+struct KernelAt<'db> {
+    unit: KernelUnit<'db>,
+    #[returns(ref)]
+    lines: Vec<u32>,
+}
+
+#[salsa::tracked(returns(ref))]
+fn kernel_result_at<'db>(db: &'db dyn Db, at: KernelAt<'db>) -> Arc<KernelResult> {
+    let lines = at.lines(db);
+    let mut result = check_in_frame(db, *at.unit(db), |i, line| (lines[i] as usize).saturating_sub(line));
+    result.invariant = false;
+    Arc::new(result)
+}
+
+/// The diagnostics of `result` with each range moved from its frame to the
+/// chunk spans `to` (same chunks, other offsets).
+fn to_frame(result: &KernelResult, to: &[(u32, u32)]) -> Vec<Diagnostic> {
+    struct Move<'a>(&'a [(u32, u32)], &'a [(u32, u32)]);
+    impl Remap for Move<'_> {
+        fn offset(&mut self, p: u32) -> u32 {
+            match self.0.iter().position(|&(s, e)| s <= p && p <= e) {
+                Some(i) => self.1[i].0 + (p - self.0[i].0),
+                None => p,
+            }
+        }
+        fn id(&mut self, id: u32) -> u32 {
+            id
+        }
+    }
+    let mut diagnostics = result.diagnostics.clone();
+    for d in &mut diagnostics {
+        positions::diagnostic(d, &mut Move(&result.spans, to));
+    }
+    diagnostics
+}
+
+/// Runs the kernel's rules on a text made of its frame's chunks, each
+/// preceded by `pad(index, line)` line breaks (`line`: the line the chunk
+/// would start on without them).
+fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usize, usize) -> usize) -> KernelResult {
+    let context = unit.context(db);
+    let mut text = String::new();
+    let mut spans = Vec::new();
+    let mut module = Module {
+        imports: header_imports(db, *context.header(db)).as_ref().clone(),
+        sync_helpers: context.sync_helpers(db).clone(),
+        ..Module::default()
+    };
+    let mut ids = 0u32;
+    let mut lines = 0usize;
+    let (kernel_entry, kernel_fn) = *unit.kernel(db);
+    let mut kernel_index = 0;
+    for (i, &key) in unit.frame(db).iter().enumerate() {
+        let breaks = pad(i, lines);
+        text.extend(std::iter::repeat_n('\n', breaks));
+        lines += breaks;
+        let chunk = key.chunk(db).text(db);
+        let start = text.len() as u32;
+        text.push_str(chunk);
+        if !chunk.ends_with('\n') {
+            text.push('\n');
+        }
+        lines += chunk.matches('\n').count() + usize::from(!chunk.ends_with('\n'));
+        spans.push((start, start + chunk.len() as u32));
+        let piece = lower_chunk(db, key);
+        let mut m = piece.module.clone();
+        positions::module(&mut m, &mut positions::Shift { offset: start as i64, id: ids as i64 });
+        ids += piece.ids;
+        if i as u32 == kernel_entry {
+            kernel_index = module.functions.len() + kernel_fn as usize;
+        }
+        module.functions.extend(m.functions);
+        module.classes.extend(m.classes);
+        module.top_level.extend(m.top_level);
+    }
+    let index = LineIndex::new(&text);
+    let kernel = &module.functions[kernel_index];
+    let ctx = KernelContext { text: &text, index: &index, module: &module, kernel };
+    let directory = context.directory(db);
+    let mut explorer = memo_explorer(db);
+    let mut instantiator = memo_instantiator(db, directory);
+    let diagnostics = analysis::check_kernel_with(&ctx, unit.launch(db), unit.options(db), &mut explorer, &mut instantiator);
+    let inside = |p: u32| spans.iter().any(|&(s, e)| s <= p && p <= e);
+    let mappable = diagnostics.iter().all(|d| {
+        let mut ok = true;
+        let mut d = d.clone();
+        positions::diagnostic(
+            &mut d,
+            &mut positions::Visit(|o: Option<u32>, _| {
+                if let Some(o) = o {
+                    ok &= inside(o);
+                }
+            }),
+        );
+        ok
+    });
+    KernelResult { diagnostics, spans, mappable, invariant: false }
+}
+
+/// The instantiator of the database: keyed by [`canonical::key`], run once
+/// per key, the positions of the caller put back.
+fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> impl FnMut(
+    &Module,
+    &FunctionDef,
+    &cute_ir::Kept,
+    &Launch,
+    &cute_check::Scenario,
+    &cute_check::InstantiateOptions,
+) -> cute_check::Instantiated
+       + 'a {
+    move |module, kernel, kept, launch, scenario, options| match canonical::key(
+        directory, module, kernel, kept, launch, scenario, options,
+    ) {
+        Some((key, canon)) => {
+            let checked = instantiate_key(db, InstanceKey::new(db, key));
+            let mut model = checked.model.clone();
+            let mut open_conditions = checked.open_conditions.clone();
+            canon.decode(&mut model, &mut open_conditions);
+            cute_check::Instantiated { model, open_conditions }
+        }
+        None => {
+            INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            cute_check::instantiate(module, kernel, kept, launch, scenario, options)
+        }
+    }
+}
+
+/// Whether the chunks lowered one by one are what lowering the file gives:
+/// every chunk lowered cleanly, and where the file's tree has a syntax error
+/// the chunk's own tree has the same nodes.
+fn chunks_match(db: &dyn Db, file: SourceFile, layout: &Layout) -> bool {
+    let text = file.text(db);
+    let keys = pieces(db, file);
+    let mut code = 0;
+    for span in &layout.chunks {
+        if !span.code {
+            continue;
+        }
+        let Some(&key) = keys.get(code) else { return false };
+        code += 1;
+        let piece = lower_chunk(db, key);
+        if piece.errors != span.errors {
+            return false;
+        }
+        // Imports inside broken code may read differently on their own.
+        if span.errors.is_some() && text[span.start as usize..span.end as usize].contains("import") {
+            return false;
+        }
+    }
+    code == keys.len()
+}
+
+/// The diagnostics of `file`: per kernel, moved to where its chunks are.
+pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<Vec<Diagnostic>> {
+    let layout = layout(db, file);
+    let facts = facts(db, file);
+    if !layout.parsed || !facts.ok || !chunks_match(db, file, layout) {
+        return whole_file(db, file, options);
+    }
+    let launches = launches(db, file);
+    let code: Vec<&syntax::Span> = layout.chunks.iter().filter(|c| c.code).collect();
+    let context = FileContext::new(db, header(db, file), facts.sync_helpers.clone(), facts.directory.clone());
+    let keys = pieces(db, file);
+
+    let mut diags = Vec::new();
+    if let (Some(first), false) = (layout.first_error, facts.kernels.is_empty()) {
+        diags.push(analysis_incomplete::syntax_error(first));
+    }
+    for (k, &(chunk, function)) in facts.kernels.iter().enumerate() {
+        let mut frame: Vec<u32> = facts.helpers.clone();
+        if let Err(at) = frame.binary_search(&chunk) {
+            frame.insert(at, chunk);
+        }
+        let entry = frame.binary_search(&chunk).unwrap_or(0) as u32;
+        let unit = KernelUnit::new(
+            db,
+            frame.iter().map(|&c| keys[c as usize]).collect::<Vec<_>>(),
+            (entry, function),
+            context,
+            launches[k].clone(),
+            options.clone(),
+        );
+        let mut result = kernel_result(db, unit);
+        if !result.invariant {
+            let lines: Vec<u32> = frame.iter().map(|&c| code[c as usize].line).collect();
+            result = kernel_result_at(db, KernelAt::new(db, unit, lines));
+        }
+        if !result.mappable {
+            return whole_file(db, file, options);
+        }
+        let real: Vec<(u32, u32)> = frame.iter().map(|&c| (code[c as usize].start, code[c as usize].end)).collect();
+        diags.extend(to_frame(result, &real));
+    }
+    Arc::new(finish(diags, line_index(db, file)))
+}
+
+/// What `analyze_text_with` does after the kernels: suppressions, order.
+fn finish(mut diags: Vec<Diagnostic>, index: &LineIndex) -> Vec<Diagnostic> {
+    diags.retain(|d| !suppress::is_suppressed(d, index));
+    diags.sort_by_key(|d| (d.range.start, d.code));
+    diags.dedup();
+    diags
+}
+
+/// The file checked as one, as `analysis::analyze_text_with` does, with
+/// memoized checks.
+fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<Vec<Diagnostic>> {
+    WHOLE_FILE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let text = file.text(db);
+    let index = line_index(db, file);
+    let tree = match cute_syntax::parse(text) {
+        Ok(tree) => tree,
+        Err(e) => return Arc::new(finish(vec![analysis_incomplete::file_not_parsed(&e.to_string())], index)),
+    };
+    let module = cute_ir::lower_module(&tree);
+    let mut diags = Vec::new();
+    let kernels: Vec<&FunctionDef> = module.kernels().collect();
+    if let (Some(first), false) = (module.syntax_errors.first(), kernels.is_empty()) {
+        diags.push(analysis_incomplete::syntax_error(*first));
+    }
+    let launches = Launches::of_module(&module);
+    let directory: Vec<canonical::Entry> =
+        module.functions.iter().map(|f| (f.class_name.clone(), f.name.clone(), f.decorator)).collect();
+    let mut explorer = memo_explorer(db);
+    let mut instantiator = memo_instantiator(db, &directory);
+    for kernel in kernels {
+        let ctx = KernelContext { text, index, module: &module, kernel };
+        let launch = launches.of_kernel(&module, kernel);
+        let found = analysis::check_kernel_with(&ctx, &launch, options, &mut explorer, &mut instantiator);
+        diags.extend(found);
+    }
+    Arc::new(finish(diags, index))
+}

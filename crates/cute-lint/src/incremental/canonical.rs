@@ -1,0 +1,460 @@
+//! The key of an instantiation: what `cute_check::instantiate` can read of a
+//! kernel and its file, with source positions taken out and the kernel cut
+//! down to its synchronization slice, so that edits to the datapath, to
+//! comments or above the kernel leave it unchanged.
+//!
+//! Of the file, `instantiate` reads functions by name (to inline helpers) and
+//! module constants by name: the key holds those the cut kernel mentions,
+//! directly or through the helpers it can reach, and nothing else, so an edit
+//! elsewhere in the file (another kernel, a host function, an unrelated
+//! constant) does not change it.
+//!
+//! Positions become ranks: every offset held by the kernel and the helpers it
+//! may inline is replaced by four times its rank among them, every statement
+//! id by its rank. `instantiate` only copies and compares offsets and ids
+//! (and takes `start + 2` for the `if` keyword of an open condition), so its
+//! result on the ranked input is its result on the real input with ranked
+//! positions; [`Canon::decode`] puts the real ones back.
+//!
+//! What `instantiate` reads of the kernel body beyond the kept statements (it
+//! executes only those) is two scans of the whole body: the names assigned a
+//! lane-dependent value, consulted for conditions, and whether cluster calls
+//! occur. The cut keeps every statement those can depend on: assignments to
+//! a name that a condition can reach through assignments, and statements
+//! that call a CuTe DSL function. It also reads whether a `while` body is all
+//! `pass` (a spin loop): the cut keeps that.
+
+use std::collections::BTreeSet;
+
+use cute_check::{InstantiateOptions, OpenCondition, Scenario};
+use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind};
+use cute_ir::launch::Launch;
+use cute_ir::Module;
+use cute_syntax::DecoratorKind;
+
+use super::positions::{self, Remap, Visit};
+
+/// A function of the file as `instantiate` can look it up by name.
+pub type Entry = (Option<String>, String, Option<DecoratorKind>);
+
+/// `InstantiateOptions`, comparable. Built field by field so that a new
+/// option is not silently left out of the key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InstOptions {
+    unknown_trip_count: u32,
+    max_ops_per_thread: usize,
+    max_steps_per_thread: usize,
+    max_steps_total: usize,
+    default_threads_per_cta: u32,
+}
+
+impl InstOptions {
+    pub fn of(o: &InstantiateOptions) -> Self {
+        let InstantiateOptions {
+            unknown_trip_count,
+            max_ops_per_thread,
+            max_steps_per_thread,
+            max_steps_total,
+            default_threads_per_cta,
+        } = *o;
+        InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total, default_threads_per_cta }
+    }
+
+    pub fn get(&self) -> InstantiateOptions {
+        InstantiateOptions {
+            unknown_trip_count: self.unknown_trip_count,
+            max_ops_per_thread: self.max_ops_per_thread,
+            max_steps_per_thread: self.max_steps_per_thread,
+            max_steps_total: self.max_steps_total,
+            default_threads_per_cta: self.default_threads_per_cta,
+        }
+    }
+}
+
+/// Everything an instantiation depends on, without positions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub kernel: FunctionDef,
+    /// The functions of the file the kernel can reach by name, in order:
+    /// helpers in full, decorated functions (never inlined) by name only.
+    pub functions: Vec<FunctionDef>,
+    pub kept: Vec<StmtId>,
+    pub memory_only: Vec<StmtId>,
+    pub scenario: Vec<(StmtId, bool)>,
+    pub launch: Launch,
+    pub options: InstOptions,
+}
+
+impl Key {
+    pub fn instantiate(&self) -> cute_check::Instantiated {
+        let module = Module { functions: self.functions.clone(), ..Module::default() };
+        let kept = cute_ir::Kept { ids: self.kept.iter().copied().collect(), memory_only: self.memory_only.iter().copied().collect() };
+        let scenario: Scenario = self.scenario.iter().copied().collect();
+        cute_check::instantiate(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get())
+    }
+}
+
+/// The ranks of a key, to map its instantiation back.
+pub struct Canon {
+    offsets: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+struct Encode<'a>(&'a Canon, bool);
+
+impl Remap for Encode<'_> {
+    fn offset(&mut self, offset: u32) -> u32 {
+        match self.0.offsets.binary_search(&offset) {
+            Ok(i) => 4 * i as u32,
+            Err(_) => {
+                self.1 = false;
+                0
+            }
+        }
+    }
+
+    fn id(&mut self, id: u32) -> u32 {
+        match self.0.ids.binary_search(&id) {
+            Ok(i) => i as u32,
+            Err(_) => {
+                self.1 = false;
+                0
+            }
+        }
+    }
+}
+
+struct Decode<'a>(&'a Canon);
+
+impl Remap for Decode<'_> {
+    fn offset(&mut self, offset: u32) -> u32 {
+        self.0.offsets.get(offset as usize / 4).map_or(offset, |o| o + offset % 4)
+    }
+
+    fn id(&mut self, id: u32) -> u32 {
+        self.0.ids.get(id as usize).copied().unwrap_or(id)
+    }
+}
+
+impl Canon {
+    /// Puts the real positions back into an instantiation of the key.
+    pub fn decode(&self, model: &mut cute_check::Model, open: &mut [OpenCondition]) {
+        positions::model(model, &mut Decode(self));
+        for c in open {
+            positions::open_condition(c, &mut Decode(self));
+        }
+    }
+}
+
+/// The names `kernel` can read or call, directly or through the helpers it
+/// can call, the functions its parameters hold and the module constants it
+/// reads; and those helpers, in order.
+fn reach<'a>(kernel: &FunctionDef, helpers: &[&'a FunctionDef], launch: &Launch) -> (BTreeSet<String>, Vec<&'a FunctionDef>) {
+    let mut reachable = BTreeSet::new();
+    names_in_function(kernel, &mut reachable);
+    for v in launch.params.values() {
+        function_values(v, &mut reachable);
+    }
+    loop {
+        let before = reachable.len();
+        for h in helpers.iter().filter(|h| reachable.contains(&h.name)).collect::<Vec<_>>() {
+            names_in_function(h, &mut reachable);
+        }
+        for (name, v) in &launch.globals {
+            if reachable.contains(name) {
+                function_values(v, &mut reachable);
+            }
+        }
+        if reachable.len() == before {
+            let reached = helpers.iter().copied().filter(|h| reachable.contains(&h.name)).collect();
+            return (reachable, reached);
+        }
+    }
+}
+
+/// Every name and attribute name an expression mentions.
+fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
+    match e {
+        Expr::Name(n) => {
+            out.insert(n.clone());
+        }
+        Expr::Attr { base, attr } => {
+            out.insert(attr.clone());
+            names_in(base, out);
+        }
+        Expr::Call(c) => {
+            names_in(&c.func, out);
+            c.args.iter().for_each(|a| names_in(a, out));
+            c.kwargs.iter().for_each(|(_, a)| names_in(a, out));
+        }
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            names_in(lhs, out);
+            names_in(rhs, out);
+        }
+        Expr::Unary { operand, .. } => names_in(operand, out),
+        Expr::IfExp { cond, then, orelse } => {
+            names_in(cond, out);
+            names_in(then, out);
+            names_in(orelse, out);
+        }
+        Expr::Subscript { base, index } => {
+            names_in(base, out);
+            names_in(index, out);
+        }
+        Expr::Tuple(items) => items.iter().for_each(|a| names_in(a, out)),
+        Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => {}
+    }
+}
+
+fn names_in_function(f: &FunctionDef, out: &mut BTreeSet<String>) {
+    for p in &f.params {
+        if let Some(d) = &p.default {
+            names_in(d, out);
+        }
+    }
+    cute_ir::ast::for_each_expr(&f.body, &mut |e| names_in(e, out));
+}
+
+/// Names of the functions a value holds.
+fn function_values(v: &cute_ir::eval::Value, out: &mut BTreeSet<String>) {
+    use cute_ir::eval::Value;
+    match v {
+        Value::Function { name, bound_self, .. } => {
+            out.insert(name.clone());
+            if let Some(s) = bound_self {
+                function_values(s, out);
+            }
+        }
+        Value::Tuple(items) => items.iter().for_each(|i| function_values(i, out)),
+        Value::Object(o) => o.attrs.values().for_each(|i| function_values(i, out)),
+        _ => {}
+    }
+}
+
+fn uses(e: &Expr, out: &mut BTreeSet<String>) {
+    let mut names = Vec::new();
+    e.collect_uses(&mut names);
+    out.extend(names);
+}
+
+/// Names read by the conditions of `if` statements (only executed ones when
+/// `kept` is given).
+fn condition_names(stmts: &[Stmt], kept: Option<&BTreeSet<StmtId>>, out: &mut BTreeSet<String>) {
+    for s in stmts {
+        if kept.is_some_and(|k| !k.contains(&s.id)) {
+            continue;
+        }
+        match &s.kind {
+            StmtKind::If { cond, then, orelse } => {
+                uses(cond, out);
+                condition_names(then, kept, out);
+                condition_names(orelse, kept, out);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => {
+                condition_names(body, kept, out)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Names a statement assigns (as a lane-dependence scan reads them).
+fn assigned(s: &Stmt) -> Option<(Vec<String>, &Expr)> {
+    let mut defs = Vec::new();
+    match &s.kind {
+        StmtKind::Assign { targets, value } => {
+            targets.iter().for_each(|t| t.collect_defs(&mut defs));
+            Some((defs, value))
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            target.collect_defs(&mut defs);
+            Some((defs, value))
+        }
+        _ => None,
+    }
+}
+
+fn assignments<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>) {
+    for s in stmts {
+        out.extend(assigned(s));
+        match &s.kind {
+            StmtKind::If { then, orelse, .. } => {
+                assignments(then, out);
+                assignments(orelse, out);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => assignments(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the statement's own expressions (not its body's) call a CuTe DSL
+/// function.
+fn calls_api(s: &Stmt) -> bool {
+    let own: Vec<&Expr> = match &s.kind {
+        StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } | StmtKind::Expr(value) => vec![value],
+        StmtKind::Return(Some(e)) => vec![e],
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
+        StmtKind::For { iter, .. } => vec![iter],
+        StmtKind::With { items, .. } => items.iter().map(|(e, _)| e).collect(),
+        _ => Vec::new(),
+    };
+    own.iter().any(|e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        calls.iter().any(|c| cute_ir::api::Api::of_call(c).is_some())
+    })
+}
+
+/// The statements `instantiate` can observe: kept ones, and the others the
+/// whole-body scans can depend on.
+fn cut(stmts: &[Stmt], kept: &BTreeSet<StmtId>, names: &BTreeSet<String>) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    for s in stmts {
+        let mut s2 = Stmt { id: s.id, range: s.range, kind: StmtKind::Pass };
+        let mut inner = false;
+        s2.kind = match &s.kind {
+            StmtKind::If { cond, then, orelse } => {
+                let (then, orelse) = (cut(then, kept, names), cut(orelse, kept, names));
+                inner = !then.is_empty() || !orelse.is_empty();
+                StmtKind::If { cond: cond.clone(), then, orelse }
+            }
+            StmtKind::For { target, iter, body } => {
+                let body = cut(body, kept, names);
+                inner = !body.is_empty();
+                StmtKind::For { target: target.clone(), iter: iter.clone(), body }
+            }
+            StmtKind::While { cond, body: full } => {
+                let mut body = cut(full, kept, names);
+                // `instantiate` takes a loop whose body is all `pass` for a
+                // spin loop: the cut body must be all `pass` just when the
+                // full one is. A statement it skips (not kept) stands for the
+                // others.
+                let is_pass = |b: &Stmt| matches!(b.kind, StmtKind::Pass);
+                if !full.iter().all(is_pass) && body.iter().all(is_pass) {
+                    if let Some(s) = full.iter().find(|b| !is_pass(b) && !kept.contains(&b.id)) {
+                        body.insert(0, Stmt { id: s.id, range: s.range, kind: StmtKind::Expr(Expr::None) });
+                    }
+                }
+                inner = !body.is_empty();
+                StmtKind::While { cond: cond.clone(), body }
+            }
+            StmtKind::With { items, body } => {
+                let body = cut(body, kept, names);
+                inner = !body.is_empty();
+                StmtKind::With { items: items.clone(), body }
+            }
+            other => other.clone(),
+        };
+        let relevant_assignment = assigned(s).is_some_and(|(defs, _)| defs.iter().any(|d| names.contains(d)));
+        if inner || kept.contains(&s.id) || relevant_assignment || calls_api(s) {
+            out.push(s2);
+        }
+    }
+    out
+}
+
+/// The key of `instantiate(module, kernel, kept, launch, scenario, options)`,
+/// where `module` holds every undecorated function of the file and
+/// `directory` lists all of them in order. `None` when the positions cannot be
+/// ranked (the caller then instantiates directly).
+#[allow(clippy::too_many_arguments)]
+pub fn key(
+    directory: &[Entry],
+    module: &Module,
+    kernel: &FunctionDef,
+    kept: &cute_ir::Kept,
+    launch: &Launch,
+    scenario: &Scenario,
+    options: &InstantiateOptions,
+) -> Option<(Key, Canon)> {
+    let memory_only = &kept.memory_only;
+    let kept = &kept.ids;
+    let all_helpers: Vec<&FunctionDef> = module.functions.iter().filter(|f| f.decorator.is_none()).collect();
+    if all_helpers.len() != directory.iter().filter(|e| e.2.is_none()).count() || kernel.decorator.is_none() {
+        return None;
+    }
+
+    // Names whose lane dependence a condition can see (in the kernel, or in
+    // any helper the kernel may call).
+    let mut names = BTreeSet::new();
+    condition_names(&kernel.body, Some(kept), &mut names);
+    for h in reach(kernel, &all_helpers, launch).1 {
+        condition_names(&h.body, None, &mut names);
+    }
+    let mut all = Vec::new();
+    assignments(&kernel.body, &mut all);
+    loop {
+        let before = names.len();
+        for (defs, value) in &all {
+            if defs.iter().any(|d| names.contains(d)) {
+                uses(value, &mut names);
+            }
+        }
+        if names.len() == before {
+            break;
+        }
+    }
+    let mut cut_kernel = FunctionDef { body: cut(&kernel.body, kept, &names), ..kernel.clone() };
+    // What the cut kernel can reach is all `instantiate` can read.
+    let (reachable, helpers) = reach(&cut_kernel, &all_helpers, launch);
+
+    let mut offsets = Vec::new();
+    let mut ids = Vec::new();
+    {
+        let mut visit = Visit(|o: Option<u32>, i: Option<u32>| {
+            offsets.extend(o);
+            ids.extend(i);
+        });
+        positions::function(&mut cut_kernel, &mut visit);
+        for h in &helpers {
+            positions::function(&mut (*h).clone(), &mut visit);
+        }
+    }
+    offsets.sort_unstable();
+    offsets.dedup();
+    ids.sort_unstable();
+    ids.dedup();
+    if offsets.len() >= (u32::MAX / 4) as usize {
+        return None;
+    }
+    let canon = Canon { offsets, ids };
+
+    let mut encode = Encode(&canon, true);
+    positions::function(&mut cut_kernel, &mut encode);
+    let mut undecorated = all_helpers.into_iter();
+    let mut functions = Vec::new();
+    for (class, name, decorator) in directory {
+        let helper = if decorator.is_none() { Some(undecorated.next()?) } else { None };
+        if !reachable.contains(name) {
+            continue;
+        }
+        match helper {
+            None => functions.push(FunctionDef {
+                name: name.clone(),
+                class_name: class.clone(),
+                decorator: *decorator,
+                params: Vec::new(),
+                body: Vec::new(),
+                range: Default::default(),
+                name_range: Default::default(),
+            }),
+            Some(h) => {
+                let mut h = h.clone();
+                positions::function(&mut h, &mut encode);
+                functions.push(h);
+            }
+        }
+    }
+    let kept: Vec<StmtId> = kept.iter().map(|&i| encode.id(i)).collect();
+    let memory_only: Vec<StmtId> = memory_only.iter().map(|&i| encode.id(i)).collect();
+    let scenario: Vec<(StmtId, bool)> = scenario.iter().map(|(&i, &b)| (encode.id(i), b)).collect();
+    if !encode.1 {
+        return None;
+    }
+    let globals = launch.globals.iter().filter(|(k, _)| reachable.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let launch = Launch { site: None, globals, ..launch.clone() };
+    let key = Key { kernel: cut_kernel, functions, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
+    Some((key, canon))
+}
+

@@ -1,0 +1,212 @@
+//! Rewriting the byte offsets and statement ids held by lowered code, models
+//! and diagnostics: to move a chunk lowered on its own to where it sits, to
+//! take positions out of a checker key, and to put them back.
+
+use cute_check::model::Model;
+use cute_check::OpenCondition;
+use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtKind, Target};
+use cute_ir::Module;
+use cute_syntax::TextRange;
+
+use crate::Diagnostic;
+
+/// A rewriting of offsets and statement ids. Offsets are rewritten one end
+/// of a range at a time, so a map that preserves order preserves containment.
+pub trait Remap {
+    fn offset(&mut self, offset: u32) -> u32;
+    fn id(&mut self, id: u32) -> u32;
+
+    fn range(&mut self, range: TextRange) -> TextRange {
+        TextRange { start: self.offset(range.start), end: self.offset(range.end) }
+    }
+}
+
+/// Shifts offsets and ids by constants.
+pub struct Shift {
+    pub offset: i64,
+    pub id: i64,
+}
+
+impl Remap for Shift {
+    fn offset(&mut self, offset: u32) -> u32 {
+        (offset as i64 + self.offset) as u32
+    }
+
+    fn id(&mut self, id: u32) -> u32 {
+        (id as i64 + self.id) as u32
+    }
+}
+
+/// Calls back on every offset and id, changing nothing.
+pub struct Visit<F: FnMut(Option<u32>, Option<u32>)>(pub F);
+
+impl<F: FnMut(Option<u32>, Option<u32>)> Remap for Visit<F> {
+    fn offset(&mut self, offset: u32) -> u32 {
+        (self.0)(Some(offset), None);
+        offset
+    }
+
+    fn id(&mut self, id: u32) -> u32 {
+        (self.0)(None, Some(id));
+        id
+    }
+}
+
+pub fn module(m: &mut Module, r: &mut dyn Remap) {
+    for f in &mut m.functions {
+        function(f, r);
+    }
+    for c in &mut m.classes {
+        c.range = r.range(c.range);
+        for (_, e) in &mut c.attrs {
+            expr(e, r);
+        }
+    }
+    stmts(&mut m.top_level, r);
+    for e in &mut m.syntax_errors {
+        *e = r.range(*e);
+    }
+}
+
+pub fn function(f: &mut FunctionDef, r: &mut dyn Remap) {
+    f.range = r.range(f.range);
+    f.name_range = r.range(f.name_range);
+    for p in &mut f.params {
+        if let Some(d) = &mut p.default {
+            expr(d, r);
+        }
+    }
+    stmts(&mut f.body, r);
+}
+
+pub fn stmts(ss: &mut [Stmt], r: &mut dyn Remap) {
+    for s in ss {
+        stmt(s, r);
+    }
+}
+
+pub fn stmt(s: &mut Stmt, r: &mut dyn Remap) {
+    s.id = r.id(s.id);
+    s.range = r.range(s.range);
+    match &mut s.kind {
+        StmtKind::Assign { targets, value } => {
+            targets.iter_mut().for_each(|t| target(t, r));
+            expr(value, r);
+        }
+        StmtKind::AugAssign { target: t, value, .. } => {
+            target(t, r);
+            expr(value, r);
+        }
+        StmtKind::Expr(e) => expr(e, r),
+        StmtKind::If { cond, then, orelse } => {
+            expr(cond, r);
+            stmts(then, r);
+            stmts(orelse, r);
+        }
+        StmtKind::For { target: t, iter, body } => {
+            target(t, r);
+            expr(iter, r);
+            stmts(body, r);
+        }
+        StmtKind::While { cond, body } => {
+            expr(cond, r);
+            stmts(body, r);
+        }
+        StmtKind::With { items, body } => {
+            for (e, t) in items {
+                expr(e, r);
+                if let Some(t) = t {
+                    target(t, r);
+                }
+            }
+            stmts(body, r);
+        }
+        StmtKind::Return(e) => {
+            if let Some(e) = e {
+                expr(e, r);
+            }
+        }
+        StmtKind::Break | StmtKind::Continue | StmtKind::Pass | StmtKind::Unsupported(_) => {}
+    }
+}
+
+fn call(c: &mut Call, r: &mut dyn Remap) {
+    c.range = r.range(c.range);
+    expr(&mut c.func, r);
+    c.args.iter_mut().for_each(|a| expr(a, r));
+    c.kwargs.iter_mut().for_each(|(_, a)| expr(a, r));
+}
+
+pub fn expr(e: &mut Expr, r: &mut dyn Remap) {
+    match e {
+        Expr::Call(c) => call(c, r),
+        Expr::Attr { base, .. } => expr(base, r),
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            expr(lhs, r);
+            expr(rhs, r);
+        }
+        Expr::Unary { operand, .. } => expr(operand, r),
+        Expr::IfExp { cond, then, orelse } => {
+            expr(cond, r);
+            expr(then, r);
+            expr(orelse, r);
+        }
+        Expr::Subscript { base, index } => {
+            expr(base, r);
+            expr(index, r);
+        }
+        Expr::Tuple(items) => items.iter_mut().for_each(|a| expr(a, r)),
+        Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Name(_) | Expr::Unknown(_) => {}
+    }
+}
+
+fn target(t: &mut Target, r: &mut dyn Remap) {
+    match t {
+        Target::Name(_) => {}
+        Target::Attr { base, .. } => expr(base, r),
+        Target::Subscript { base, index } => {
+            expr(base, r);
+            expr(index, r);
+        }
+        Target::Tuple(items) => items.iter_mut().for_each(|t| target(t, r)),
+        Target::Star(t) => target(t, r),
+    }
+}
+
+/// Every source position a model holds.
+pub fn model(m: &mut Model, r: &mut dyn Remap) {
+    for g in &mut m.groups {
+        for op in &mut g.ops {
+            op.site = r.range(op.site);
+        }
+    }
+    for u in &mut m.unresolved {
+        u.site = r.range(u.site);
+    }
+    for (site, ..) in &mut m.partial_warp_collectives {
+        *site = r.range(*site);
+    }
+    for t in &mut m.memory {
+        for op in &mut t.ops {
+            op.site = r.range(op.site);
+        }
+    }
+}
+
+pub fn open_condition(c: &mut OpenCondition, r: &mut dyn Remap) {
+    c.stmt = r.id(c.stmt);
+    c.site = r.range(c.site);
+}
+
+/// Every range a diagnostic holds (its own, its trace's, its fixes').
+pub fn diagnostic(d: &mut Diagnostic, r: &mut dyn Remap) {
+    d.range = r.range(d.range);
+    for rel in &mut d.related {
+        rel.range = r.range(rel.range);
+    }
+    for fix in &mut d.fixes {
+        for edit in &mut fix.edits {
+            edit.range = r.range(edit.range);
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! A file as a sequence of top-level chunks (whole lines holding one or more
+//! top-level statements), found on a tree re-parsed incrementally from the
+//! previous one, and each chunk lowered on its own.
+//!
+//! A chunk is lowered from `header + chunk`, the header holding the file's
+//! import statements (names resolve through the imports of the whole file).
+//! The result is what lowering the whole file gives for that chunk, with
+//! offsets from the chunk's start and statement ids from 0 (ids are only
+//! compared, so each chunk's range of ids may start anywhere); the caller
+//! checks what could make them differ (imports, syntax errors) and falls back
+//! to the whole file.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use cute_ir::ast::Expr;
+use cute_ir::Module;
+use cute_syntax::tree_sitter::{InputEdit, Language, Node, Parser, Point, Tree};
+use cute_syntax::{DecoratorKind, ImportMap, SyntaxTree, TextRange};
+
+use super::positions;
+
+/// One node of a syntax tree, for comparing two parses of a chunk: kind,
+/// field, offsets from the chunk's start, error or missing.
+pub type Sig = (u16, u16, u32, u32, bool);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+    /// 0-based line of `start`.
+    pub line: u32,
+    /// Holds something other than comments.
+    pub code: bool,
+    /// The chunk's nodes in the whole file's tree, when they hold a syntax error.
+    pub errors: Option<Vec<Sig>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// False when the parser could not run (the whole-file path reports it).
+    pub parsed: bool,
+    pub chunks: Vec<Span>,
+    /// The first syntax error of the file, as lowering the whole file sees it.
+    pub first_error: Option<TextRange>,
+}
+
+/// What was last parsed of each file: its layout, and its last whole-file
+/// tree to re-parse incrementally when the layout cannot be patched.
+#[derive(Default)]
+pub struct TreeCache {
+    files: Mutex<HashMap<salsa::Id, Parsed>>,
+    /// The import header each file's chunks were last lowered with.
+    headers: Mutex<HashMap<salsa::Id, String>>,
+    /// Trees of `header + chunks` texts parsed lately, newest last: the
+    /// chunks an edit touches are re-parsed from them incrementally, and
+    /// lowered from the same tree.
+    recent: Mutex<std::collections::VecDeque<(String, Tree)>>,
+}
+
+/// Trees kept in [`TreeCache::recent`].
+const RECENT: usize = 16;
+
+impl TreeCache {
+    pub fn set_header(&self, file: salsa::Id, header: &str) {
+        let mut headers = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+        if headers.get(&file).is_none_or(|h| h != header) {
+            headers.insert(file, header.to_string());
+        }
+    }
+
+    fn header(&self, file: salsa::Id) -> String {
+        self.headers.lock().unwrap_or_else(PoisonError::into_inner).get(&file).cloned().unwrap_or_default()
+    }
+
+    fn recent_tree(&self, text: &str) -> Option<Tree> {
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.iter().rev().find(|(t, _)| t == text).map(|(_, tree)| tree.clone())
+    }
+
+    /// Parses `new`, incrementally from the tree of `old` if it is recent.
+    fn parse_recent(&self, old: &str, new: &str) -> Option<Tree> {
+        let previous = self.recent_tree(old).map(|tree| (old.to_string(), tree));
+        let tree = parse_whole(previous, new)?;
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.retain(|(t, _)| t != new);
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((new.to_string(), tree.clone()));
+        Some(tree)
+    }
+}
+
+#[derive(Default)]
+struct Parsed {
+    layout: Option<(String, Layout)>,
+    tree: Option<(String, Tree)>,
+}
+
+fn language() -> Option<&'static Language> {
+    static LANGUAGE: OnceLock<Option<Language>> = OnceLock::new();
+    LANGUAGE.get_or_init(|| cute_syntax::parse("").ok().map(|t| (*t.tree.language()).clone())).as_ref()
+}
+
+fn point(text: &str, offset: usize) -> Point {
+    let before = &text.as_bytes()[..offset];
+    let row = before.iter().filter(|&&b| b == b'\n').count();
+    let column = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    Point::new(row, column)
+}
+
+/// Length of the common prefix of `a` and `b` (compared a block at a time).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// Length of the common suffix of `a` and `b`, at most `max`.
+fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
+    const BLOCK: usize = 64;
+    let (la, lb) = (a.len(), b.len());
+    let mut i = 0;
+    while i + BLOCK <= max && a[la - i - BLOCK..la - i] == b[lb - i - BLOCK..lb - i] {
+        i += BLOCK;
+    }
+    i + a[..la - i].iter().rev().zip(b[..lb - i].iter().rev()).take(max - i).take_while(|(x, y)| x == y).count()
+}
+
+/// The byte range an edit replaced: `(start, old_end, new_end)`.
+fn edited_range(old: &str, new: &str) -> (usize, usize, usize) {
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let prefix = common_prefix(o, n);
+    let suffix = common_suffix(o, n, o.len().min(n.len()) - prefix);
+    (prefix, o.len() - suffix, n.len() - suffix)
+}
+
+/// The edit that turns `old` into `new`: their common prefix and suffix kept.
+fn edit_between(old: &str, new: &str) -> InputEdit {
+    let (start, old_end, new_end) = edited_range(old, new);
+    InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old, start),
+        old_end_position: point(old, old_end),
+        new_end_position: point(new, new_end),
+    }
+}
+
+fn parser() -> Option<Parser> {
+    let mut parser = Parser::new();
+    parser.set_language(language()?).ok()?;
+    Some(parser)
+}
+
+/// Parses `text` whole, from `previous` (a tree and its text) when given.
+fn parse_whole(previous: Option<(String, Tree)>, text: &str) -> Option<Tree> {
+    let mut parser = parser()?;
+    match previous {
+        Some((old_text, mut old_tree)) => {
+            if old_text != text {
+                old_tree.edit(&edit_between(&old_text, text));
+            }
+            parser.parse(text, Some(&old_tree))
+        }
+        None => parser.parse(text, None),
+    }
+}
+
+/// The nodes under `nodes`, depth first, with offsets from `base`.
+fn signature<'t>(nodes: impl Iterator<Item = Node<'t>>, base: usize) -> Vec<Sig> {
+    let mut out = Vec::new();
+    for node in nodes {
+        let mut cursor = node.walk();
+        'walk: loop {
+            let n = cursor.node();
+            out.push((
+                n.kind_id(),
+                cursor.field_id().map_or(0, |f| f.get()),
+                (n.start_byte() - base) as u32,
+                (n.end_byte() - base) as u32,
+                n.is_error() || n.is_missing(),
+            ));
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Chunks taken into a chunk with a syntax error, at most.
+const MAX_MERGED: usize = 4;
+
+/// The signature of `chunk` parsed on its own.
+fn own_signature(chunk: &str) -> Option<Vec<Sig>> {
+    let tree = cute_syntax::parse(chunk).ok()?;
+    let root = tree.root();
+    let mut cursor = root.walk();
+    let nodes: Vec<Node<'_>> = root.children(&mut cursor).collect();
+    Some(signature(nodes.into_iter(), 0))
+}
+
+/// Top-level `nodes` as chunks of whole lines. The nodes are of a tree
+/// parsed from `text`, whose first `skip` bytes (`skip_rows` lines) are not
+/// the file's; the rest is found at `base` (line `base_line`) of the file.
+fn chunk_nodes<'t>(
+    nodes: impl Iterator<Item = Node<'t>>,
+    text: &str,
+    (skip, skip_rows): (usize, usize),
+    (base, base_line): (usize, u32),
+) -> Vec<(Span, Vec<Node<'t>>)> {
+    let bytes = text.as_bytes();
+    let line_end = |node: Node<'_>| -> usize {
+        let (end, at) = (node.end_byte(), node.end_position());
+        if at.column == 0 && end > node.start_byte() {
+            return end;
+        }
+        bytes[end..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| end + i + 1)
+    };
+    let mut chunks: Vec<(Span, Vec<Node<'_>>)> = Vec::new();
+    for node in nodes {
+        let start = (base + node.start_byte() - node.start_position().column - skip) as u32;
+        let end = (base + line_end(node) - skip) as u32;
+        let code = node.kind() != "comment";
+        match chunks.last_mut() {
+            // Shares a line with the chunk before.
+            Some((span, nodes)) if start < span.end => {
+                span.end = span.end.max(end);
+                span.code |= code;
+                nodes.push(node);
+            }
+            _ => {
+                let line = base_line + (node.start_position().row - skip_rows) as u32;
+                chunks.push((Span { start, end, line, code, errors: None }, vec![node]));
+            }
+        }
+    }
+    chunks
+}
+
+/// The layout of `text` from the layout of `old` after one edit, when the
+/// edit stays inside whole top-level statements that still parse without
+/// error on their own, each starting in column 0: only those lines are
+/// parsed again. Such statements parse alike on their own and in the file
+/// (each starts in column 0 after a complete one, and what follows them
+/// starts in column 0 too), so this is the layout the whole file's tree
+/// would give.
+fn patch(cache: &TreeCache, file: salsa::Id, old_text: &str, old: &Layout, text: &str) -> Option<Layout> {
+    if !old.parsed || old.first_error.is_some() || old.chunks.iter().any(|c| c.errors.is_some()) {
+        return None;
+    }
+    let (start, old_end, new_end) = edited_range(old_text, text);
+    let delta = new_end as i64 - old_end as i64;
+    let newlines = |t: &[u8]| t.iter().filter(|&&b| b == b'\n').count() as i64;
+    let lines_delta = newlines(&text.as_bytes()[start..new_end]) - newlines(&old_text.as_bytes()[start..old_end]);
+    // The edited lines, widened to the chunks they touch.
+    let old_bytes = old_text.as_bytes();
+    let mut from = old_bytes[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut to = old_bytes[old_end..].iter().position(|&b| b == b'\n').map_or(old_text.len(), |i| old_end + i + 1);
+    for c in &old.chunks {
+        if (c.start as usize) < to.max(from + 1) && c.end as usize > from {
+            from = from.min(c.start as usize);
+            to = to.max(c.end as usize);
+        }
+    }
+    // What follows must start in column 0 too: a statement indented at the
+    // top level (the parser accepts one after a dedent) would belong to the
+    // last statement of the region once that one parses as a block.
+    if old.chunks.iter().any(|c| c.start as usize >= to && matches!(old_bytes.get(c.start as usize), Some(b' ' | b'\t'))) {
+        return None;
+    }
+    let new_to = (to as i64 + delta) as usize;
+    // Parsed after the file's imports, as the chunks will be lowered (from
+    // the same tree when the region is one chunk).
+    let header = cache.header(file);
+    let region = format!("{header}{}", text.get(from..new_to)?);
+    let tree = cache.parse_recent(&format!("{header}{}", old_text.get(from..to)?), &region)?;
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let nodes: Vec<Node<'_>> = root.children(&mut cursor).filter(|n| n.end_byte() > header.len()).collect();
+    // An indented line would belong to the statement above it in the file
+    // (the parser does not object to indentation at the start of a text).
+    if root.has_error() || nodes.iter().any(|n| n.start_position().column != 0 || n.start_byte() < header.len()) {
+        return None;
+    }
+    let header_rows = header.matches('\n').count();
+    // The line `from` starts: counted from the nearest chunk above it.
+    let (known_at, known_line) =
+        old.chunks.iter().take_while(|c| c.start as usize <= from).last().map_or((0, 0), |c| (c.start as usize, c.line));
+    let base_line = known_line + newlines(&text.as_bytes()[known_at..from]) as u32;
+    let mut chunks: Vec<Span> = old.chunks.iter().filter(|c| c.end as usize <= from).cloned().collect();
+    chunks.extend(
+        chunk_nodes(nodes.into_iter(), &region, (header.len(), header_rows), (from, base_line)).into_iter().map(|(span, _)| span),
+    );
+    chunks.extend(old.chunks.iter().filter(|c| c.start as usize >= to).map(|c| Span {
+        start: (c.start as i64 + delta) as u32,
+        end: (c.end as i64 + delta) as u32,
+        line: (c.line as i64 + lines_delta) as u32,
+        ..c.clone()
+    }));
+    Some(Layout { parsed: true, chunks, first_error: None })
+}
+
+/// The top-level chunks of `text`.
+pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
+    let previous = cache.files.lock().unwrap_or_else(PoisonError::into_inner).remove(&file).unwrap_or_default();
+    if let Some((old_text, old)) = &previous.layout {
+        if let Some(layout) = if old_text == text { Some(old.clone()) } else { patch(cache, file, old_text, old, text) } {
+            let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: previous.tree };
+            cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
+            return layout;
+        }
+    }
+    let Some(tree) = parse_whole(previous.tree, text) else { return Layout::default() };
+    let root = tree.root_node();
+    let chunks = {
+        let mut cursor = root.walk();
+        let nodes: Vec<Node<'_>> = root.children(&mut cursor).collect();
+        chunk_nodes(nodes.into_iter(), text, (0, 0), (0, 0))
+    };
+    // A syntax error may be recovered from differently when the chunk is
+    // parsed on its own (the parser looks ahead past it): take the chunks
+    // that follow into it until both parses agree.
+    let mut out = Vec::with_capacity(chunks.len());
+    let mut i = 0;
+    while i < chunks.len() {
+        let (mut span, mut nodes) = chunks[i].clone();
+        i += 1;
+        if nodes.iter().any(|n| n.has_error()) {
+            let mut merged = 0;
+            loop {
+                let sig = signature(nodes.iter().copied(), span.start as usize);
+                if merged == MAX_MERGED
+                    || i == chunks.len()
+                    || own_signature(&text[span.start as usize..span.end as usize]).as_ref() == Some(&sig)
+                {
+                    span.errors = Some(sig);
+                    break;
+                }
+                let (next, next_nodes) = &chunks[i];
+                span.end = next.end;
+                span.code |= next.code;
+                nodes.extend(next_nodes);
+                i += 1;
+                merged += 1;
+            }
+        }
+        out.push(span);
+    }
+    let first_error =
+        if root.has_error() { SyntaxTree { text: text.to_string(), tree: tree.clone() }.error_ranges().first().copied() } else { None };
+    let layout = Layout { parsed: true, chunks: out, first_error };
+    let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: Some((text.to_string(), tree)) };
+    cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
+    layout
+}
+
+/// The import statements of a chunk, as text (imports anywhere in a file
+/// resolve names everywhere in it).
+pub fn imports(chunk: &str) -> Vec<String> {
+    if !chunk.contains("import") {
+        return Vec::new();
+    }
+    let Ok(tree) = cute_syntax::parse(chunk) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root()];
+    while let Some(node) = stack.pop() {
+        if matches!(node.kind(), "import_statement" | "import_from_statement") {
+            out.push(tree.text_of(node).to_string());
+            continue;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    out
+}
+
+/// What the file-wide facts need of one function, read once per chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FnFacts {
+    pub class: Option<String>,
+    pub name: String,
+    pub decorator: Option<DecoratorKind>,
+    /// Checked as a kernel ([`Module::kernels`]).
+    pub kernel: bool,
+    /// Calls a synchronization primitive itself.
+    pub syncs: bool,
+    /// Same-file functions it may call, by name.
+    pub callees: Vec<String>,
+    /// Calls `cute.compile(...)` somewhere.
+    pub compiles: bool,
+    /// Names called bare (`Name(...)`), which may be constructors.
+    pub bare_calls: Vec<String>,
+}
+
+/// One chunk, lowered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// Offsets from the chunk's start, statement ids from 0.
+    pub module: Module,
+    /// Statement ids the chunk uses.
+    pub ids: u32,
+    /// Lowered as the whole file would lower it, as far as can be checked here.
+    pub ok: bool,
+    /// The chunk's nodes, when they hold a syntax error.
+    pub errors: Option<Vec<Sig>>,
+    pub functions: Vec<FnFacts>,
+    pub classes: Vec<String>,
+}
+
+fn fn_facts(module: &Module) -> Vec<FnFacts> {
+    use cute_ir::api::{Api, Effect};
+    module
+        .functions
+        .iter()
+        .map(|f| {
+            let mut facts = FnFacts {
+                class: f.class_name.clone(),
+                name: f.name.clone(),
+                decorator: f.decorator,
+                kernel: module.kernels().any(|k| std::ptr::eq(k, f)),
+                syncs: false,
+                callees: Vec::new(),
+                compiles: false,
+                bare_calls: Vec::new(),
+            };
+            cute_ir::ast::for_each_expr(&f.body, &mut |e| {
+                let mut calls = Vec::new();
+                e.calls(&mut calls);
+                for c in calls {
+                    facts.syncs |= matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync));
+                    if let Some(n) = cute_ir::slice::callee_name(c) {
+                        facts.callees.push(n.to_string());
+                    }
+                    facts.compiles |= c.qualname.as_deref().is_some_and(|q| q.ends_with("compile"))
+                        || c.func.dotted().is_some_and(|d| d.ends_with("compile"));
+                    if let Expr::Name(n) = &c.func {
+                        facts.bare_calls.push(n.clone());
+                    }
+                }
+            });
+            facts.callees.sort();
+            facts.callees.dedup();
+            facts.bare_calls.sort();
+            facts.bare_calls.dedup();
+            facts
+        })
+        .collect()
+}
+
+/// Lowers `chunk` with the file's imports in `header`.
+pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &ImportMap) -> Piece {
+    let full = format!("{header}{chunk}");
+    let parsed = match cache.recent_tree(&full) {
+        Some(tree) => Ok(SyntaxTree { text: full, tree }),
+        None => cute_syntax::parse(&full),
+    };
+    let Ok(tree) = parsed else {
+        return Piece {
+            module: Module::default(),
+            ids: 0,
+            ok: false,
+            errors: None,
+            functions: Vec::new(),
+            classes: Vec::new(),
+        };
+    };
+    let base = header.len();
+    let root = tree.root();
+    let mut cursor = root.walk();
+    let nodes: Vec<Node<'_>> = root.children(&mut cursor).filter(|n| n.end_byte() > base).collect();
+    let errors = nodes.iter().any(|n| n.has_error()).then(|| signature(nodes.iter().copied(), base));
+    let mut module = cute_ir::lower_module(&tree);
+    // The header is import statements only: nothing of it is lowered.
+    let ok = module.imports == *header_imports
+        && nodes.first().is_none_or(|n| n.start_byte() >= base)
+        && module.syntax_errors.iter().all(|e| e.start as usize >= base);
+    positions::module(&mut module, &mut positions::Shift { offset: -(base as i64), id: 0 });
+    let mut ids = 0;
+    positions::module(
+        &mut module,
+        &mut positions::Visit(|_, id: Option<u32>| {
+            if let Some(id) = id {
+                ids = ids.max(id + 1);
+            }
+        }),
+    );
+    let functions = fn_facts(&module);
+    let classes = module.classes.iter().map(|c| c.name.clone()).collect();
+    Piece { module, ids, ok, errors, functions, classes }
+}
