@@ -673,10 +673,22 @@ fn editor_settings() {
     configure(&mut client, json!({}));
     assert_eq!(next_publish(&mut client, &uri), []);
     configure(&mut client, json!({"rules": {"CUTE001": true}, "colour": "red", "max-time-ms": 0}));
-    let shown = client.wait_for("a message about the bad settings", |m| m["method"] == "window/showMessage");
+    // The message and the new diagnostics come in either order.
+    let (mut shown, mut published) = (None, None);
+    while shown.is_none() || published.is_none() {
+        let m = client.wait_for("a message about the bad settings and the diagnostics", |m| {
+            m["method"] == "window/showMessage" || is_publish_for(m, &uri)
+        });
+        if m["method"] == "window/showMessage" {
+            shown = Some(m);
+        } else {
+            published = Some(summary(&m["params"]["diagnostics"]));
+        }
+    }
+    let shown = shown.unwrap();
     let message = shown["params"]["message"].as_str().unwrap();
     assert!(message.contains("unknown setting `colour`") && message.contains("max-time-ms"), "{message}");
-    assert_eq!(next_publish(&mut client, &uri), cute001(1));
+    assert_eq!(published.unwrap(), cute001(1));
     // Settings for other servers leave these alone.
     client.notify("workspace/didChangeConfiguration", json!({"settings": {"pylsp": {"plugins": {}}}}));
     change_full(&mut client, &uri, 2, &bug);
