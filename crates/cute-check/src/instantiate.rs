@@ -106,7 +106,7 @@ pub fn instantiate(
     let cluster_ctas: u32 = cluster.iter().product();
     // CTAs that hand data over through global memory live in different
     // clusters: model a few clusters, with known block indices.
-    let (clusters, grid) = if uses_global_sync(kernel) {
+    let (clusters, grid) = if uses_global_sync(module, kernel) {
         match launch.grid {
             Some(g) => {
                 let total = (g.iter().product::<u32>() / cluster_ctas).max(1);
@@ -139,6 +139,7 @@ pub fn instantiate(
         partial_warp: BTreeMap::new(),
     };
     let lane_varying = lane_varying_names(kernel, &launch.globals);
+    let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
     let mut group_list: Vec<Group> = Vec::new();
     let mut total_steps = 0usize;
@@ -179,6 +180,10 @@ pub fn instantiate(
                 globals: launch.globals.clone(),
                 lane_varying: &lane_varying,
                 divergence: 0,
+                observing: &observing,
+                pending_guard: None,
+                kernel_stmt: 0,
+                first_stmt: kernel.body.first().map_or(0, |s| s.id),
             };
             let mut env = launch.globals.clone();
             for (k, v) in &launch.params {
@@ -222,6 +227,7 @@ pub fn instantiate(
     model.barriers = shared.barriers.list;
     model.buffers = shared.buffers.list;
     model.memory = thread_memory;
+    memory::stage_element_accesses(&mut model.memory);
     model.bounded = shared.bounded;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
@@ -238,12 +244,14 @@ const MAX_CLUSTERS: u32 = 4;
 
 /// Whether the kernel synchronizes through global memory (atomics, loads or
 /// stores with memory-order semantics): then several clusters are modelled.
-fn uses_global_sync(kernel: &FunctionDef) -> bool {
+fn uses_global_sync(module: &Module, kernel: &FunctionDef) -> bool {
+    let global = |c: &Call| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load | Api::InlineAsm));
+    let helpers = cute_ir::slice::helpers_calling(module, global);
     let mut found = false;
     cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
         let mut calls = Vec::new();
         e.calls(&mut calls);
-        found |= calls.iter().any(|c| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load)));
+        found |= calls.iter().any(|c| global(c) || cute_ir::slice::callee_name(c).is_some_and(|n| helpers.contains(n)));
     });
     found
 }
@@ -371,6 +379,15 @@ struct ThreadRun<'a> {
     lane_varying: &'a BTreeSet<String>,
     /// Nesting depth of branches that split the warp.
     divergence: u32,
+    /// Helpers of this file that read a synchronization variable.
+    observing: &'a BTreeSet<String>,
+    /// The exit condition of the spin loop or branch whose read the call
+    /// being run makes (taken by the first read it records).
+    pending_guard: Option<Guard>,
+    /// The kernel statement being run (see `MemOp::stmt`), and the id of
+    /// the kernel's first statement it is counted from.
+    kernel_stmt: u32,
+    first_stmt: u32,
 }
 
 impl ThreadRun<'_> {
@@ -446,6 +463,9 @@ impl ThreadRun<'_> {
 
     fn exec(&mut self, s: &Stmt, env: &mut Env, sliced: bool) -> Flow {
         self.steps += 1;
+        if self.inline_depth == 0 {
+            self.kernel_stmt = s.id.saturating_sub(self.first_stmt);
+        }
         if self.steps > self.options.max_steps_per_thread {
             self.overflow = true;
             return Flow::Return(Value::None);
@@ -489,14 +509,13 @@ impl ThreadRun<'_> {
             StmtKind::If { cond, then, orelse } => {
                 // `if load(flag, ...) >= N:` decides on a synchronization
                 // variable: the branch taken is guarded by the value read.
-                if let Some((call, guard)) = self.spin_guard(cond, env, true) {
-                    let (args, kwargs) = self.eval_args(call, env);
+                if let Some((call, guard)) = self.spin_guard(cond, env, true, None) {
                     let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
                     if let Some(c) = self.shared.open.get_mut(&s.id) {
                         c.on_memory = true;
                     }
                     let guard = if taken { guard } else { Guard { exit_when: guard.exit_when.negated(), ..guard } };
-                    self.record_observe(call, Some(guard), &args, &kwargs);
+                    self.observe_with(call, guard, env);
                     return if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
                 }
                 let c = eval(cond, env, self);
@@ -542,10 +561,22 @@ impl ThreadRun<'_> {
                 // read: the thread goes on once the value satisfies the exit
                 // condition.
                 if body.iter().all(|b| matches!(b.kind, StmtKind::Pass)) {
-                    if let Some((call, guard)) = self.spin_guard(cond, env, false) {
-                        let (args, kwargs) = self.eval_args(call, env);
-                        self.record_observe(call, Some(guard), &args, &kwargs);
+                    if let Some((call, guard)) = self.spin_guard(cond, env, false, None) {
+                        self.observe_with(call, guard, env);
                         return Flow::Normal;
+                    }
+                }
+                // `while v != n: v = ld_acquire(ctr)`: the same, through a
+                // variable (unless it already holds the exit value).
+                if let [Stmt { kind: StmtKind::Assign { targets, value }, .. }] = body.as_slice() {
+                    if let ([Target::Name(var)], true) = (targets.as_slice(), self.is_observing_call(value)) {
+                        if let Some((call, guard)) = self.spin_guard(cond, env, false, Some((var, value))) {
+                            if eval(cond, env, self).as_bool() != Some(false) {
+                                let v = self.observe_with(call, guard, env);
+                                env.insert(var.clone(), v);
+                            }
+                            return Flow::Normal;
+                        }
                     }
                 }
                 let mut iterations = 0;
@@ -613,12 +644,6 @@ impl ThreadRun<'_> {
             StmtKind::Pass | StmtKind::Unsupported(_) => {}
         }
         Flow::Normal
-    }
-
-    fn eval_args(&mut self, call: &Call, env: &Env) -> (Vec<Value>, Vec<(String, Value)>) {
-        let args = call.args.iter().map(|a| eval(a, env, self)).collect();
-        let kwargs = call.kwargs.iter().map(|(k, a)| (k.clone(), eval(a, env, self))).collect();
-        (args, kwargs)
     }
 
     /// Whether a condition can differ between the lanes of one warp.
@@ -900,6 +925,10 @@ impl ThreadRun<'_> {
                 self.record_fence(api, call, &args);
                 Value::None
             }
+            Api::InlineAsm => {
+                self.record_inline_ptx(call, &args, &kwargs);
+                Value::unknown("the result of inline PTX")
+            }
             Api::Copy => {
                 if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") && !self.converged() {
                     self.partial_collective(site, "this TMA/bulk `cute.copy` elects a lane itself; issued by part of a warp");
@@ -980,6 +1009,11 @@ impl ThreadRun<'_> {
                 self.shared.notes.insert(
                     "transaction bytes announced by `producer_acquire` are assumed to arrive".to_string(),
                 );
+                // The arrive announces the bytes the stage's TMA copy
+                // delivers: that copy completes this phase.
+                if self.lane() == 0 {
+                    self.record_mem(MemKind::ExpectTx { barrier: a }, site);
+                }
                 self.push_lane0(OpKind::Arrive { bar: a, count: 1 }, site);
                 Value::None
             }
@@ -1141,9 +1175,14 @@ impl CallHandler for ThreadRun<'_> {
             }
             // Views of a shared pointer are the same pointer.
             let base_v = eval(base, env, self);
+            // `ptr.toint()`, `Int32(v).ir_value()`: the operands of inline
+            // assembly keep the pointer or number they convert.
+            if matches!(base_v, Value::Gmem(_) | Value::Int(_)) && matches!(attr.as_str(), "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr") {
+                return base_v;
+            }
             if let Value::Smem(s) = &base_v {
                 return match attr.as_str() {
-                    "data_ptr" | "get_tensor" | "iterator" | "to_llvm_ptr" | "align" => base_v.clone(),
+                    "data_ptr" | "get_tensor" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
                     "subview" => match args.first().and_then(Value::as_int) {
                         Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
                         None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),

@@ -152,6 +152,8 @@ struct Event {
     index: usize,
     kind: MemKind,
     site: TextRange,
+    /// Its kernel statement (`MemOp::stmt`).
+    stmt: u32,
     ctl: Clock,
     mmo: Clock,
     /// For an async copy: its own clock component.
@@ -610,7 +612,7 @@ impl<'m> Execution<'m> {
         let index = actor.next_mem;
         actor.next_mem += 1;
         let (ctl, mmo) = (actor.ctl.clone(), actor.mmo.clone());
-        self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, ctl, mmo, async_id });
+        self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, stmt: m.stmt, ctl, mmo, async_id });
         true
     }
 
@@ -624,6 +626,17 @@ impl<'m> Execution<'m> {
 
     /// The first synchronization operation of actor `a` after its memory
     /// operation at `index`.
+    /// The barrier of the first arrive of thread `a` after its memory
+    /// operation `index`: where it hands what it did over.
+    fn next_arrive_after(&self, a: usize, index: usize) -> Option<BarrierIx> {
+        let actor = &self.actors[a];
+        let after = actor.mem.get(index)?.after as usize;
+        actor.ops.get(after..)?.iter().find_map(|o| match o.kind {
+            OpKind::Arrive { bar, .. } => Some(bar),
+            _ => None,
+        })
+    }
+
     fn next_sync_after(&self, a: usize, index: usize) -> Option<&Op> {
         let actor = &self.actors[a];
         let after = actor.mem.get(index)?.after as usize;
@@ -701,6 +714,19 @@ impl<'m> Execution<'m> {
         let step_access = (access.site, format!("{} {access_what} (generic proxy)", self.who(model, t)));
         let step_copy = (copy.site, format!("{} issues {copy_what} (async proxy)", self.who(model, issuer)));
         if access.ctl[t] <= issue[t] {
+            // A read handed back through an mbarrier arrive (a pipeline's
+            // consumer release) that the issuer waits on before the copy:
+            // the protocol of every `cutlass.pipeline` ring, which the
+            // library runs without a proxy fence. It is taken as ordered;
+            // reads handed back through a CTA or named barrier still need
+            // the fence (the observed races are of that shape).
+            if copy_writes && !access_writes {
+                if let Some(bar) = self.next_arrive_after(t, access.index) {
+                    if model.barriers[bar as usize].kind == BarrierKind::Mbarrier {
+                        return None;
+                    }
+                }
+            }
             // The access precedes the issue: a proxy fence of the accessing
             // thread must sit between the access and the barrier.
             let fences: Vec<&Event> = self
@@ -869,11 +895,12 @@ impl<'m> Execution<'m> {
         let step_read = (read.site, format!("{} reads `{name}`", self.who(model, q)));
         let (pc, qc) = (self.cta_of(p), self.cta_of(q));
         // Updates by the producer's CTA after the write, and reads of the
-        // same counter by the consumer's CTA before the read.
+        // same counter by the consumer's CTA before the read, in program
+        // order (by kernel statement: a helper's site can be anywhere).
         let updates: Vec<&Event> = self
             .events
             .iter()
-            .filter(|u| matches!(u.kind, MemKind::Update { .. }) && self.cta_of(u.actor) == pc && u.site.start > write.site.start)
+            .filter(|u| matches!(u.kind, MemKind::Update { .. }) && self.cta_of(u.actor) == pc && u.stmt > write.stmt)
             .collect();
         let counter_of = |e: &Event| match e.kind {
             MemKind::Update { buffer, offset, .. } | MemKind::Observe { buffer, offset, .. } => Some((buffer, offset)),
@@ -887,7 +914,7 @@ impl<'m> Execution<'m> {
                     matches!(o.kind, MemKind::Observe { .. })
                         && self.cta_of(o.actor) == qc
                         && counter_of(o) == counter_of(u)
-                        && o.site.start < read.site.start
+                        && o.stmt < read.stmt
                 })
                 .collect();
             let Some(obs) = observes.iter().find(|o| o.actor == q).or(observes.first()).copied() else { continue };
@@ -929,7 +956,7 @@ impl<'m> Execution<'m> {
                     site: u.site,
                     message: format!("this update of the counter is {}: it does not order the writes of `{name}` before it for the consumer", u_order.name()),
                     steps,
-                    repair: Repair::SetSem { call: u.site, sem: "release" },
+                    repair: Repair::SetSem { call: u.site, sem: self.sem_adding(u.site, "release") },
                 });
             }
             if !o_order.acquires() && !self.fence_after(obs) {
@@ -938,7 +965,7 @@ impl<'m> Execution<'m> {
                     site: obs.site,
                     message: format!("this read of the counter is {}: the reads of `{name}` after it are not ordered after the producer's writes", o_order.name()),
                     steps,
-                    repair: Repair::SetSem { call: obs.site, sem: "acquire" },
+                    repair: Repair::SetSem { call: obs.site, sem: self.sem_adding(obs.site, "acquire") },
                 });
             }
             let needed = if pc / self.cluster_ctas == qc / self.cluster_ctas { Scope::Cluster } else { Scope::Gpu };
@@ -970,6 +997,20 @@ impl<'m> Execution<'m> {
             }
         }
         None
+    }
+
+    /// The semantics a repair gives the call at `site`: `sem`, or
+    /// `acq_rel` for an atomic whose result is also read (`if
+    /// atomic_add(...) == n - 1:`), which must both release and acquire.
+    fn sem_adding(&self, site: TextRange, sem: &'static str) -> &'static str {
+        let at_site = |update: bool| {
+            self.events.iter().any(|e| e.site == site && matches!(e.kind, MemKind::Update { .. }) == update)
+        };
+        if at_site(true) && at_site(false) {
+            "acq_rel"
+        } else {
+            sem
+        }
     }
 
     /// Whether the thread of update `u` ran a `fence.acq_rel` before it.

@@ -398,6 +398,10 @@ pub struct MemOp {
     pub warp_point: u32,
     pub kind: MemKind,
     pub site: TextRange,
+    /// The statement of the kernel body that performs it, directly or
+    /// through a helper, numbered in text order from the kernel's first:
+    /// its place in the program, wherever the helper's `site` is.
+    pub stmt: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

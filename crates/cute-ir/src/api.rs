@@ -51,6 +51,9 @@ pub enum Api {
     Load,
     Store,
     Copy,
+    /// `llvm.inline_asm(...)` whose assembly holds a synchronization
+    /// instruction (see `crate::ptx`).
+    InlineAsm,
     /// The `cutlass.pipeline` classes and their methods, `NamedBarrier`
     /// objects: synchronization the checker does not model yet.
     Pipeline,
@@ -75,6 +78,9 @@ struct Entry {
 
 const ARCH: &str = "cutlass.cute.arch.";
 
+/// Parameters of `llvm.inline_asm` (the MLIR Python binding's names).
+const INLINE_ASM_PARAMS: &[&str] = &["res", "operands_", "asm_string", "constraints"];
+
 /// Method names of the `cutlass.pipeline` classes (and of the wrappers that
 /// popular kernels define around them).
 const PIPELINE_METHODS: &[&str] = &[
@@ -96,6 +102,8 @@ const PIPELINE_METHODS: &[&str] = &[
     "arrive_and_wait_w_index",
     "arrive_w_index",
     "wait_for_alloc",
+    "producer_get_barrier",
+    "consumer_get_barrier",
 ];
 
 /// Functions that live in `cutlass.cute.arch` (also reachable as
@@ -184,6 +192,9 @@ impl Api {
 
     /// Parameter names, in order, of the function a call resolves to.
     pub fn params_of(call: &Call) -> &'static [&'static str] {
+        if call.api == Some(Api::InlineAsm) {
+            return INLINE_ASM_PARAMS;
+        }
         let by_name = |q: &str| Self::entry(q).map(|e| e.params);
         if let Some(p) = call.qualname.as_deref().and_then(by_name) {
             return p;
@@ -208,6 +219,9 @@ impl Api {
     /// falling back to the bare attribute name for the blog's `cute.arch.X`
     /// without imports (pasted snippets often omit them).
     pub fn resolve(call: &Call) -> Option<Api> {
+        if let Some(api) = Self::inline_asm(call) {
+            return api;
+        }
         if let Some(q) = &call.qualname {
             if let Some(api) = Api::lookup(q) {
                 return Some(api);
@@ -243,6 +257,21 @@ impl Api {
         None
     }
 
+    /// `Some(..)` for a call of `llvm.inline_asm`: `Some(Some(InlineAsm))`
+    /// when its assembly (a literal) synchronizes, `Some(None)` when it is
+    /// arithmetic or the like.
+    fn inline_asm(call: &Call) -> Option<Option<Api>> {
+        let name = call.qualname.clone().or_else(|| call.func.dotted())?;
+        if name != "inline_asm" && !name.ends_with(".inline_asm") {
+            return None;
+        }
+        let asm = call.kwargs.iter().find(|(k, _)| k == "asm_string").map(|(_, e)| e).or(call.args.get(2));
+        Some(match asm {
+            Some(Expr::Str(text)) if crate::ptx::synchronizes(text) => Some(Api::InlineAsm),
+            _ => None,
+        })
+    }
+
     /// Whether a call of this function is a slicing seed, and why.
     pub fn effect(self) -> Effect {
         use Api::*;
@@ -252,6 +281,21 @@ impl Api {
             Range | IntCast | ConstExpr => Effect::Value,
             _ => Effect::Sync,
         }
+    }
+}
+
+/// Whether a call reads a synchronization variable and hands back what it
+/// read: a load, an atomic (the old value), or inline PTX with `ld`/`atom`.
+pub fn reads_sync_variable(call: &Call) -> bool {
+    match call.api {
+        Some(Api::Load | Api::Atomic) => true,
+        Some(Api::InlineAsm) => arg(call, "asm_string").is_some_and(|e| match e {
+            Expr::Str(asm) => crate::ptx::sync_instructions(asm).iter().any(|s| {
+                matches!(s, crate::ptx::PtxSync::Load { .. } | crate::ptx::PtxSync::ReadModifyWrite { returns: true, .. })
+            }),
+            _ => false,
+        }),
+        _ => false,
     }
 }
 

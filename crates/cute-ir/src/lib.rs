@@ -12,6 +12,7 @@ pub mod eval;
 pub mod launch;
 mod lower;
 pub mod module;
+pub mod ptx;
 pub mod slice;
 
 pub use lower::lower_module;

@@ -334,7 +334,13 @@ impl<'a> Lowerer<'a> {
             "true" => Expr::Bool(true),
             "false" => Expr::Bool(false),
             "none" => Expr::None,
-            "string" | "concatenated_string" => Expr::Str(string_value(self.text(node))),
+            "string" => Expr::Str(string_value(self.text(node))),
+            // `"a" "b"`: the parts joined, as Python does.
+            "concatenated_string" => {
+                let mut cursor = node.walk();
+                let parts: Vec<String> = node.named_children(&mut cursor).map(|p| string_value(self.text(p))).collect();
+                Expr::Str(parts.concat())
+            }
             "parenthesized_expression" => node.named_child(0).map(|c| self.expr(c)).unwrap_or(Expr::None),
             "attribute" => Expr::Attr {
                 base: b(self.opt_expr(field(node, "object"))),
@@ -520,10 +526,36 @@ fn parse_int(text: &str) -> Option<i64> {
 
 fn string_value(text: &str) -> String {
     let t = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let raw = text[..text.len() - t.len()].to_ascii_lowercase().contains('r');
     let quote_len = if t.starts_with("\"\"\"") || t.starts_with("'''") { 3 } else { 1 };
-    if t.len() >= 2 * quote_len {
-        t[quote_len..t.len() - quote_len].to_string()
+    let body = if t.len() >= 2 * quote_len { &t[quote_len..t.len() - quote_len] } else { t };
+    if raw {
+        body.to_string()
     } else {
-        t.to_string()
+        unescape(body)
     }
+}
+
+/// The common escapes of a Python string literal (inline assembly spells
+/// its line breaks `\n\t`); others are kept as written.
+fn unescape(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(q @ ('\\' | '"' | '\'')) => out.push(q),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }

@@ -181,6 +181,12 @@ fn first_line(text: &str, range: TextRange) -> String {
 /// Names of same-file functions and methods that (transitively) call a
 /// synchronization primitive.
 pub(crate) fn sync_helpers(module: &Module) -> BTreeSet<String> {
+    helpers_calling(module, |c| matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync)))
+}
+
+/// Functions and methods of the module that make a call satisfying `pred`,
+/// directly or through each other.
+pub fn helpers_calling(module: &Module, pred: impl Fn(&crate::ast::Call) -> bool) -> BTreeSet<String> {
     let mut helpers = BTreeSet::new();
     loop {
         let before = helpers.len();
@@ -188,19 +194,13 @@ pub(crate) fn sync_helpers(module: &Module) -> BTreeSet<String> {
             if helpers.contains(&f.name) {
                 continue;
             }
-            let mut calls_sync = false;
+            let mut calls_it = false;
             crate::ast::for_each_expr(&f.body, &mut |e| {
                 let mut calls = Vec::new();
                 e.calls(&mut calls);
-                for c in calls {
-                    if matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync))
-                        || callee_name(c).is_some_and(|n| helpers.contains(n))
-                    {
-                        calls_sync = true;
-                    }
-                }
+                calls_it |= calls.iter().any(|c| pred(c) || callee_name(c).is_some_and(|n| helpers.contains(n)));
             });
-            if calls_sync {
+            if calls_it {
                 helpers.insert(f.name.clone());
             }
         }

@@ -87,12 +87,18 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::FenceAfterSync => "fence first, barrier second: move the proxy fence before the barrier",
         MemoryRule::MissingProxyFence => "insert `cute.arch.fence_proxy(\"async.shared\", space=\"cta\")` before the barrier, in every accessing thread",
         MemoryRule::ReadBeforeWait => "wait on the copy's barrier (for the phase it completes) before reading",
-        MemoryRule::MissingAcquire => "add `sem=\"acquire\"` (and a scope containing the producer)",
-        MemoryRule::MissingRelease => "release the update (`sem=\"release\"`), after a barrier that joins every writing thread",
+        MemoryRule::MissingAcquire => "add `sem=\"acquire\"` (`.acquire` in PTX) and a scope containing the producer",
+        MemoryRule::MissingRelease => "release the update (`sem=\"release\"`, `.release` in PTX), after a barrier that joins every writing thread",
         MemoryRule::ScopeTooNarrow => "widen the scope to the smallest one containing both parties",
         MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
         MemoryRule::SmemRace | MemoryRule::DsmemRace => return None,
     })
+}
+
+/// Whether the call at `site` is inline assembly (its repairs edit the
+/// PTX text instead of keyword arguments).
+fn is_inline_asm(ctx: &KernelContext<'_>, site: TextRange) -> bool {
+    ctx.call_at(site).is_some_and(|c| c.api == Some(cute_ir::api::Api::InlineAsm))
 }
 
 /// The `cute.arch` prefix the file uses, read off the call at `site`.
@@ -132,6 +138,15 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
                 title: "Insert a proxy fence before the barrier".to_string(),
                 edits: vec![insert_line_before(ctx, *site, &format!("{prefix}.fence_proxy(\"async.shared\", space=\"cta\")"))],
             })
+        }
+        Repair::SetSem { call, sem } if is_inline_asm(ctx, *call) => {
+            let text = cute_ir::ptx::with_semantics(ctx.slice(*call), *sem == "acquire", sem)?;
+            Some(Fix { title: format!("Use `.{sem}` in the PTX instruction"), edits: vec![Edit { range: *call, new_text: text }] })
+        }
+        Repair::SetScope { call, scope } if is_inline_asm(ctx, *call) => {
+            let source = ctx.slice(*call);
+            let text = cute_ir::ptx::with_scope(source, false, scope.name()).or_else(|| cute_ir::ptx::with_scope(source, true, scope.name()))?;
+            Some(Fix { title: format!("Use `.{}` in the PTX instruction", scope.name()), edits: vec![Edit { range: *call, new_text: text }] })
         }
         Repair::SetSem { call, sem } => {
             set_keyword(ctx, *call, "sem", &format!("\"{sem}\"")).map(|edit| Fix { title: format!("Use `sem=\"{sem}\"`"), edits: vec![edit] })

@@ -11,6 +11,8 @@
 
 use cute_ir::api::{self, Api};
 use cute_ir::ast::{CmpOp, Expr, Target};
+use cute_ir::ptx::{self, PtxSync};
+use cute_ir::slice::callee_name;
 use cute_ir::eval::{eval, Env, GmemRef, Value};
 use cute_syntax::TextRange;
 
@@ -84,7 +86,8 @@ impl ThreadRun<'_> {
         }
         let after = self.ops.len() as u32;
         let warp_point = self.warp_point;
-        self.memory.push(MemOp { after, warp_point, kind, site });
+        let stmt = self.kernel_stmt;
+        self.memory.push(MemOp { after, warp_point, kind, site, stmt });
     }
 
     /// The buffer a value points into, and the stage of its view.
@@ -243,12 +246,111 @@ impl ThreadRun<'_> {
             _ => Update::Other,
         };
         let (order, scope) = order_and_scope(kwargs, if api == Api::Store { Order::Weak } else { Order::Relaxed });
-        self.record_mem(MemKind::Update { buffer, offset, update, order, scope }, call.range);
+        self.record_rmw(buffer, offset, update, order, scope, call.range);
+    }
+
+    /// An update of a counter. When the caller branches on the value it
+    /// returns (`if atomic_add(ctr, 1) == n - 1:`, the last CTA to arrive),
+    /// the branch is also a read: the thread whose update brings the
+    /// counter to the target takes it, after every other update.
+    fn record_rmw(&mut self, buffer: BufferIx, offset: Option<i64>, update: Update, order: Order, scope: Scope, site: TextRange) {
+        self.record_mem(MemKind::Update { buffer, offset, update: update.clone(), order, scope }, site);
+        let Some(guard) = self.pending_guard.take() else { return };
+        // Only conditions that the growing counter comes to satisfy wait;
+        // the other way of the branch goes on at once.
+        if matches!(guard.exit_when, GuardCmp::Eq | GuardCmp::Ge | GuardCmp::Gt) {
+            let target = match (&update, guard.target) {
+                (Update::Add(d), Some(t)) => Some(t + d),
+                _ => None,
+            };
+            self.record_mem(MemKind::Observe { buffer, offset, order, scope, guard: Some(Guard { target, ..guard }) }, site);
+        }
+    }
+
+    /// `llvm.inline_asm(...)` whose assembly synchronizes
+    /// (`cute_ir::ptx`): its loads, reductions, atomics and fences, on the
+    /// buffers its address operands point into. What the checker does not
+    /// model (branches, hand-written barriers) is reported, never dropped.
+    pub(super) fn record_inline_ptx(&mut self, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
+        let arg = |name: &str, pos: usize| kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or(args.get(pos));
+        let Some(Value::Str(asm)) = arg("asm_string", 2) else { return };
+        let outputs = match arg("constraints", 3) {
+            Some(Value::Str(c)) => ptx::output_count(c),
+            _ => 0,
+        };
+        let operands: Vec<Value> = match arg("operands_", 1) {
+            Some(Value::Tuple(v)) => v.clone(),
+            _ => Vec::new(),
+        };
+        let site = call.range;
+        for sync in ptx::sync_instructions(asm) {
+            // An access to memory the analysis cannot place is left out,
+            // like any other; one that synchronizes (semantics stronger
+            // than relaxed, or the read a spin loop waits on) is reported.
+            let counter = |run: &mut Self, addr: usize, what: &str, sem: &Option<String>| {
+                let ptr = addr.checked_sub(outputs).and_then(|i| operands.get(i));
+                let found = ptr.and_then(|p| run.buffer_of(p, "counter").map(|(b, _)| (b, pointer_offset(p))));
+                let synchronizes = !matches!(sem.as_deref(), None | Some("relaxed" | "weak")) || run.pending_guard.is_some();
+                if found.is_none() && synchronizes {
+                    run.unresolved(site, format!("its inline PTX `{what}` addresses memory that does not resolve to a kernel argument or shared buffer"));
+                }
+                found
+            };
+            let semantics = |sem: &Option<String>, scope: &Option<String>, default: Order| {
+                let volatile = sem.as_deref() == Some("volatile");
+                let order = match sem.as_deref() {
+                    Some("volatile") => Order::Relaxed,
+                    Some(s) => Order::parse(s).unwrap_or(default),
+                    None => default,
+                };
+                let scope = scope.as_deref().and_then(Scope::parse).unwrap_or(if volatile { Scope::Sys } else { Scope::Gpu });
+                (order, scope)
+            };
+            match sync {
+                PtxSync::Load { addr, sem, scope } => {
+                    let Some((buffer, offset)) = counter(self, addr, "ld", &sem) else { continue };
+                    let (order, scope) = semantics(&sem, &scope, Order::Weak);
+                    let guard = self.pending_guard.take();
+                    self.record_mem(MemKind::Observe { buffer, offset, order, scope, guard }, site);
+                }
+                PtxSync::Store { addr, value, sem, scope } => {
+                    let Some((buffer, offset)) = counter(self, addr, "st", &sem) else { continue };
+                    let (order, scope) = semantics(&sem, &scope, Order::Weak);
+                    let update = match value.and_then(|k| k.checked_sub(outputs)).and_then(|i| operands.get(i)).and_then(Value::as_int) {
+                        Some(v) => Update::Set(v),
+                        None => Update::Other,
+                    };
+                    self.record_mem(MemKind::Update { buffer, offset, update, order, scope }, site);
+                }
+                PtxSync::ReadModifyWrite { addr, op, value, sem, scope, returns } => {
+                    let what = format!("{}.{op}", if returns { "atom" } else { "red" });
+                    let Some((buffer, offset)) = counter(self, addr, &what, &sem) else { continue };
+                    let (order, scope) = semantics(&sem, &scope, Order::Relaxed);
+                    let value = value.and_then(|k| k.checked_sub(outputs)).and_then(|i| operands.get(i)).and_then(Value::as_int);
+                    let update = match (op.as_str(), value) {
+                        ("add", Some(v)) => Update::Add(v),
+                        ("inc", _) => Update::Add(1),
+                        ("exch", Some(v)) => Update::Set(v),
+                        _ => Update::Other,
+                    };
+                    self.record_rmw(buffer, offset, update, order, scope, site);
+                }
+                PtxSync::Fence { scope } => {
+                    let scope = scope.as_deref().and_then(Scope::parse).unwrap_or(Scope::Gpu);
+                    self.record_mem(MemKind::Fence { scope }, site);
+                }
+                PtxSync::ProxyFence => self.record_mem(MemKind::ProxyFence, site),
+                PtxSync::Unmodelled { what } => {
+                    self.unresolved(site, format!("its inline PTX uses {what}, which is not modelled"));
+                }
+            }
+        }
     }
 
     /// A load of a synchronization variable; `guard` when the thread goes on
     /// only once the value satisfies it.
     pub(super) fn record_observe(&mut self, call: &cute_ir::ast::Call, guard: Option<Guard>, args: &[Value], kwargs: &[(String, Value)]) {
+        let guard = guard.or_else(|| self.pending_guard.take());
         let Some(ptr) = args.first().or(kwargs.iter().find(|(k, _)| k == "ptr").map(|(_, v)| v)) else { return };
         let name = api::arg(call, "ptr").map(root_name).unwrap_or_else(|| "counter".to_string());
         let Some((buffer, _)) = self.buffer_of(ptr, &name) else { return };
@@ -257,15 +359,36 @@ impl ThreadRun<'_> {
         self.record_mem(MemKind::Observe { buffer, offset, order, scope, guard }, call.range);
     }
 
-    /// `while load(ctr, ...) < N: pass` and the like: the load whose value
-    /// the loop waits on, and the condition on which it exits. `None` when
-    /// the condition is not a comparison of one such load with a value.
-    pub(super) fn spin_guard<'e>(&mut self, cond: &'e Expr, env: &Env, exit_when_true: bool) -> Option<(&'e cute_ir::ast::Call, Guard)> {
+    /// A call that reads a synchronization variable and returns what it
+    /// read: a `load`, an atomic, inline PTX that loads, or a helper of this
+    /// file that makes one.
+    pub(super) fn is_observing_call(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Call(c) if api::reads_sync_variable(c) || callee_name(c).is_some_and(|n| self.observing.contains(n)))
+    }
+
+    /// `while load(ctr, ...) < N: pass` and the like: the read whose value
+    /// the loop waits on, and the condition on which it exits. `read` names
+    /// a variable that stands for the read (`while v != n: v = ld(ctr)`).
+    /// `None` when the condition is not a comparison of one such read with
+    /// a value.
+    pub(super) fn spin_guard<'e>(
+        &mut self,
+        cond: &'e Expr,
+        env: &Env,
+        exit_when_true: bool,
+        read: Option<(&str, &'e Expr)>,
+    ) -> Option<(&'e Expr, Guard)> {
         let Expr::Compare { op, lhs, rhs } = cond else { return None };
-        let is_load = |e: &Expr| matches!(e, Expr::Call(c) if Api::of_call(c) == Some(Api::Load));
-        let (call, other, load_on_left) = match (lhs.as_ref(), rhs.as_ref()) {
-            (Expr::Call(c), other) if is_load(lhs) => (c, other, true),
-            (other, Expr::Call(c)) if is_load(rhs) => (c, other, false),
+        let reading = |e: &'e Expr| -> Option<&'e Expr> {
+            match (e, read) {
+                (Expr::Name(n), Some((var, call))) if n == var => Some(call),
+                _ if self.is_observing_call(e) => Some(e),
+                _ => None,
+            }
+        };
+        let (call, other, load_on_left) = match (reading(lhs), reading(rhs)) {
+            (Some(c), _) => (c, rhs.as_ref(), true),
+            (None, Some(c)) => (c, lhs.as_ref(), false),
             _ => return None,
         };
         let target = eval(other, env, self).as_int();
@@ -283,6 +406,14 @@ impl ThreadRun<'_> {
         // taken when it is true.
         let exit_when = if exit_when_true { cmp } else { cmp.negated() };
         Some((call, Guard { exit_when, target, spin: !exit_when_true }))
+    }
+
+    /// Run the reading call `call` with `guard` on the read it makes.
+    pub(super) fn observe_with(&mut self, call: &Expr, guard: Guard, env: &Env) -> Value {
+        self.pending_guard = Some(guard);
+        let value = eval(call, env, self);
+        self.pending_guard = None;
+        value
     }
 
     /// `fence_proxy`, `fence_view_async_shared`, `fence_acq_rel_*`.
@@ -344,6 +475,32 @@ fn order_and_scope(kwargs: &[(String, Value)], default: Order) -> (Order, Scope)
 }
 
 /// The part of a buffer an index selects.
+/// Element accesses of a buffer that is also used by stages (`sA[None,
+/// None, s]`, a pipeline's `tiles[None, state.index]`) index the stage in
+/// their last coordinate, as CuTe lays staged shared memory out
+/// (`(..., STAGES)`): `sA[row, col, s]` is element `(row, col)` of stage `s`.
+pub(super) fn stage_element_accesses(memory: &mut [ThreadMemory]) {
+    let mut staged = std::collections::BTreeSet::new();
+    for op in memory.iter().flat_map(|t| &t.ops) {
+        if let MemKind::Access { buffer, region, .. } | MemKind::AsyncCopy { buffer, region, .. } = &op.kind {
+            if region.stage.is_some() {
+                staged.insert(*buffer);
+            }
+        }
+    }
+    for op in memory.iter_mut().flat_map(|t| &mut t.ops) {
+        if let MemKind::Access { buffer, region, .. } = &mut op.kind {
+            if let (true, None, Element::At(coords)) = (staged.contains(buffer), region.stage, &region.element) {
+                if coords.len() >= 2 {
+                    let mut coords = coords.clone();
+                    region.stage = coords.pop();
+                    region.element = Element::At(coords);
+                }
+            }
+        }
+    }
+}
+
 fn region_of_index(index: &Value) -> Region {
     match index {
         Value::Int(i) => Region { stage: None, element: Element::At(vec![*i]) },

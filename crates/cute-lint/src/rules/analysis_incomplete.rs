@@ -59,12 +59,24 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
             notes.push(note);
         }
     }
-    info(
+    let mut diagnostic = info(
         first.site,
         format!("`{}` was not checked: {}", ctx.kernel.display_name(), first.what),
         "not resolved",
         notes,
-    )
+    );
+    // A construct met in a helper: say which kernel reaches it.
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= first.site.start && first.site.end <= kernel.end) {
+        diagnostic.related.push(crate::Related {
+            range: ctx.kernel.name_range,
+            message: format!("reached from the kernel `{}`", ctx.kernel.display_name()),
+        });
+    }
+    diagnostic.related.extend(
+        model.unresolved.iter().skip(1).map(|u| crate::Related { range: u.site, message: u.what.clone() }),
+    );
+    diagnostic
 }
 
 pub fn budget(ctx: &KernelContext<'_>, reason: &str, states: usize) -> crate::Diagnostic {
