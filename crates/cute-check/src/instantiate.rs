@@ -182,8 +182,7 @@ pub fn instantiate(
                 divergence: 0,
                 observing: &observing,
                 pending_guard: None,
-                kernel_stmt: 0,
-                first_stmt: kernel.body.first().map_or(0, |s| s.id),
+                kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
             };
             let mut env = launch.globals.clone();
             for (k, v) in &launch.params {
@@ -384,10 +383,8 @@ struct ThreadRun<'a> {
     /// The exit condition of the spin loop or branch whose read the call
     /// being run makes (taken by the first read it records).
     pending_guard: Option<Guard>,
-    /// The kernel statement being run (see `MemOp::stmt`), and the id of
-    /// the kernel's first statement it is counted from.
+    /// The kernel statement being run (see `MemOp::stmt`).
     kernel_stmt: u32,
-    first_stmt: u32,
 }
 
 impl ThreadRun<'_> {
@@ -464,7 +461,7 @@ impl ThreadRun<'_> {
     fn exec(&mut self, s: &Stmt, env: &mut Env, sliced: bool) -> Flow {
         self.steps += 1;
         if self.inline_depth == 0 {
-            self.kernel_stmt = s.id.saturating_sub(self.first_stmt);
+            self.kernel_stmt = s.id;
         }
         if self.steps > self.options.max_steps_per_thread {
             self.overflow = true;
@@ -1036,9 +1033,10 @@ impl ThreadRun<'_> {
     }
 
     fn inline(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
-        // Kernels and host functions are launched, not called from device
-        // code; and a helper that calls itself is not unrolled.
-        if f.decorator.is_some() || self.inlining.contains(&f.range) {
+        // Kernels are launched, not called from device code (a `@cute.jit`
+        // function called from a kernel is a device function the DSL
+        // inlines); and a helper that calls itself is not unrolled.
+        if !cute_ir::ast::inlined_when_called(f.decorator) || self.inlining.contains(&f.range) {
             return Value::unknown(format!("`{}(...)`", f.display_name()));
         }
         if self.inline_depth >= 8 {

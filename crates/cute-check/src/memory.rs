@@ -60,8 +60,9 @@ pub enum Repair {
     SetSem { call: TextRange, sem: &'static str },
     /// Give the call at `call` this scope.
     SetScope { call: TextRange, scope: Scope },
-    /// Insert a CTA barrier before `site`.
-    InsertBarrierBefore { site: TextRange },
+    /// Insert a CTA barrier before `site`, which the kernel statement with
+    /// id `stmt` (`MemOp::stmt`) performs.
+    InsertBarrierBefore { site: TextRange, stmt: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -934,7 +935,7 @@ impl<'m> Execution<'m> {
                         self.who(model, p)
                     ),
                     steps,
-                    repair: Repair::InsertBarrierBefore { site: u.site },
+                    repair: Repair::InsertBarrierBefore { site: u.site, stmt: u.stmt },
                 });
             }
             if !timed {
@@ -995,6 +996,30 @@ impl<'m> Execution<'m> {
                     repair: Repair::SetScope { call: obs.site, scope: needed },
                 });
             }
+        }
+        // No counter the consumer waits on follows the write: the read can
+        // run before it. Said only of the same known element (indices known
+        // only at run time may well never meet).
+        let same_element = matches!(
+            (region_and_write(&write.kind)?.0.element, region_and_write(&read.kind)?.0.element),
+            (Element::At(a), Element::At(b)) if a == b
+        );
+        if same_element && write.ctl[p] > read.ctl[p] {
+            return Some(MemoryFinding {
+                rule: MemoryRule::MissingWait,
+                site: read.site,
+                message: format!(
+                    "{} reads `{name}`, which {} writes, without waiting for an update that follows the write",
+                    self.who(model, q),
+                    self.who(model, p)
+                ),
+                steps: vec![
+                    step_write,
+                    step_read,
+                    (read.site, format!("no wait of {} observes an update made after the write", self.who(model, q))),
+                ],
+                repair: Repair::None,
+            });
         }
         None
     }

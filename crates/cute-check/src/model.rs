@@ -398,9 +398,9 @@ pub struct MemOp {
     pub warp_point: u32,
     pub kind: MemKind,
     pub site: TextRange,
-    /// The statement of the kernel body that performs it, directly or
-    /// through a helper, numbered in text order from the kernel's first:
-    /// its place in the program, wherever the helper's `site` is.
+    /// The id of the kernel statement that performs it, directly or through
+    /// a helper: its place in the program, wherever the helper's `site` is
+    /// (statement ids grow in text order).
     pub stmt: u32,
 }
 

@@ -137,6 +137,13 @@ pub struct FunctionDef {
     pub name_range: TextRange,
 }
 
+/// Whether a function with this decorator is inlined where device code
+/// calls it: every function but a kernel (kernels are launched; a
+/// `@cute.jit` function called from a kernel is a device function).
+pub fn inlined_when_called(decorator: Option<DecoratorKind>) -> bool {
+    decorator != Some(DecoratorKind::Kernel)
+}
+
 impl FunctionDef {
     pub fn display_name(&self) -> String {
         match &self.class_name {

@@ -15,6 +15,7 @@ use cute_syntax::{LineIndex, TextRange};
 use crate::context::{severity_for, steps_to_related, KernelContext};
 use crate::rules::{
     analysis_incomplete, arrive_count_mismatch, deadlock, mbarrier_init_hazard, single_lane_collective, untoggled_phase,
+    vacuous_wait,
 };
 use crate::{suppress, Diagnostic};
 
@@ -318,6 +319,9 @@ fn explain_deadlock(
             _ => continue,
         };
         return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);
+    }
+    if let Some(d) = vacuous_wait::diagnostic(ctx, model, cex, related.clone(), notes.clone(), severity) {
+        return d;
     }
     deadlock::diagnostic(ctx, model, cex, related, notes, severity)
 }

@@ -79,6 +79,70 @@ impl KernelContext<'_> {
         Some((f, chain))
     }
 
+    /// The kernel statement with this id (`MemOp::stmt`).
+    pub fn kernel_statement(&self, id: cute_ir::ast::StmtId) -> Option<&Stmt> {
+        fn find(stmts: &[Stmt], id: cute_ir::ast::StmtId) -> Option<&Stmt> {
+            stmts.iter().find_map(|s| {
+                if s.id == id {
+                    return Some(s);
+                }
+                match &s.kind {
+                    StmtKind::If { then, orelse, .. } => find(then, id).or_else(|| find(orelse, id)),
+                    StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => find(body, id),
+                    _ => None,
+                }
+            })
+        }
+        find(&self.kernel.body, id)
+    }
+
+    /// Whether an expression can differ between the threads of a CTA: it
+    /// reads the thread, warp or lane index, or a kernel variable assigned
+    /// from one.
+    pub fn varies_across_threads(&self, e: &cute_ir::ast::Expr) -> bool {
+        use cute_ir::api::Api;
+        let reads = |e: &cute_ir::ast::Expr, names: &std::collections::BTreeSet<String>| {
+            let mut calls = Vec::new();
+            e.calls(&mut calls);
+            let mut uses = Vec::new();
+            e.collect_uses(&mut uses);
+            calls.iter().any(|c| matches!(c.api, Some(Api::ThreadIdx | Api::ThreadIdxX | Api::WarpIdx | Api::LaneIdx | Api::ElectOne)))
+                || uses.iter().any(|u| names.contains(u))
+        };
+        let mut names = std::collections::BTreeSet::new();
+        loop {
+            let before = names.len();
+            fn assigns<'s>(stmts: &'s [Stmt], out: &mut Vec<(&'s [cute_ir::ast::Target], &'s cute_ir::ast::Expr)>) {
+                for s in stmts {
+                    match &s.kind {
+                        StmtKind::Assign { targets, value } => out.push((targets, value)),
+                        StmtKind::If { then, orelse, .. } => {
+                            assigns(then, out);
+                            assigns(orelse, out);
+                        }
+                        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => assigns(body, out),
+                        _ => {}
+                    }
+                }
+            }
+            let mut all = Vec::new();
+            assigns(&self.kernel.body, &mut all);
+            for (targets, value) in all {
+                if reads(value, &names) {
+                    for t in targets {
+                        let mut defs = Vec::new();
+                        t.collect_defs(&mut defs);
+                        names.extend(defs);
+                    }
+                }
+            }
+            if names.len() == before {
+                break;
+            }
+        }
+        reads(e, &names)
+    }
+
     /// The call whose range is exactly `site`.
     pub fn call_at(&self, site: TextRange) -> Option<&Call> {
         let (_, chain) = self.ancestors(site)?;

@@ -135,7 +135,7 @@ struct Facts {
     directory: Vec<canonical::Entry>,
     /// (chunk, function in the chunk) of each kernel, in order.
     kernels: Vec<(u32, u32)>,
-    /// Chunks holding a function without decorator (a helper `instantiate` may inline).
+    /// Chunks holding a function `instantiate` may inline (any but a kernel).
     helpers: Vec<u32>,
     /// Per chunk and function: whether a launch can depend on its body.
     launch_bodies: Vec<Vec<bool>>,
@@ -153,7 +153,7 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
                 facts.kernels.push((i as u32, j as u32));
             }
         }
-        if piece.functions.iter().any(|f| f.decorator.is_none()) {
+        if piece.functions.iter().any(|f| cute_ir::ast::inlined_when_called(f.decorator)) {
             facts.helpers.push(i as u32);
         }
         facts.launch_bodies.push(

@@ -166,23 +166,25 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             let edit = set_keyword(ctx, *call, "scope", &format!("\"{}\"", scope.name()))?;
             Some(Fix { title: format!("Use `scope=\"{}\"`", scope.name()), edits: vec![edit] })
         }
-        Repair::InsertBarrierBefore { site } => {
-            // Before the branch that picks the releasing thread (a barrier
+        Repair::InsertBarrierBefore { site, stmt } => {
+            // In the kernel: a release made in a helper gets its barrier
+            // before the kernel statement that calls it.
+            let kernel = ctx.kernel.range;
+            let site = if kernel.start <= site.start && site.end <= kernel.end { *site } else { ctx.kernel_statement(*stmt)?.range };
+            // Before the branches that pick the releasing thread (a barrier
             // inside `if tidx == 0:` would hang the other threads), through
-            // `with elect_one()` blocks.
-            let (_, chain) = ctx.ancestors(*site)?;
+            // `with elect_one()` blocks; inside branches every thread of the
+            // CTA takes alike (`if bidx == 0:`).
+            let (_, chain) = ctx.ancestors(site)?;
             let mut at = *chain.last()?;
             for s in chain.iter().rev().skip(1) {
-                match s.kind {
+                match &s.kind {
                     StmtKind::With { .. } => {}
-                    StmtKind::If { .. } => {
-                        at = s;
-                        break;
-                    }
+                    StmtKind::If { cond, .. } if ctx.varies_across_threads(cond) => at = s,
                     _ => break,
                 }
             }
-            let prefix = arch_prefix(ctx, *site);
+            let prefix = arch_prefix(ctx, site);
             Some(Fix {
                 title: "Insert a CTA barrier before the release".to_string(),
                 edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.sync_threads()"))],

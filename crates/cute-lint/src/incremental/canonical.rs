@@ -76,7 +76,7 @@ impl InstOptions {
 pub struct Key {
     pub kernel: FunctionDef,
     /// The functions of the file the kernel can reach by name, in order:
-    /// helpers in full, decorated functions (never inlined) by name only.
+    /// helpers in full, kernels (never inlined) by name only.
     pub functions: Vec<FunctionDef>,
     pub kept: Vec<StmtId>,
     pub memory_only: Vec<StmtId>,
@@ -355,7 +355,7 @@ fn cut(stmts: &[Stmt], kept: &BTreeSet<StmtId>, names: &BTreeSet<String>) -> Vec
 }
 
 /// The key of `instantiate(module, kernel, kept, launch, scenario, options)`,
-/// where `module` holds every undecorated function of the file and
+/// where `module` holds every function of the file but the kernels and
 /// `directory` lists all of them in order. `None` when the positions cannot be
 /// ranked (the caller then instantiates directly).
 #[allow(clippy::too_many_arguments)]
@@ -370,8 +370,9 @@ pub fn key(
 ) -> Option<(Key, Canon)> {
     let memory_only = &kept.memory_only;
     let kept = &kept.ids;
-    let all_helpers: Vec<&FunctionDef> = module.functions.iter().filter(|f| f.decorator.is_none()).collect();
-    if all_helpers.len() != directory.iter().filter(|e| e.2.is_none()).count() || kernel.decorator.is_none() {
+    let inlined = cute_ir::ast::inlined_when_called;
+    let all_helpers: Vec<&FunctionDef> = module.functions.iter().filter(|f| inlined(f.decorator)).collect();
+    if all_helpers.len() != directory.iter().filter(|e| inlined(e.2)).count() || inlined(kernel.decorator) {
         return None;
     }
 
@@ -422,10 +423,10 @@ pub fn key(
 
     let mut encode = Encode(&canon, true);
     positions::function(&mut cut_kernel, &mut encode);
-    let mut undecorated = all_helpers.into_iter();
+    let mut helpers_in_order = all_helpers.into_iter();
     let mut functions = Vec::new();
     for (class, name, decorator) in directory {
-        let helper = if decorator.is_none() { Some(undecorated.next()?) } else { None };
+        let helper = if inlined(*decorator) { Some(helpers_in_order.next()?) } else { None };
         if !reachable.contains(name) {
             continue;
         }

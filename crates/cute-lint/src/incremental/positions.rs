@@ -189,6 +189,7 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
     for t in &mut m.memory {
         for op in &mut t.ops {
             op.site = r.range(op.site);
+            op.stmt = r.id(op.stmt);
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod scope_too_narrow;
 pub mod single_lane_collective;
 pub mod smem_race;
 pub mod untoggled_phase;
+pub mod vacuous_wait;
 
 use crate::Severity;
 
@@ -38,6 +39,7 @@ pub struct Rule {
 /// Every implemented rule, in code order.
 pub const ALL: &[&Rule] = &[
     &untoggled_phase::RULE,
+    &vacuous_wait::RULE,
     &arrive_count_mismatch::RULE,
     &mbarrier_init_hazard::RULE,
     &read_before_wait::RULE,

@@ -1,0 +1,103 @@
+//! CUTE002 vacuous-wait: a wait that its barrier's phases have overtaken.
+//! See `vacuous_wait.md` for the user documentation.
+
+use super::Rule;
+use crate::Severity;
+
+pub const RULE: Rule = Rule {
+    code: "CUTE002",
+    name: "vacuous-wait",
+    default_severity: Severity::Error,
+    summary: "a wait's phase is overtaken: arrivals run two phases ahead of it, so its parity aliases a later phase",
+    doc: include_str!("vacuous_wait.md"),
+};
+
+use cute_check::explore::Counterexample;
+use cute_check::model::{Model, OpKind};
+use cute_check::semantics;
+
+use crate::context::KernelContext;
+
+/// A wait of the counterexample's final state whose barrier completed more
+/// phases than the one the wait stands for: the arrivals lapped it, and a
+/// parity names two phases at once. `None` when the hang has another cause.
+///
+/// The phase a wait stands for follows from the parities of its thread's
+/// waits on that barrier: each wait wants the first completed count after the
+/// previous wait's whose parity differs from its own (a consumer's `0, 1, 0`
+/// wants completions 1, 2, 3; a producer's `1, 0, 1` on a free ring wants
+/// 0, 1, 2).
+pub fn diagnostic(
+    ctx: &KernelContext<'_>,
+    model: &Model,
+    cex: &Counterexample,
+    related: Vec<crate::Related>,
+    notes: Vec<String>,
+    severity: Severity,
+) -> Option<crate::Diagnostic> {
+    let completed = completions(model, cex)?;
+    let mut lapped = Vec::new();
+    for (g, slots) in cex.last.groups.iter().enumerate() {
+        let group = &model.groups[g];
+        for &(pos, _) in slots {
+            let Some(op) = group.ops.get(pos as usize) else { continue };
+            let OpKind::Wait { bar, .. } = op.kind else { continue };
+            // The completion each wait of this thread on `bar` stands for,
+            // counted from the barrier's last init in its program.
+            let mut wanted: Option<u32> = None;
+            for earlier in &group.ops[..=pos as usize] {
+                match earlier.kind {
+                    OpKind::Init { bar: b, .. } if b == bar => wanted = None,
+                    OpKind::Wait { bar: b, parity } if b == bar => {
+                        let from = wanted.map_or(0, |w| w + 1);
+                        wanted = Some(if from % 2 != parity as u32 { from } else { from + 1 });
+                    }
+                    _ => {}
+                }
+            }
+            let (Some(wanted), Some(&done)) = (wanted, completed.get(bar as usize)) else { continue };
+            if done > wanted {
+                lapped.push((op.site, bar, wanted, done, group.describe(model.ctas)));
+            }
+        }
+    }
+    lapped.sort();
+    let (site, bar, wanted, done, who) = lapped.into_iter().next()?;
+    let name = model.barriers[bar as usize].display(model.ctas);
+    Some(crate::Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity,
+        message: format!(
+            "`{}`: {who} waits for completion {wanted} of {name}, but {done} phases have completed: the arrivals ran ahead by two phases, the wait's parity now names a later phase, and it blocks forever (or, a phase later, passes without its data)",
+            ctx.kernel.display_name()
+        ),
+        range: site,
+        label: "this wait's phase has been overtaken".to_string(),
+        related,
+        notes,
+        help: Some(
+            "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
+        ),
+        fixes: Vec::new(),
+    })
+}
+
+/// Completed phases of every barrier along the counterexample, since its
+/// last init. `None` if the moves do not replay (never for a real trace).
+fn completions(model: &Model, cex: &Counterexample) -> Option<Vec<u32>> {
+    let mut bars = semantics::initial_barriers(model);
+    let mut completed = vec![0u32; bars.len()];
+    for m in &cex.moves {
+        let op = model.groups.get(m.group as usize)?.ops.get(m.pos as usize)?;
+        if let OpKind::Init { bar, .. } = op.kind {
+            completed[bar as usize] = 0;
+        }
+        if semantics::apply(&op.kind, op.site, &mut bars).ok()? {
+            if let OpKind::Arrive { bar, .. } = op.kind {
+                completed[bar as usize] += 1;
+            }
+        }
+    }
+    Some(completed)
+}
