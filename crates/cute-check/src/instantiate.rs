@@ -94,7 +94,16 @@ pub fn instantiate(
         Some(c) => c,
         None => {
             let uses_peers = uses_cluster_api(kernel);
-            if uses_peers {
+            if uses_peers && creates_clustered_pipeline(kernel) {
+                // Their signals across a cluster are multicast by masks the
+                // checker does not derive: check the one-CTA cluster, which
+                // every such kernel supports.
+                model.assumptions.push(
+                    "the cluster shape is unknown: assuming 1 CTA per cluster (the pipelines' multicast signals across a cluster are not modelled)"
+                        .to_string(),
+                );
+                [1, 1, 1]
+            } else if uses_peers {
                 model.assumptions.push("the cluster shape is unknown: assuming 2 CTAs per cluster".to_string());
                 [2, 1, 1]
             } else {
@@ -276,6 +285,22 @@ fn uses_cluster_api(kernel: &FunctionDef) -> bool {
                 _ => {}
             }
         }
+    });
+    found
+}
+
+/// Whether the kernel creates a `cutlass.pipeline` object over a cluster
+/// layout (`cta_layout_vmnk=`).
+fn creates_clustered_pipeline(kernel: &FunctionDef) -> bool {
+    let mut found = false;
+    cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        found |= calls.iter().any(|c| {
+            Api::of_call(c) == Some(Api::Pipeline)
+                && c.func.dotted().is_some_and(|d| d.ends_with(".create"))
+                && c.kwargs.iter().any(|(k, _)| k == "cta_layout_vmnk")
+        });
     });
     found
 }

@@ -33,6 +33,55 @@ use cute_ir::eval::{Object, SmemRef, Value};
 pub enum Kind {
     Async,
     TmaAsync,
+    /// Blackwell: TMA loads consumed by `tcgen05` MMAs.
+    TmaUmma,
+    /// Blackwell: threads produce, MMAs consume.
+    AsyncUmma,
+    /// Blackwell: MMAs produce (a `tcgen05.commit` arrives), threads consume.
+    UmmaAsync,
+}
+
+/// How one side of a pipeline signals the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signal {
+    /// Every calling thread arrives (`PipelineOp.AsyncThread`).
+    Threads,
+    /// The elected lane of each calling warp arrives once: a `tcgen05.commit`
+    /// (arriving when the MMAs issued before it complete), or the consumer
+    /// release of `PipelineTmaAsync`.
+    OneLanePerWarp,
+    /// `producer_acquire` arrives with the transaction bytes, the TMA copy
+    /// completes the phase, `producer_commit` does nothing.
+    Tma,
+}
+
+impl Kind {
+    const ALL: [(Kind, &'static str); 5] = [
+        (Kind::Async, "PipelineAsync"),
+        (Kind::TmaAsync, "PipelineTmaAsync"),
+        (Kind::TmaUmma, "PipelineTmaUmma"),
+        (Kind::AsyncUmma, "PipelineAsyncUmma"),
+        (Kind::UmmaAsync, "PipelineUmmaAsync"),
+    ];
+
+    fn name(self) -> &'static str {
+        Kind::ALL.iter().find(|(k, _)| *k == self).map_or("", |(_, n)| n)
+    }
+
+    fn of_name(name: &str) -> Option<Kind> {
+        Kind::ALL.iter().find(|(_, n)| *n == name).map(|(k, _)| *k)
+    }
+
+    /// (producer's signal on `full`, consumer's signal on `empty`), as the
+    /// installed package's `create` and methods implement them.
+    fn signals(self) -> (Signal, Signal) {
+        match self {
+            Kind::Async => (Signal::Threads, Signal::Threads),
+            Kind::TmaAsync | Kind::TmaUmma => (Signal::Tma, Signal::OneLanePerWarp),
+            Kind::AsyncUmma => (Signal::Threads, Signal::OneLanePerWarp),
+            Kind::UmmaAsync => (Signal::OneLanePerWarp, Signal::Threads),
+        }
+    }
 }
 
 pub const PIPELINE: &str = "Pipeline";
@@ -138,13 +187,16 @@ pub fn action(
         }
         "create" => {
             let class = call.func.dotted().unwrap_or_default();
-            let kind = if class.ends_with("PipelineAsync.create") {
-                Kind::Async
-            } else if class.ends_with("PipelineTmaAsync.create") {
-                Kind::TmaAsync
-            } else {
+            let class_name = class.rsplit('.').nth(1).unwrap_or("");
+            let Some(kind) = Kind::of_name(class_name) else {
                 return Action::Unsupported(class);
             };
+            // Across a cluster the Blackwell pipelines multicast their
+            // signals to the peer CTAs (masks from the cluster layout).
+            let clustered = !matches!(kwarg(kwargs, "cta_layout_vmnk"), None | Some(Value::None));
+            if clustered && ctas > 1 && kind != Kind::Async {
+                return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs (multicast signals)"));
+            }
             let stages = kwarg(kwargs, "num_stages").and_then(Value::as_int);
             let producers = kwarg(kwargs, "producer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
             let consumers = kwarg(kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
@@ -164,14 +216,10 @@ pub fn action(
                 inits.push((SmemRef { offset: full.offset + i, ..full.clone() }, producers));
                 inits.push((SmemRef { offset: empty.offset + i, ..empty.clone() }, consumers));
             }
-            let kind_name = match kind {
-                Kind::Async => "Async",
-                Kind::TmaAsync => "TmaAsync",
-            };
             let pipeline = obj(
                 PIPELINE,
                 &[
-                    ("kind", Value::Str(kind_name.to_string())),
+                    ("kind", Value::Str(kind.name().to_string())),
                     ("stages", Value::Int(stages)),
                     ("full", Value::Smem(full)),
                     ("empty", Value::Smem(empty)),
@@ -183,21 +231,30 @@ pub fn action(
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
                 return Action::Unsupported(call.func.dotted().unwrap_or(method.to_string()));
             };
-            let tma = matches!(attr(pipe, "kind"), Some(Value::Str(k)) if k == "TmaAsync");
+            let kind = match attr(pipe, "kind") {
+                Some(Value::Str(k)) => Kind::of_name(&k).unwrap_or(Kind::Async),
+                _ => Kind::Async,
+            };
+            let (produce, consume) = kind.signals();
             let state = args.first().cloned().unwrap_or(Value::None);
             let at = |which: &str| stage_barrier(pipe, which, &state);
             let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
+            let signal = |how: Signal, bar: SmemRef| match how {
+                Signal::Threads => Action::Arrive { bar },
+                Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
+                Signal::Tma => Action::Nothing,
+            };
             match method {
                 "producer_acquire" => match (at("empty"), at("full")) {
-                    (Some((wait, phase)), Some((full, _))) if tma => Action::WaitThenArriveOneLane { wait, phase, arrive: full },
+                    (Some((wait, phase)), Some((full, _))) if produce == Signal::Tma => {
+                        Action::WaitThenArriveOneLane { wait, phase, arrive: full }
+                    }
                     (Some((bar, phase)), _) => Action::Wait { bar, phase },
                     _ => unsupported(),
                 },
-                "producer_commit" if tma => Action::Nothing,
-                "producer_commit" => at("full").map(|(bar, _)| Action::Arrive { bar }).unwrap_or_else(unsupported),
+                "producer_commit" => at("full").map(|(bar, _)| signal(produce, bar)).unwrap_or_else(unsupported),
                 "consumer_wait" => at("full").map(|(bar, phase)| Action::Wait { bar, phase }).unwrap_or_else(unsupported),
-                "consumer_release" if tma => at("empty").map(|(bar, _)| Action::ArriveOneLane { bar }).unwrap_or_else(unsupported),
-                "consumer_release" => at("empty").map(|(bar, _)| Action::Arrive { bar }).unwrap_or_else(unsupported),
+                "consumer_release" => at("empty").map(|(bar, _)| signal(consume, bar)).unwrap_or_else(unsupported),
                 "producer_get_barrier" => at("full").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
                 "consumer_get_barrier" => at("empty").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
                 "producer_tail" => {

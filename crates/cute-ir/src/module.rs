@@ -28,13 +28,31 @@ pub struct Module {
 impl Module {
     /// Device code to check: `@cute.kernel` functions, and `@cute.jit`
     /// functions that synchronize themselves instead of launching a kernel
-    /// (device helpers, and snippets that show a kernel body under `@cute.jit`).
+    /// and that no function of the file calls (snippets that show a kernel
+    /// body under `@cute.jit`; a device function called from a kernel is
+    /// checked inlined there, where its arguments are known).
     pub fn kernels(&self) -> impl Iterator<Item = &FunctionDef> {
-        self.functions.iter().filter(|f| match f.decorator {
+        let called = self.called_names();
+        self.functions.iter().filter(move |f| match f.decorator {
             Some(DecoratorKind::Kernel) => true,
-            Some(DecoratorKind::Jit) => synchronizes_without_launching(f),
+            Some(DecoratorKind::Jit) => synchronizes_without_launching(f) && !called.contains(&f.name),
             None => false,
         })
+    }
+
+    /// Names of the functions and methods the file's functions call
+    /// (`helper(...)`, `self.helper(...)`), a function's calls of itself
+    /// aside.
+    pub fn called_names(&self) -> std::collections::BTreeSet<String> {
+        let mut called = std::collections::BTreeSet::new();
+        for f in &self.functions {
+            crate::ast::for_each_expr(&f.body, &mut |e| {
+                let mut calls = Vec::new();
+                e.calls(&mut calls);
+                called.extend(calls.iter().filter_map(|c| crate::slice::callee_name(c)).filter(|n| *n != f.name).map(str::to_string));
+            });
+        }
+        called
     }
 
     pub fn function(&self, class: Option<&str>, name: &str) -> Option<&FunctionDef> {

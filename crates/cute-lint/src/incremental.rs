@@ -146,10 +146,17 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
     let pieces: Vec<&Arc<Piece>> = pieces(db, file).iter().map(|&k| lower_chunk(db, k)).collect();
     let mut facts = Facts { ok: pieces.iter().all(|p| p.ok), ..Facts::default() };
     let classes: BTreeSet<&str> = pieces.iter().flat_map(|p| p.classes.iter().map(String::as_str)).collect();
+    // As `Module::kernels`: a `@cute.jit` function some function of the
+    // file calls is checked where it is called, not on its own.
+    let mut called: BTreeSet<&str> = BTreeSet::new();
+    for f in pieces.iter().flat_map(|p| p.functions.iter()) {
+        called.extend(f.callees.iter().map(String::as_str).filter(|n| *n != f.name));
+    }
     for (i, piece) in pieces.iter().enumerate() {
         for (j, f) in piece.functions.iter().enumerate() {
             facts.directory.push((f.class.clone(), f.name.clone(), f.decorator));
-            if f.kernel {
+            let called_jit = f.decorator == Some(DecoratorKind::Jit) && called.contains(f.name.as_str());
+            if f.kernel && !called_jit {
                 facts.kernels.push((i as u32, j as u32));
             }
         }
