@@ -192,6 +192,7 @@ pub fn instantiate(
                 observing: &observing,
                 pending_guard: None,
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
+                participants: HashMap::new(),
             };
             let mut env = launch.globals.clone();
             for (k, v) in &launch.params {
@@ -410,6 +411,9 @@ struct ThreadRun<'a> {
     pending_guard: Option<Guard>,
     /// The kernel statement being run (see `MemOp::stmt`).
     kernel_stmt: u32,
+    /// The pipeline state of each `PipelineProducer`/`PipelineConsumer`
+    /// (by id): their methods advance it in place.
+    participants: HashMap<String, Value>,
 }
 
 impl ThreadRun<'_> {
@@ -989,9 +993,86 @@ impl ThreadRun<'_> {
     }
 
     fn pipeline_call(&mut self, call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(String, Value)]) -> Value {
-        use crate::pipeline::Action;
+        if let Some(obj @ Value::Object(o)) = receiver {
+            if o.class == crate::pipeline::PARTICIPANT || o.class == crate::pipeline::HANDLE {
+                let method = match &call.func {
+                    Expr::Attr { attr, .. } => attr.clone(),
+                    _ => String::new(),
+                };
+                return self.participant_call(call, obj, &method, args);
+            }
+        }
+        let action = crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas);
+        self.run_pipeline_action(action, call.range)
+    }
+
+    /// A method of a pipeline participant or of a handle it gave out
+    /// (`producer.acquire_and_advance()`, `handle.commit()`,
+    /// `consumer.release(handle)`), as the package implements it over the
+    /// pipeline's own methods.
+    fn participant_call(&mut self, call: &Call, obj: &Value, method: &str, args: &[Value]) -> Value {
+        use crate::pipeline::{self as p, Action};
         let site = call.range;
-        match crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas) {
+        let pipe = p::attribute(obj, "pipeline").unwrap_or(Value::None);
+        let producer = matches!(p::attribute(obj, "producer"), Some(Value::Bool(true)));
+        let Value::Object(o) = obj else { return Value::None };
+        if o.class == p::HANDLE {
+            let state = p::attribute(obj, "state").unwrap_or(Value::None);
+            return match (method, producer) {
+                ("commit", true) => self.run_pipeline_action(p::stage_action(&pipe, "producer_commit", &state), site),
+                ("release", false) => self.run_pipeline_action(p::stage_action(&pipe, "consumer_release", &state), site),
+                _ => self.run_pipeline_action(Action::Unsupported(format!("`{method}` on a pipeline handle")), site),
+            };
+        }
+        let id = match p::attribute(obj, "id") {
+            Some(Value::Str(id)) => id,
+            _ => return Value::unknown("a pipeline participant"),
+        };
+        let state = self.participants.entry(id.clone()).or_insert_with(|| p::initial_state(&pipe, producer)).clone();
+        let advance = |run: &mut Self, count: i64| {
+            let mut s = state.clone();
+            for _ in 0..count.max(0) {
+                s = p::advanced(&s).unwrap_or(s);
+            }
+            run.participants.insert(id.clone(), s);
+        };
+        let (acquire, commit) = if producer { ("producer_acquire", "producer_commit") } else { ("consumer_wait", "consumer_release") };
+        match method {
+            "acquire" | "wait" | "acquire_and_advance" | "wait_and_advance" => {
+                self.run_pipeline_action(p::stage_action(&pipe, acquire, &state), site);
+                if method.ends_with("_and_advance") {
+                    advance(self, 1);
+                }
+                p::handle(&pipe, producer, &state)
+            }
+            "advance" => {
+                match args.first().map(Value::as_int) {
+                    None => advance(self, 1),
+                    Some(Some(n)) => advance(self, n),
+                    Some(None) => {
+                        return self.run_pipeline_action(Action::Unsupported("`advance` by a count not known statically".to_string()), site)
+                    }
+                }
+                Value::None
+            }
+            "commit" | "release" => {
+                let at = match args.first() {
+                    Some(h @ Value::Object(_)) => p::attribute(h, "state").unwrap_or(state),
+                    _ => state,
+                };
+                self.run_pipeline_action(p::stage_action(&pipe, commit, &at), site)
+            }
+            "tail" if producer => self.run_pipeline_action(p::stage_action(&pipe, "producer_tail", &state), site),
+            "current_handle" => p::handle(&pipe, producer, &state),
+            "reset" => Value::None,
+            "try_acquire" | "try_wait" => Value::unknown("the result of a try-wait"),
+            _ => self.run_pipeline_action(Action::Unsupported(format!("`{method}` on a pipeline participant")), site),
+        }
+    }
+
+    fn run_pipeline_action(&mut self, action: crate::pipeline::Action, site: TextRange) -> Value {
+        use crate::pipeline::Action;
+        match action {
             Action::Value(v) => v,
             Action::Create { pipeline, inits, sync } => {
                 // Warp 0's elected lane initialises every barrier of the ring.
@@ -1147,6 +1228,13 @@ impl CallHandler for ThreadRun<'_> {
                 return self.pipeline_call(call, receiver.as_ref(), &args, &kwargs);
             }
             return self.sync_call(api, call, args, kwargs);
+        }
+        // Methods of pipeline participants and handles that the API table
+        // does not name (`handle.commit()`, `consumer.release(h)`).
+        if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
+            if c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE {
+                return self.participant_call(call, obj, name, &args);
+            }
         }
         // Functions and methods of this file are inlined.
         if let Value::Function { class, name, bound_self } = func {

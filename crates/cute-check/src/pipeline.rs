@@ -87,6 +87,12 @@ impl Kind {
 pub const PIPELINE: &str = "Pipeline";
 pub const STATE: &str = "PipelineState";
 pub const GROUP: &str = "CooperativeGroup";
+/// `PipelineProducer` / `PipelineConsumer` from `make_participants()`:
+/// attributes `pipeline`, `producer` (bool) and `id`, the key of their
+/// state, which lives with the thread (their methods change it in place).
+pub const PARTICIPANT: &str = "PipelineParticipant";
+/// The handle `acquire`/`wait` return: `pipeline`, `producer`, `state`.
+pub const HANDLE: &str = "PipelineHandle";
 
 /// What a `cutlass.pipeline` call means for the thread that makes it.
 pub enum Action {
@@ -227,17 +233,72 @@ pub fn action(
             );
             Action::Create { pipeline, inits, sync }
         }
+        "make_participants" | "make_producer" | "make_consumer" => {
+            let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
+                return Action::Unsupported(call.func.dotted().unwrap_or(name.clone()));
+            };
+            let participant = |producer: bool| {
+                let id = format!("{}@{}", if producer { "producer" } else { "consumer" }, call.range.start);
+                obj(PARTICIPANT, &[("pipeline", pipe.clone()), ("producer", Value::Bool(producer)), ("id", Value::Str(id))])
+            };
+            Action::Value(match name.as_str() {
+                "make_producer" => participant(true),
+                "make_consumer" => participant(false),
+                _ => Value::Tuple(vec![participant(true), participant(false)]),
+            })
+        }
         method => {
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
                 return Action::Unsupported(call.func.dotted().unwrap_or(method.to_string()));
             };
+            let state = args.first().cloned().unwrap_or(Value::None);
+            stage_action(pipe, method, &state)
+        }
+    }
+}
+
+/// The state a participant starts from: index 0, phase 1 for a producer (a
+/// free ring lets its first acquire pass), 0 for a consumer.
+pub fn initial_state(pipe: &Value, producer: bool) -> Value {
+    let stages = attr(pipe, "stages").unwrap_or(Value::unknown("the stage count"));
+    obj(STATE, &[("stages", stages), ("index", Value::Int(0)), ("phase", Value::Int(producer as i64)), ("count", Value::Int(0))])
+}
+
+/// A handle on the stage `state` of `pipe`.
+pub fn handle(pipe: &Value, producer: bool, state: &Value) -> Value {
+    let field = |name: &str| attr(state, name).unwrap_or(Value::unknown(format!("the handle's {name}")));
+    let barrier = match stage_action(pipe, if producer { "producer_get_barrier" } else { "consumer_get_barrier" }, state) {
+        Action::Value(v) => v,
+        _ => Value::unknown("the handle's barrier"),
+    };
+    obj(
+        HANDLE,
+        &[
+            ("pipeline", pipe.clone()),
+            ("producer", Value::Bool(producer)),
+            ("state", state.clone()),
+            ("index", field("index")),
+            ("count", field("count")),
+            ("barrier", barrier),
+        ],
+    )
+}
+
+/// An attribute of a pipeline object.
+pub fn attribute(v: &Value, name: &str) -> Option<Value> {
+    attr(v, name)
+}
+
+/// What `pipe.method(state)` does, for the methods that take a state.
+pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
+    {
+        {
             let kind = match attr(pipe, "kind") {
                 Some(Value::Str(k)) => Kind::of_name(&k).unwrap_or(Kind::Async),
                 _ => Kind::Async,
             };
             let (produce, consume) = kind.signals();
-            let state = args.first().cloned().unwrap_or(Value::None);
-            let at = |which: &str| stage_barrier(pipe, which, &state);
+            let at = |which: &str| stage_barrier(pipe, which, state);
             let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
             let signal = |how: Signal, bar: SmemRef| match how {
                 Signal::Threads => Action::Arrive { bar },

@@ -102,12 +102,17 @@ struct Flat {
     uses: Vec<String>,
     parent: Option<StmtId>,
     seed: Option<Reason>,
+    /// Calls a `cutlass.pipeline` function or method.
+    pipeline: bool,
+    /// `x.method(...)` calls: (x, method).
+    methods: Vec<(String, String)>,
 }
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
     let mut flat = Vec::new();
     let buffers = buffer_names(kernel);
     flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
+    seed_pipeline_objects(&mut flat);
 
     let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, s) in flat.iter().enumerate() {
@@ -170,6 +175,34 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
         })
         .collect();
     Slice { kernel: kernel.display_name(), entries, memory_only }
+}
+
+/// Objects a pipeline call hands out (`producer, consumer =
+/// pipe.make_participants()`, `handle = producer.acquire_and_advance()`)
+/// synchronize through methods the API table cannot name by themselves
+/// (`handle.commit()`, `consumer.release(handle)`, `producer.advance()`):
+/// calls of methods on them are seeds too.
+fn seed_pipeline_objects(flat: &mut [Flat]) {
+    let mut objects: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = objects.len();
+        for s in flat.iter_mut() {
+            if !s.pipeline {
+                if let Some((x, m)) = s.methods.iter().find(|(x, _)| objects.contains(x)) {
+                    s.pipeline = true;
+                    if !matches!(s.seed, Some(Reason::Sync(_) | Reason::SyncHelper(_))) {
+                        s.seed = Some(Reason::Sync(format!("{x}.{m}")));
+                    }
+                }
+            }
+            if s.pipeline {
+                objects.extend(s.defs.iter().cloned());
+            }
+        }
+        if objects.len() == before {
+            return;
+        }
+    }
 }
 
 fn first_line(text: &str, range: TextRange) -> String {
@@ -305,7 +338,20 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 uses = mem_uses;
             }
         }
-        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed });
+        let mut calls = Vec::new();
+        exprs.iter().for_each(|e| e.calls(&mut calls));
+        let pipeline = calls.iter().any(|c| Api::of_call(c) == Some(Api::Pipeline));
+        let methods = calls
+            .iter()
+            .filter_map(|c| match &c.func {
+                Expr::Attr { base, attr } => match base.as_ref() {
+                    Expr::Name(x) => Some((x.clone(), attr.clone())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {
                 flatten(then, Some(s.id), helpers, buffers, out);

@@ -315,7 +315,9 @@ fn explain_deadlock(
         let Some(call) = ctx.call_at(*site) else { continue };
         let cause = match Api::of_call(call) {
             Some(Api::MbarrierWait) => untoggled_phase::cause_of(ctx, call),
-            Some(Api::Pipeline) => untoggled_phase::pipeline_cause_of(ctx, call),
+            // A participant's `wait()`/`acquire()` is a method the API table
+            // does not name; only a pipeline wait leaves a wait at its site.
+            Some(Api::Pipeline) | None => untoggled_phase::pipeline_cause_of(ctx, call),
             _ => continue,
         };
         return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);

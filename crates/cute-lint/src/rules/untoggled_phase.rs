@@ -44,10 +44,18 @@ pub enum Cause {
     NoAdvance { var: String, loop_stmt: TextRange, body_end: u32 },
 }
 
-/// For a pipeline wait (`consumer_wait(state)`, `producer_acquire(state)`):
+/// For a pipeline wait (`consumer_wait(state)`, `producer_acquire(state)`,
+/// or a participant's `consumer.wait()`, whose state is the participant's):
 /// whether the loop around it never advances the state.
 pub fn pipeline_cause_of(ctx: &KernelContext<'_>, call: &Call) -> Option<Cause> {
-    let Expr::Name(var) = call.args.first()? else { return None };
+    let var = match (call.args.first(), &call.func) {
+        (Some(Expr::Name(state)), _) => state,
+        (None, Expr::Attr { base, attr }) if matches!(attr.as_str(), "wait" | "acquire") => match base.as_ref() {
+            Expr::Name(participant) => participant,
+            _ => return None,
+        },
+        _ => return None,
+    };
     let (_, chain) = ctx.ancestors(call.range)?;
     let innermost = chain.iter().rev().find(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. }))?;
     let body = body(innermost);
