@@ -164,12 +164,21 @@ const MAX_MEMORY_OPS: usize = 60_000;
 /// Pairs of accesses compared at most.
 const MAX_PAIRS: usize = 2_000_000;
 
+/// How many models with memory operations this process has analysed (for
+/// tests and benchmarks that show an edit did not analyse again).
+pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Run the model once and report the accesses that are not ordered. `Err`
 /// says why the analysis was not done (a model too large for it).
+///
+/// Source positions are only copied and compared (never shifted or
+/// measured), so the result on a model whose offsets went through a map
+/// that preserves their order is the result on the real model, mapped.
 pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     if model.memory.is_empty() {
         return Ok(Vec::new());
     }
+    ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let ops: usize = model.memory.iter().map(|t| t.ops.len()).sum();
     if ops > MAX_MEMORY_OPS {
         return Err(format!(
