@@ -28,7 +28,9 @@
 //! schedule; reads of counters that do not wait (a single check, a branch
 //! on the value) are taken to see no update, which some schedule allows.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use cute_syntax::TextRange;
 
@@ -118,6 +120,50 @@ struct Actor<'m> {
     fence: Option<(Scope, Clock)>,
     /// Counter edges seen by relaxed reads, ordered by a later fence.
     pending_acquire: Vec<(Clock, TextRange)>,
+    /// The clocks the thread's latest memory event shares (see [`Stamp`]).
+    stamp_base: Option<(Rc<[u32]>, Rc<[u32]>)>,
+    /// Why the thread's last step failed, while that still holds.
+    blocked: Option<Blocked>,
+}
+
+/// What a thread that could not step waits for. Retrying it before that
+/// changes fails again and changes nothing (its first attempt did what a
+/// failed step does), so the schedule skips it.
+#[derive(Clone, Copy)]
+enum Blocked {
+    /// No operation left.
+    Done,
+    /// A wait on `bar`, whose phase was `phase`.
+    Wait { bar: BarrierIx, phase: u32 },
+    /// A lane waiting for its warp's lane 0 to reach converged operation
+    /// number `point`.
+    Leader { leader: usize, point: u32 },
+}
+
+/// A thread's clock at one of its memory operations: a clock shared with
+/// its other operations since the last time it learnt something from
+/// another thread, and its own entry.
+struct Stamp {
+    base: Rc<[u32]>,
+    own: usize,
+    value: u32,
+}
+
+impl std::ops::Index<usize> for Stamp {
+    type Output = u32;
+
+    fn index(&self, i: usize) -> &u32 {
+        if i == self.own {
+            &self.value
+        } else {
+            &self.base[i]
+        }
+    }
+}
+
+/// Whether two clocks agree except at `own`.
+fn same_except(a: &[u32], b: &[u32], own: usize) -> bool {
+    a.len() == b.len() && a[..own] == b[..own] && a[own + 1..] == b[own + 1..]
 }
 
 struct BarrierRun {
@@ -155,8 +201,8 @@ struct Event {
     site: TextRange,
     /// Its kernel statement (`MemOp::stmt`).
     stmt: u32,
-    ctl: Clock,
-    mmo: Clock,
+    ctl: Stamp,
+    mmo: Stamp,
     /// For an async copy: its own clock component.
     async_id: Option<usize>,
 }
@@ -167,12 +213,21 @@ const MAX_MEMORY_OPS: usize = 60_000;
 /// Pairs of accesses compared at most.
 const MAX_PAIRS: usize = 2_000_000;
 
+/// How many models with memory operations this process has analysed (for
+/// tests and benchmarks that show an edit did not analyse again).
+pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Run the model once and report the accesses that are not ordered. `Err`
 /// says why the analysis was not done (a model too large for it).
+///
+/// Source positions are only copied and compared (never shifted or
+/// measured), so the result on a model whose offsets went through a map
+/// that preserves their order is the result on the real model, mapped.
 pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     if model.memory.is_empty() {
         return Ok(Vec::new());
     }
+    ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let ops: usize = model.memory.iter().map(|t| t.ops.len()).sum();
     if ops > MAX_MEMORY_OPS {
         return Err(format!(
@@ -242,6 +297,8 @@ impl<'m> Execution<'m> {
                 next_arrive_release: None,
                 fence: None,
                 pending_acquire: Vec::new(),
+                stamp_base: None,
+                blocked: None,
             })
             .collect();
         for i in 0..actors.len() {
@@ -280,21 +337,39 @@ impl<'m> Execution<'m> {
         // ordered after as little as possible). Otherwise the thread that
         // has synchronized least moves: threads stay in step, so no thread
         // laps another and lends a barrier phase arrivals of a later round.
+        //
+        // `order` holds (synchronization operations done, thread) of every
+        // thread, `spinners` the threads whose next item is a spin loop;
+        // both change only when their thread steps.
         let n = exec.actors.len();
-        let mut order: Vec<usize> = (0..n).collect();
+        let mut order: BTreeSet<(usize, usize)> = (0..n).map(|a| (0, a)).collect();
+        let mut placed = vec![0usize; n];
+        let mut spinners: BTreeSet<usize> = (0..n).filter(|&a| exec.next_spins(a)).collect();
         loop {
-            let spin = (0..n).any(|a| exec.next_spins(a) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
-            if spin {
-                continue;
-            }
-            order.sort_by_key(|&a| (exec.actors[a].next_op, a));
-            let Some(&a) = order.iter().find(|&&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async)) else {
-                break;
+            let spun = spinners.iter().copied().find(|&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
+            let a = match spun {
+                Some(a) => a,
+                None => {
+                    let found = order.iter().map(|&(_, a)| a).find(|&a| {
+                        !exec.still_blocked(a, &barriers) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async)
+                    });
+                    let Some(a) = found else { break };
+                    // Its memory operations that no other thread can observe
+                    // the timing of run on at once (the order above is about
+                    // synchronization, and re-sorting per access is what
+                    // costs).
+                    while exec.next_is_local(a) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async) {}
+                    a
+                }
             };
-            // Its memory operations that no other thread can observe the
-            // timing of run on at once (the order above is about
-            // synchronization, and re-sorting per access is what costs).
-            while exec.next_is_local(a) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async) {}
+            order.remove(&(placed[a], a));
+            placed[a] = exec.actors[a].next_op;
+            order.insert((placed[a], a));
+            if exec.next_spins(a) {
+                spinners.insert(a);
+            } else {
+                spinners.remove(&a);
+            }
         }
         Some(exec)
     }
@@ -308,6 +383,7 @@ impl<'m> Execution<'m> {
         counters: &mut HashMap<(BufferIx, Option<i64>), CounterRun>,
         next_async: &mut usize,
     ) -> bool {
+        self.actors[a].blocked = None;
         let actor = &self.actors[a];
         let mem_due = actor.mem.get(actor.next_mem).filter(|m| m.after as usize <= actor.next_op);
         if let Some(m) = mem_due {
@@ -318,6 +394,7 @@ impl<'m> Execution<'m> {
         }
         let Some(op) = actor.ops.get(actor.next_op).cloned() else {
             self.close_expect(a, barriers);
+            self.actors[a].blocked = Some(Blocked::Done);
             return false;
         };
         let point = actor.points.get(actor.next_op).copied();
@@ -381,6 +458,7 @@ impl<'m> Execution<'m> {
             OpKind::Wait { bar, parity } => {
                 let b = &barriers[bar as usize];
                 if b.phase % 2 == parity as u32 {
+                    self.actors[a].blocked = Some(Blocked::Wait { bar, phase: b.phase });
                     return false;
                 }
                 let actor = &mut self.actors[a];
@@ -428,29 +506,42 @@ impl<'m> Execution<'m> {
         if point <= self.actors[a].joined_point {
             return true;
         }
-        let Some((ctl, mmo)) = self.actors[l].snapshots.get(point as usize - 1).cloned() else { return false };
-        let actor = &mut self.actors[a];
-        join(&mut actor.ctl, &ctl);
-        join(&mut actor.mmo, &mmo);
+        if self.actors[l].snapshots.len() < point as usize {
+            self.actors[a].blocked = Some(Blocked::Leader { leader: l, point });
+            return false;
+        }
+        let (actor, leader) = two(&mut self.actors, a, l);
+        let (ctl, mmo) = &leader.snapshots[point as usize - 1];
+        join(&mut actor.ctl, ctl);
+        join(&mut actor.mmo, mmo);
         actor.joined_point = point;
         true
+    }
+
+    /// Whether retrying actor `a` would fail again (see [`Blocked`]).
+    fn still_blocked(&self, a: usize, barriers: &[BarrierRun]) -> bool {
+        match self.actors[a].blocked {
+            None => false,
+            Some(Blocked::Done) => true,
+            Some(Blocked::Wait { bar, phase }) => barriers[bar as usize].phase == phase,
+            Some(Blocked::Leader { leader, point }) => self.actors[leader].snapshots.len() < point as usize,
+        }
     }
 
     /// Lane 0 at the warp's converged operation number `point`: every other
     /// lane must have done what precedes it, and lane 0 acts for all of them.
     fn gather_lanes(&mut self, a: usize, point: u32) -> bool {
-        let lanes = self.actors[a].lanes.clone();
-        for &l in &lanes {
-            if self.next_point(l).is_some_and(|p| p <= point) {
-                return false;
+        let lanes = std::mem::take(&mut self.actors[a].lanes);
+        let ready = lanes.iter().all(|&l| !self.next_point(l).is_some_and(|p| p <= point));
+        if ready {
+            for &l in &lanes {
+                let (actor, lane) = two(&mut self.actors, a, l);
+                join(&mut actor.ctl, &lane.ctl);
+                join(&mut actor.mmo, &lane.mmo);
             }
         }
-        for l in lanes {
-            let (ctl, mmo) = (self.actors[l].ctl.clone(), self.actors[l].mmo.clone());
-            join(&mut self.actors[a].ctl, &ctl);
-            join(&mut self.actors[a].mmo, &mmo);
-        }
-        true
+        self.actors[a].lanes = lanes;
+        ready
     }
 
     /// The warp point of an actor's next item, if it has one.
@@ -612,7 +703,15 @@ impl<'m> Execution<'m> {
         let actor = &mut self.actors[a];
         let index = actor.next_mem;
         actor.next_mem += 1;
-        let (ctl, mmo) = (actor.ctl.clone(), actor.mmo.clone());
+        // Between two synchronizations only the thread's own entry moves:
+        // its events share the rest.
+        let shared = actor.stamp_base.as_ref().is_some_and(|(bc, bm)| same_except(bc, &actor.ctl, a) && same_except(bm, &actor.mmo, a));
+        if !shared {
+            actor.stamp_base = Some((Rc::from(&actor.ctl[..]), Rc::from(&actor.mmo[..])));
+        }
+        let (c, m_base) = actor.stamp_base.clone().expect("set above");
+        let ctl = Stamp { base: c, own: a, value: actor.ctl[a] };
+        let mmo = Stamp { base: m_base, own: a, value: actor.mmo[a] };
         self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, stmt: m.stmt, ctl, mmo, async_id });
         true
     }
@@ -1000,10 +1099,9 @@ impl<'m> Execution<'m> {
         // No counter the consumer waits on follows the write: the read can
         // run before it. Said only of the same known element (indices known
         // only at run time may well never meet).
-        let same_element = matches!(
-            (region_and_write(&write.kind)?.0.element, region_and_write(&read.kind)?.0.element),
-            (Element::At(a), Element::At(b)) if a == b
-        );
+        let (written, _) = region_and_write(&write.kind)?;
+        let (read_region, _) = region_and_write(&read.kind)?;
+        let same_element = matches!((&written.element, &read_region.element), (Element::At(a), Element::At(b)) if a == b);
         if same_element && write.ctl[p] > read.ctl[p] {
             return Some(MemoryFinding {
                 rule: MemoryRule::MissingWait,
@@ -1057,7 +1155,10 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize]) -> Vec<(usize, usize)>
     let mut wide = Vec::new();
     for &i in of_buffer {
         match region_and_write(&events[i].kind) {
-            Some((Region { stage, element: Element::At(at) }, _)) => by_element.entry((stage, at)).or_default().push(i),
+            Some((r, _)) if matches!(r.element, Element::At(_)) => {
+                let Element::At(at) = &r.element else { unreachable!() };
+                by_element.entry((r.stage, at.clone())).or_default().push(i)
+            }
             _ => wide.push(i),
         }
     }
@@ -1089,12 +1190,24 @@ fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {
     }
 }
 
-fn region_and_write(kind: &MemKind) -> Option<(Region, bool)> {
+fn region_and_write(kind: &MemKind) -> Option<(Cow<'_, Region>, bool)> {
     match kind {
-        MemKind::Access { region, write, .. } | MemKind::AsyncCopy { region, write, .. } => Some((region.clone(), *write)),
+        MemKind::Access { region, write, .. } | MemKind::AsyncCopy { region, write, .. } => Some((Cow::Borrowed(region), *write)),
         // An atomic writes the element its pointer points at.
-        MemKind::Update { offset: Some(o), .. } => Some((Region { stage: None, element: Element::At(vec![*o]) }, true)),
-        MemKind::Update { .. } => Some((Region { stage: None, element: Element::Unknown }, true)),
+        MemKind::Update { offset: Some(o), .. } => Some((Cow::Owned(Region { stage: None, element: Element::At(vec![*o]) }), true)),
+        MemKind::Update { .. } => Some((Cow::Owned(Region { stage: None, element: Element::Unknown }), true)),
         _ => None,
+    }
+}
+
+/// Two distinct actors, both mutable.
+fn two<'a, 'm>(actors: &'a mut [Actor<'m>], a: usize, b: usize) -> (&'a mut Actor<'m>, &'a mut Actor<'m>) {
+    assert_ne!(a, b);
+    if a < b {
+        let (x, y) = actors.split_at_mut(b);
+        (&mut x[a], &mut y[0])
+    } else {
+        let (x, y) = actors.split_at_mut(a);
+        (&mut y[0], &mut x[b])
     }
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use cute_check::explore::{Counterexample, ExploreOptions, Outcome};
+use cute_check::memory::MemoryFinding;
 use cute_check::model::{Model, OpKind};
 use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict};
 use cute_ir::api::Api;
@@ -81,14 +82,27 @@ fn analyze_module(
     diags
 }
 
+/// Runs the memory-ordering analysis of a model
+/// ([`cute_check::memory::analyze`]); the database memoizes it, the command
+/// line does not.
+pub type MemoryAnalyzer<'a> = dyn FnMut(&Model) -> Result<Vec<MemoryFinding>, String> + 'a;
+
+/// The checks a kernel's rules run on its models: instantiation,
+/// exploration and memory-ordering analysis.
+pub struct Checkers<'c, 'a> {
+    pub explore: &'c mut Explorer<'a>,
+    pub instantiate: &'c mut Instantiator<'a>,
+    pub memory: &'c mut MemoryAnalyzer<'a>,
+}
+
 /// Everything cute-lsp reports about one kernel.
 pub fn check_kernel_with(
     ctx: &KernelContext<'_>,
     launch: &Launch,
     options: &AnalysisOptions,
-    explorer: &mut Explorer<'_>,
-    instantiate: &mut Instantiator<'_>,
+    checkers: &mut Checkers<'_, '_>,
 ) -> Vec<Diagnostic> {
+    let Checkers { explore: explorer, instantiate, memory: memory_analyzer } = checkers;
     let module = ctx.module;
     let kernel = ctx.kernel;
     let slice = slice_kernel(module, kernel, ctx.text);
@@ -141,7 +155,7 @@ pub fn check_kernel_with(
         if model.groups.is_empty() {
             // Nothing synchronizes: any two threads that share memory race.
             if !model.memory.is_empty() {
-                match crate::memory::diagnostics(ctx, &model, &model.assumptions) {
+                match crate::memory::diagnostics(ctx, &model, &model.assumptions, memory_analyzer) {
                     Ok(found) => memory_per_scenario.push((scenario, found)),
                     Err(not_checked) => incomplete.push(not_checked),
                 }
@@ -196,7 +210,7 @@ pub fn check_kernel_with(
             }
             verdict => {
                 if matches!(verdict, Verdict::Clean) {
-                    match crate::memory::diagnostics(ctx, &model, &all_notes) {
+                    match crate::memory::diagnostics(ctx, &model, &all_notes, memory_analyzer) {
                         Ok(found) => memory_per_scenario.push((scenario, found)),
                         Err(not_checked) => incomplete.push(not_checked),
                     }
@@ -347,5 +361,10 @@ pub fn check_kernel(
     options: &AnalysisOptions,
     explorer: &mut Explorer<'_>,
 ) -> Vec<Diagnostic> {
-    check_kernel_with(ctx, launch, options, explorer, &mut |m, k, kept, l, s, o| instantiate(m, k, kept, l, s, o))
+    let mut checkers = Checkers {
+        explore: explorer,
+        instantiate: &mut |m, k, kept, l, s, o| instantiate(m, k, kept, l, s, o),
+        memory: &mut |m| cute_check::memory::analyze(m),
+    };
+    check_kernel_with(ctx, launch, options, &mut checkers)
 }

@@ -12,7 +12,7 @@ use cute_check::explore::{explore, Budget, ExploreOptions, Outcome};
 use cute_check::Model;
 use cute_syntax::LineIndex;
 
-use crate::incremental::{abandon::Inflight, canonical, syntax::TreeCache};
+use crate::incremental::{abandon::Inflight, canonical, positions, syntax::TreeCache};
 use crate::{analysis, Diagnostic};
 
 /// A Python file as the editor or the file system has it.
@@ -32,6 +32,7 @@ pub struct Caches {
     pub(crate) trees: TreeCache,
     pub(crate) instantiations: Inflight<canonical::Key, Arc<CheckedInstance>>,
     pub(crate) explorations: Inflight<(Model, usize, std::time::Duration), Arc<Outcome>>,
+    pub(crate) memory_analyses: Inflight<Model, Arc<MemoryResult>>,
 }
 
 #[salsa::db]
@@ -92,8 +93,9 @@ fn lint_request<'db>(db: &'db dyn Db, request: LintRequest<'db>) -> Arc<Vec<Diag
     crate::incremental::lint(db, *request.file(db), request.options(db))
 }
 
-/// How many checks this process has run: explorations of a model and
-/// instantiations of a kernel (per thread of a cluster), for tests and
+/// How many checks this process has run: explorations of a model,
+/// instantiations of a kernel (per thread of a cluster) and memory-ordering
+/// analyses of a model, for tests and
 /// benchmarks that show what an edit re-checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CheckCounts {
@@ -101,6 +103,8 @@ pub struct CheckCounts {
     pub instantiations: usize,
     /// Files checked as one (the per-kernel path could not be used).
     pub whole_file: usize,
+    /// Memory-ordering analyses of a model with memory operations.
+    pub memory_analyses: usize,
 }
 
 pub(crate) static INSTANTIATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -112,6 +116,7 @@ pub fn check_counts() -> CheckCounts {
         explorations: cute_check::explore::EXPLORATIONS.load(Relaxed),
         instantiations: INSTANTIATIONS.load(Relaxed),
         whole_file: WHOLE_FILE.load(Relaxed),
+        memory_analyses: cute_check::memory::ANALYSES.load(Relaxed),
     }
 }
 
@@ -181,4 +186,43 @@ pub fn explore_model<'db>(db: &'db dyn Db, key: CheckedModel<'db>) -> Arc<Outcom
         let options = ExploreOptions { budget: Budget { max_states, max_time }, full_expansion: false };
         Arc::new(explore(&model, &options))
     })
+}
+
+/// What the memory-ordering analysis of a model gives: its findings, or why
+/// it was not done.
+pub type MemoryResult = Result<Vec<cute_check::memory::MemoryFinding>, String>;
+
+/// The memory-ordering analysis of the database: each model is analysed
+/// once, keyed by the model with its memory operations and source offsets
+/// ranked ([`positions::memory_key`]); the findings get the caller's offsets
+/// back.
+pub(crate) fn memo_memory(db: &dyn Db) -> impl FnMut(&Model) -> MemoryResult + '_ {
+    move |model: &Model| {
+        if model.memory.is_empty() {
+            return cute_check::memory::analyze(model);
+        }
+        let (key, ranks) = positions::memory_key(model);
+        let mut result = analyze_memory(db, MemoryModel::new(db, key)).as_ref().clone();
+        if let Ok(findings) = &mut result {
+            for f in findings {
+                positions::memory_finding(f, &mut ranks.decode());
+            }
+        }
+        result
+    }
+}
+
+/// A model to analyse for memory ordering, its offsets ranked (kept
+/// [`KEPT_REVISIONS`]).
+#[salsa::interned(revisions = KEPT_REVISIONS)]
+pub struct MemoryModel<'db> {
+    #[returns(ref)]
+    pub model: Model,
+}
+
+/// The memory-ordering analysis of one model, memoized across edits.
+#[salsa::tracked(returns(ref), lru = 2048)]
+pub fn analyze_memory<'db>(db: &'db dyn Db, key: MemoryModel<'db>) -> Arc<MemoryResult> {
+    let model = key.model(db).clone();
+    db.caches().memory_analyses.run(db, &model.clone(), move || Arc::new(cute_check::memory::analyze(&model)))
 }

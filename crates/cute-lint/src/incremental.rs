@@ -8,7 +8,8 @@
 //!   per kernel: KernelUnit (its chunk, the helper chunks, launch, options; no positions)
 //!     ──kernel_result──▶ diagnostics in a frame of those chunks alone
 //!         ├─ instantiate_key (slice cut, positions ranked: no position, no datapath)
-//!         └─ explore_model   (model without positions)
+//!         ├─ explore_model   (model without positions)
+//!         └─ analyze_memory  (model with its memory operations, positions ranked)
 //!   ──lint──▶ diagnostics moved to where the chunks are, suppressions, order
 //! ```
 //!
@@ -28,7 +29,7 @@
 
 pub(crate) mod abandon;
 pub(crate) mod canonical;
-mod positions;
+pub(crate) mod positions;
 pub(crate) mod syntax;
 
 use std::collections::BTreeSet;
@@ -41,7 +42,7 @@ use cute_syntax::{DecoratorKind, ImportMap, LineIndex};
 
 use crate::analysis::{self, AnalysisOptions};
 use crate::context::KernelContext;
-use crate::db::{instantiate_key, line_index, memo_explorer, Db, InstanceKey, SourceFile, INSTANTIATIONS, WHOLE_FILE};
+use crate::db::{instantiate_key, line_index, memo_explorer, memo_memory, Db, InstanceKey, SourceFile, INSTANTIATIONS, WHOLE_FILE};
 use crate::rules::analysis_incomplete;
 use crate::{suppress, Diagnostic};
 
@@ -391,9 +392,12 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
     let kernel = &module.functions[kernel_index];
     let ctx = KernelContext { text: &text, index: &index, module: &module, kernel };
     let directory = context.directory(db);
-    let mut explorer = memo_explorer(db);
-    let mut instantiator = memo_instantiator(db, directory);
-    let diagnostics = analysis::check_kernel_with(&ctx, unit.launch(db), unit.options(db), &mut explorer, &mut instantiator);
+    let mut checkers = analysis::Checkers {
+        explore: &mut memo_explorer(db),
+        instantiate: &mut memo_instantiator(db, directory),
+        memory: &mut memo_memory(db),
+    };
+    let diagnostics = analysis::check_kernel_with(&ctx, unit.launch(db), unit.options(db), &mut checkers);
     let inside = |p: u32| spans.iter().any(|&(s, e)| s <= p && p <= e);
     let mappable = diagnostics.iter().all(|d| {
         let mut ok = true;
@@ -537,10 +541,12 @@ fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<V
         module.functions.iter().map(|f| (f.class_name.clone(), f.name.clone(), f.decorator)).collect();
     let mut explorer = memo_explorer(db);
     let mut instantiator = memo_instantiator(db, &directory);
+    let mut memory = memo_memory(db);
+    let mut checkers = analysis::Checkers { explore: &mut explorer, instantiate: &mut instantiator, memory: &mut memory };
     for kernel in kernels {
         let ctx = KernelContext { text, index, module: &module, kernel };
         let launch = launches.of_kernel(&module, kernel);
-        let found = analysis::check_kernel_with(&ctx, &launch, options, &mut explorer, &mut instantiator);
+        let found = analysis::check_kernel_with(&ctx, &launch, options, &mut checkers);
         diags.extend(found);
     }
     Arc::new(finish(diags, index))

@@ -28,11 +28,17 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
     }
 }
 
-/// The memory-ordering diagnostics of one model. `notes` are the
+/// The memory-ordering diagnostics of one model, analysed by `analyze`
+/// ([`cute_check::memory::analyze`] or its memoized form). `notes` are the
 /// assumptions the model rests on; with any, findings are warnings. `Err`
 /// is the `analysis-incomplete` report of a model too large to analyse.
-pub fn diagnostics(ctx: &KernelContext<'_>, model: &Model, notes: &[String]) -> Result<Vec<Diagnostic>, Diagnostic> {
-    match cute_check::memory::analyze(model) {
+pub fn diagnostics(
+    ctx: &KernelContext<'_>,
+    model: &Model,
+    notes: &[String],
+    analyze: &mut crate::analysis::MemoryAnalyzer<'_>,
+) -> Result<Vec<Diagnostic>, Diagnostic> {
+    match analyze(model) {
         Ok(findings) => Ok(findings.into_iter().map(|f| diagnostic(ctx, model, f, notes)).collect()),
         Err(reason) => Err(crate::rules::analysis_incomplete::memory_not_checked(ctx, &reason)),
     }

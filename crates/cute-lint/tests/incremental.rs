@@ -301,3 +301,48 @@ fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
     assert_eq!(checks_since(before), (1, 1));
     assert_eq!(found.as_ref(), &whole(&relaunched));
 }
+
+/// Memory-ordering findings move with their lines: comment lines inserted
+/// above a kernel and inside it re-run no check, not even the
+/// memory-ordering analysis, and give the same diagnostics as checking the
+/// edited file as one.
+#[test]
+fn comment_edits_do_not_analyse_memory_again() {
+    let _serial = serial();
+    for rel in ["tests/fixtures/fence_after_sync/persistent_refill_bug.py", "tests/fixtures/missing_release/relaxed_publish_bug.py"] {
+        let text = fixture(rel);
+        let mut db = Database::default();
+        let file = SourceFile::new(&db, "memory.py".to_string(), text.clone());
+        let before = check_counts();
+        let first = lint_file(&db, file).clone();
+        assert!(check_counts().memory_analyses > before.memory_analyses, "{rel}: the memory analysis ran");
+        assert_eq!(first.as_ref(), &whole(&text), "{rel}");
+        assert!(!first.is_empty(), "{rel}: the bug twin has a finding");
+
+        // A comment line above the kernel, and one inside it just above the
+        // line the finding is on.
+        let marker = text.find("# expect:").unwrap();
+        let line_start = text[..marker].rfind('\n').unwrap() + 1;
+        let indent: String = text[line_start..].chars().take_while(|c| *c == ' ').collect();
+        let mut edited = text.clone();
+        edited.insert_str(line_start, &format!("{indent}# a comment inside the kernel\n"));
+        let kernel = edited.find("@cute.kernel").unwrap();
+        edited.insert_str(kernel, "# a comment above the kernel\n");
+        let before = check_counts();
+        file.set_text(&mut db).to(edited.clone());
+        let second = lint_file(&db, file).clone();
+        let now = check_counts();
+        assert_eq!(
+            (now.explorations - before.explorations, now.instantiations - before.instantiations, now.memory_analyses - before.memory_analyses),
+            (0, 0, 0),
+            "{rel}: a comment edit checked again"
+        );
+        assert_eq!(second.as_ref(), &whole(&edited), "{rel}");
+        let line = |t: &str, d: &Diagnostic| t[..d.range.start as usize].matches('\n').count();
+        assert_eq!(first.len(), second.len());
+        for (a, b) in first.iter().zip(second.iter()) {
+            assert_eq!(a.code, b.code);
+            assert_eq!(line(&edited, b), line(&text, a) + 2, "{rel}: the finding follows its line");
+        }
+    }
+}

@@ -291,15 +291,16 @@ impl Backend {
         }
     }
 
-    /// `cute-lsp/checkCounts`: how many explorations and instantiations the
-    /// server has run, and how often it checked a file as one (for benchmarks
-    /// that show what an edit re-checked).
+    /// `cute-lsp/checkCounts`: how many explorations, instantiations and
+    /// memory-ordering analyses the server has run, and how often it checked
+    /// a file as one (for benchmarks that show what an edit re-checked).
     async fn check_counts(&self) -> Result<Value> {
         let counts = cute_lint::check_counts();
         Ok(serde_json::json!({
             "explorations": counts.explorations,
             "instantiations": counts.instantiations,
             "wholeFile": counts.whole_file,
+            "memoryAnalyses": counts.memory_analyses,
         }))
     }
 

@@ -811,9 +811,10 @@ fn ms(d: Duration) -> String {
 }
 
 /// The server's check counters (`cute-lsp/checkCounts`).
-fn check_counts(client: &mut LspClient) -> (i64, i64, i64) {
+fn check_counts(client: &mut LspClient) -> (i64, i64, i64, i64) {
     let c = client.request("cute-lsp/checkCounts", Value::Null);
-    (c["explorations"].as_i64().unwrap(), c["instantiations"].as_i64().unwrap(), c["wholeFile"].as_i64().unwrap())
+    let get = |k: &str| c[k].as_i64().unwrap();
+    (get("explorations"), get("instantiations"), get("wholeFile"), get("memoryAnalyses"))
 }
 
 /// Edit-to-publish latency on a large file, per kind of edit, with the checks
@@ -843,13 +844,14 @@ fn edit_latency() {
     let first = wait_publish(&mut client, uri, 1);
     let open_time = started.elapsed();
     assert_eq!(first["params"]["diagnostics"], json!([]), "the generated kernels are clean");
-    let (explored, instantiated, _) = check_counts(&mut client);
+    let (explored, instantiated, ..) = check_counts(&mut client);
     assert_eq!((explored, instantiated), (kernels as i64, kernels as i64), "one check per kernel at open");
 
     let mut version = 1;
     // Replaces `len` bytes at (line, column) with `new_text`; returns the
     // time to the publish of the new version, its diagnostics, and the checks
-    // (explorations, instantiations, whole-file fallbacks) the edit ran.
+    // (explorations, instantiations, whole-file fallbacks, memory-ordering
+    // analyses) the edit ran.
     let mut edit = |client: &mut LspClient, text: &mut String, line: usize, column: usize, len: usize, new_text: &str| {
         version += 1;
         let range = json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column + len}});
@@ -863,14 +865,14 @@ fn edit_latency() {
         let publish = wait_publish(client, uri, version);
         let time = started.elapsed();
         let after = check_counts(client);
-        let checks = (after.0 - before.0, after.1 - before.1, after.2 - before.2);
+        let checks = (after.0 - before.0, after.1 - before.1, after.2 - before.2, after.3 - before.3);
         (time, summary(&publish["params"]["diagnostics"]).len(), checks)
     };
     // (what, kind, checks expected, times, checks seen)
     const SYNC: usize = 0;
     const OTHER: usize = 1;
     const TYPED: usize = 2;
-    type Row<'a> = (&'a str, usize, &'a str, Vec<Duration>, Vec<(i64, i64, i64)>);
+    type Row<'a> = (&'a str, usize, &'a str, Vec<Duration>, Vec<(i64, i64, i64, i64)>);
     let mut rows: Vec<Row> = vec![
         ("wait parity hard-coded (Jacobi)", SYNC, "1 instantiation, 1 exploration", vec![], vec![]),
         ("the same wait restored", SYNC, "0 (memoized)", vec![], vec![]),
@@ -882,7 +884,7 @@ fn edit_latency() {
         ("line inserted at the top of the file", OTHER, "0", vec![], vec![]),
         ("a datapath line typed key by key (syntax broken until it ends)", TYPED, "what the broken text implies", vec![], vec![]),
     ];
-    let mut record = |row: usize, (time, _, checks): (Duration, usize, (i64, i64, i64))| {
+    let mut record = |row: usize, (time, _, checks): (Duration, usize, (i64, i64, i64, i64))| {
         rows[row].3.push(time);
         rows[row].4.push(checks);
     };
@@ -947,7 +949,7 @@ fn edit_latency() {
         ms(full_check),
         ms(open_time)
     );
-    println!("| edit | checks expected | checks seen (explorations, instantiations, whole-file) | edits | p50 | p95 | max |");
+    println!("| edit | checks expected | checks seen (explorations, instantiations, whole-file, memory) | edits | p50 | p95 | max |");
     println!("|---|---|---|---:|---:|---:|---:|");
     let mut kinds: [Vec<Duration>; 3] = Default::default();
     for (what, kind, expected, mut times, checks) in rows {

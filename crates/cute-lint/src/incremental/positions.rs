@@ -2,6 +2,7 @@
 //! and diagnostics: to move a chunk lowered on its own to where it sits, to
 //! take positions out of a checker key, and to put them back.
 
+use cute_check::memory::{MemoryFinding, Repair};
 use cute_check::model::Model;
 use cute_check::OpenCondition;
 use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtKind, Target};
@@ -192,6 +193,88 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
             op.stmt = r.id(op.stmt);
         }
     }
+}
+
+/// Every source position a memory finding holds (its site, its evidence,
+/// its repair).
+pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
+    f.site = r.range(f.site);
+    for (range, _) in &mut f.steps {
+        *range = r.range(*range);
+    }
+    match &mut f.repair {
+        Repair::None => {}
+        Repair::MoveFenceBefore { fence, barrier } => {
+            *fence = r.range(*fence);
+            *barrier = r.range(*barrier);
+        }
+        Repair::InsertProxyFenceBefore { site } => *site = r.range(*site),
+        Repair::InsertBarrierBefore { site, stmt } => {
+            *site = r.range(*site);
+            *stmt = r.id(*stmt);
+        }
+        Repair::SetSem { call, .. } | Repair::SetScope { call, .. } => *call = r.range(*call),
+    }
+}
+
+/// Offsets replaced by their rank among a sorted table of offsets, and put
+/// back: a map that preserves order, so comparisons of positions come out
+/// the same on either side.
+pub struct Ranks(pub Vec<u32>);
+
+impl Ranks {
+    /// The table of every offset `visit` calls back on.
+    pub fn of(visit: impl FnOnce(&mut dyn Remap)) -> Ranks {
+        let mut offsets = Vec::new();
+        visit(&mut Visit(|o: Option<u32>, _| offsets.extend(o)));
+        offsets.sort_unstable();
+        offsets.dedup();
+        Ranks(offsets)
+    }
+
+    pub fn encode(&self) -> impl Remap + '_ {
+        struct Encode<'a>(&'a [u32]);
+        impl Remap for Encode<'_> {
+            fn offset(&mut self, offset: u32) -> u32 {
+                self.0.binary_search(&offset).map_or(u32::MAX, |i| i as u32)
+            }
+            fn id(&mut self, id: u32) -> u32 {
+                id
+            }
+        }
+        Encode(&self.0)
+    }
+
+    pub fn decode(&self) -> impl Remap + '_ {
+        struct Decode<'a>(&'a [u32]);
+        impl Remap for Decode<'_> {
+            fn offset(&mut self, offset: u32) -> u32 {
+                self.0.get(offset as usize).copied().unwrap_or(offset)
+            }
+            fn id(&mut self, id: u32) -> u32 {
+                id
+            }
+        }
+        Decode(&self.0)
+    }
+}
+
+/// What the memory-ordering analysis reads of a model, with every offset
+/// replaced by its rank (see [`Ranks`]): the sites of the synchronization
+/// and memory operations move with the text, their order does not. Notes,
+/// unresolved values and the kernel's name are left out (the analysis does
+/// not read them).
+pub fn memory_key(model: &Model) -> (Model, Ranks) {
+    let mut key = Model {
+        kernel: String::new(),
+        assumptions: Vec::new(),
+        unresolved: Vec::new(),
+        partial_warp_collectives: Vec::new(),
+        ..model.clone()
+    };
+    let ranks = Ranks::of(|r| self::model(&mut key, r));
+    self::model(&mut key, &mut ranks.encode());
+    (key, ranks)
 }
 
 pub fn open_condition(c: &mut OpenCondition, r: &mut dyn Remap) {

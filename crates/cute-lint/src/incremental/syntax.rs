@@ -183,8 +183,10 @@ fn signature<'t>(nodes: impl Iterator<Item = Node<'t>>, base: usize) -> Vec<Sig>
             out.push((
                 n.kind_id(),
                 cursor.field_id().map_or(0, |f| f.get()),
-                (n.start_byte() - base) as u32,
-                (n.end_byte() - base) as u32,
+                // A node that starts in the header (the chunk does not
+                // lower on its own then: `Piece::ok` is false) counts from 0.
+                n.start_byte().saturating_sub(base) as u32,
+                n.end_byte().saturating_sub(base) as u32,
                 n.is_error() || n.is_missing(),
             ));
             if cursor.goto_first_child() {
