@@ -482,11 +482,14 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
     let root = tree.root();
     let mut cursor = root.walk();
     let nodes: Vec<Node<'_>> = root.children(&mut cursor).filter(|n| n.end_byte() > base).collect();
-    let errors = nodes.iter().any(|n| n.has_error()).then(|| signature(nodes.iter().copied(), base));
+    // A node that starts in the header (an error swallowing the chunk's
+    // first line into it) makes the piece unusable; see `ok` below.
+    let starts_in_chunk = nodes.first().is_none_or(|n| n.start_byte() >= base);
+    let errors = (starts_in_chunk && nodes.iter().any(|n| n.has_error())).then(|| signature(nodes.iter().copied(), base));
     let mut module = cute_ir::lower_module(&tree);
     // The header is import statements only: nothing of it is lowered.
     let ok = module.imports == *header_imports
-        && nodes.first().is_none_or(|n| n.start_byte() >= base)
+        && starts_in_chunk
         && module.syntax_errors.iter().all(|e| e.start as usize >= base);
     positions::module(&mut module, &mut positions::Shift { offset: -(base as i64), id: 0 });
     let mut ids = 0;
