@@ -146,6 +146,7 @@ pub fn instantiate(
         unresolved: BTreeSet::new(),
         bounded: false,
         partial_warp: BTreeMap::new(),
+        barrier_uses: BTreeMap::new(),
     };
     let lane_varying = lane_varying_names(kernel, &launch.globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
@@ -182,6 +183,7 @@ pub fn instantiate(
                 grid,
                 elect_depth: 0,
                 generation: HashMap::new(),
+                rounds: HashMap::new(),
                 inline_depth: 0,
                 overflow: false,
                 steps: 0,
@@ -240,6 +242,11 @@ pub fn instantiate(
     model.bounded = shared.bounded;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
+    model.barrier_uses = shared
+        .barrier_uses
+        .into_iter()
+        .map(|((cta, id, site, round, count, sync, cta_wide), threads)| BarrierUse { cta, id, count, sync, cta_wide, round, site, threads })
+        .collect();
     model.partial_warp_collectives = shared
         .partial_warp
         .into_iter()
@@ -344,6 +351,9 @@ struct Shared {
     unresolved: BTreeSet<Unresolved>,
     bounded: bool,
     partial_warp: BTreeMap<TextRange, (String, Vec<(u32, u32)>)>,
+    /// (cta, id, site, round, count, sync, cta_wide) -> threads, for
+    /// [`BarrierUse`].
+    barrier_uses: BTreeMap<(u32, i64, TextRange, u32, u32, bool, bool), Vec<u32>>,
 }
 
 impl PartialOrd for Unresolved {
@@ -393,6 +403,9 @@ struct ThreadRun<'a> {
     /// Uses so far of each CTA/named/cluster barrier by this thread: the
     /// generation it arrives in, whose parity its wait observes.
     generation: HashMap<BarrierIx, u32>,
+    /// Registrations so far with each hardware barrier id (CTA and named
+    /// barriers share the 16 ids), by every lane.
+    rounds: HashMap<i64, u32>,
     inline_depth: u32,
     overflow: bool,
     /// Statements executed so far.
@@ -747,6 +760,14 @@ impl ThreadRun<'_> {
         self.shared.barriers.intern((name.clone(), id, cta, tag), || Barrier { name, cta, kind, preset_count: Some(count) })
     }
 
+    /// Note a registration with hardware barrier `id` by this lane.
+    fn record_use(&mut self, id: i64, count: u32, sync: bool, cta_wide: bool, site: TextRange) {
+        let r = self.rounds.entry(id).or_insert(0);
+        let round = *r;
+        *r += 1;
+        self.shared.barrier_uses.entry((self.cta, id, site, round, count, sync, cta_wide)).or_default().push(self.tid);
+    }
+
     /// Arrive on a generation-counted barrier and return the parity to wait on.
     fn generation_arrive(&mut self, bar: BarrierIx, site: TextRange) -> u8 {
         let g = self.generation.entry(bar).or_insert(0);
@@ -883,6 +904,7 @@ impl ThreadRun<'_> {
             }
             Api::MbarrierTryWait | Api::MbarrierTestWait => Value::unknown("the result of a try-wait"),
             Api::SyncThreads => {
+                self.record_use(0, self.threads_per_cta, true, true, site);
                 let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
                 let parity = self.generation_arrive(bar, site);
                 self.push(OpKind::Wait { bar, parity }, site);
@@ -901,16 +923,26 @@ impl ThreadRun<'_> {
                         }
                     },
                 };
+                let cta_wide = id == 0 && matches!(n, None | Some(Value::None));
                 let count = match n {
                     None | Some(Value::None) => self.threads_per_cta,
-                    Some(v) => match v.as_int() {
-                        Some(c) if c > 0 => c as u32,
+                    Some(v) => match v.as_int().and_then(|c| u32::try_from(c).ok()) {
+                        Some(c) if c > 0 && c <= 1 << 16 => c,
                         _ => {
-                            self.unresolved(site, "the thread count of this named barrier is not known statically".to_string());
+                            let what = match v.as_int() {
+                                Some(c) => format!("the thread count {c} of this named barrier is not a valid count"),
+                                None => "the thread count of this named barrier is not known statically".to_string(),
+                            };
+                            self.unresolved(site, what);
                             return Value::None;
                         }
                     },
                 };
+                if !(0..16).contains(&id) {
+                    self.unresolved(site, format!("the named barrier id {id} is outside the 16 hardware barriers (0 to 15)"));
+                    return Value::None;
+                }
+                self.record_use(id, count, api == Api::Barrier, cta_wide, site);
                 let kind = if id == 0 && count == self.threads_per_cta { BarrierKind::CtaBarrier } else { BarrierKind::NamedBarrier(id) };
                 let bar = self.pseudo_barrier(kind, self.cta, count);
                 let parity = self.generation_arrive(bar, site);

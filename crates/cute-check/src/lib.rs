@@ -2,13 +2,15 @@
 //! sync slice (`instantiate`), explore its interleavings (`explore`, with the
 //! reductions documented there; `naive` is the unreduced oracle), and turn a
 //! counterexample into readable steps (`trace`); `memory` checks the
-//! ordering of memory accesses over one execution of the same model.
+//! ordering of memory accesses over one execution of the same model;
+//! `overrun` looks for named-barrier generations that get mixed up.
 
 pub mod explore;
 pub mod instantiate;
 pub mod memory;
 pub mod model;
 pub mod naive;
+pub mod overrun;
 pub mod pipeline;
 pub mod promela;
 pub mod semantics;

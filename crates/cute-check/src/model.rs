@@ -162,6 +162,33 @@ pub struct Model {
     /// synchronization operations. Only threads that record operations
     /// (lane 0 of a converged warp, every lane of a split one) appear.
     pub memory: Vec<ThreadMemory>,
+    /// Every registration with a CTA or named barrier (`sync_threads`,
+    /// `barrier`, `barrier_arrive`), with the thread count it names and the
+    /// threads that make it, every lane counted (the named-barrier rules
+    /// read these; exploration does not).
+    pub barrier_uses: Vec<BarrierUse>,
+}
+
+/// One registration site of a hardware barrier (`bar.sync` / `bar.arrive`)
+/// as the threads of one CTA reach it in one round.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BarrierUse {
+    pub cta: u32,
+    /// The hardware barrier id (0 for `sync_threads`).
+    pub id: i64,
+    /// The thread count the call names (the CTA's threads when it names none).
+    pub count: u32,
+    /// `bar.sync` (the thread waits for the generation), not `bar.arrive`.
+    pub sync: bool,
+    /// `sync_threads()` or `barrier()` without arguments.
+    pub cta_wide: bool,
+    /// How many registrations with this id each of these threads made
+    /// before this one: the generation it registers for when the threads'
+    /// uses line up.
+    pub round: u32,
+    pub site: TextRange,
+    /// Thread indices within the CTA, ascending, every lane of a warp.
+    pub threads: Vec<u32>,
 }
 
 pub type BufferIx = u32;
@@ -462,6 +489,7 @@ impl Model {
             cluster_ctas: self.cluster_ctas,
             buffers: Vec::new(),
             memory: Vec::new(),
+            barrier_uses: Vec::new(),
         };
         (model, sites)
     }

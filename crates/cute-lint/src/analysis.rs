@@ -15,10 +15,10 @@ use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::{severity_for, steps_to_related, KernelContext};
 use crate::rules::{
-    analysis_incomplete, arrive_count_mismatch, deadlock, mbarrier_init_hazard, single_lane_collective, untoggled_phase,
-    vacuous_wait,
+    analysis_incomplete, arrive_count_mismatch, barrier_recycling, deadlock, divergent_barrier, mbarrier_init_hazard,
+    named_barrier_count_mismatch, named_barrier_deadlock, single_lane_collective, untoggled_phase, vacuous_wait,
 };
-use crate::{suppress, Diagnostic};
+use crate::{suppress, Diagnostic, Related};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AnalysisOptions {
@@ -183,6 +183,7 @@ pub fn check_kernel_with(
         let mismatches = arrive_count_mismatch::find(&model);
 
         let outcome = explorer(&model, &explore_options);
+        let named = NamedFindings::of(&model, options);
         for (hazard, cex) in outcome.hazards.iter().take(1) {
             let trace = steps_to_related(cute_check::trace::render(&model, cex, options.max_trace_steps));
             let mut hazard = mbarrier_init_hazard::hazard_diagnostic(ctx, &model, hazard, trace, model.assumptions.clone());
@@ -195,6 +196,16 @@ pub fn check_kernel_with(
         match outcome.verdict {
             Verdict::Deadlock(cex) => {
                 // The most specific explanation of the hang carries its trace.
+                let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
+                let named = named.diagnostics(ctx, &model, Some(trace), &all_notes, severity, options);
+                if !named.is_empty() {
+                    findings.extend(named);
+                    for m in &mismatches {
+                        findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
+                    }
+                    per_scenario.push(findings);
+                    continue;
+                }
                 match mismatches.first() {
                     Some(m) => {
                         let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
@@ -203,7 +214,13 @@ pub fn check_kernel_with(
                             findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
                         }
                     }
-                    None => findings.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options)),
+                    None => match named_barrier_deadlock::explain(&model, &cex) {
+                        Some(stuck) => {
+                            let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
+                            findings.push(named_barrier_deadlock::diagnostic(ctx, &model, &stuck, trace, all_notes.clone(), severity));
+                        }
+                        None => findings.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options)),
+                    },
                 }
                 per_scenario.push(findings);
                 continue;
@@ -218,6 +235,7 @@ pub fn check_kernel_with(
                 for m in &mismatches {
                     findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
                 }
+                findings.extend(named.diagnostics(ctx, &model, None, &all_notes, severity, options));
                 if !findings.is_empty() {
                     per_scenario.push(findings);
                     continue;
@@ -253,6 +271,63 @@ pub fn check_kernel_with(
         );
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
+}
+
+/// What the named-barrier rules read off a model: counts that disagree,
+/// barriers that not every required thread reaches, generations that mix.
+struct NamedFindings {
+    counts: Vec<named_barrier_count_mismatch::CountMismatch>,
+    divergent: Vec<divergent_barrier::Divergent>,
+    oversubscribed: Vec<barrier_recycling::Oversubscribed>,
+    overrun: Option<cute_check::overrun::Overrun>,
+}
+
+/// States the search for mixed generations may visit.
+const OVERRUN_STATES: usize = 100_000;
+
+impl NamedFindings {
+    fn of(model: &Model, options: &AnalysisOptions) -> NamedFindings {
+        let counts = named_barrier_count_mismatch::find(model);
+        let divergent = divergent_barrier::find(model);
+        let mut oversubscribed = barrier_recycling::oversubscribed(model);
+        // A generation whose counts disagree is one finding, not two.
+        oversubscribed.retain(|o| !counts.iter().any(|c| c.cta == o.cta && c.id == o.id));
+        // With counts that disagree or threads missing, the model's counts
+        // are somebody's guess: the generations are not worth following.
+        let overrun = if counts.is_empty() && divergent.is_empty() && oversubscribed.is_empty() {
+            let budget = Budget { max_states: options.max_states.min(OVERRUN_STATES), max_time: options.max_time };
+            cute_check::overrun::find(model, &budget)
+        } else {
+            None
+        };
+        NamedFindings { counts, divergent, oversubscribed, overrun }
+    }
+
+    /// The diagnostics, the first carrying `trace` (a deadlock's), if any.
+    fn diagnostics(
+        &self,
+        ctx: &KernelContext<'_>,
+        model: &Model,
+        mut trace: Option<Vec<Related>>,
+        notes: &[String],
+        severity: crate::Severity,
+        options: &AnalysisOptions,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for m in &self.counts {
+            out.push(named_barrier_count_mismatch::diagnostic(ctx, model, m, trace.take().unwrap_or_default(), notes.to_vec(), severity));
+        }
+        for d in &self.divergent {
+            out.push(divergent_barrier::diagnostic(ctx, model, d, trace.take().unwrap_or_default(), notes.to_vec(), severity));
+        }
+        for o in &self.oversubscribed {
+            out.push(barrier_recycling::oversubscribed_diagnostic(ctx, model, o, trace.take().unwrap_or_default(), notes.to_vec(), severity));
+        }
+        if let Some(o) = &self.overrun {
+            out.push(barrier_recycling::overrun_diagnostic(ctx, model, o, options.max_trace_steps, notes.to_vec(), severity));
+        }
+        out
+    }
 }
 
 /// The memory-ordering findings that hold whatever the data: for every way

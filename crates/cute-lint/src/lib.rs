@@ -11,6 +11,7 @@ mod context;
 mod db;
 mod diagnostic;
 mod memory;
+mod named;
 pub mod hover;
 mod incremental;
 pub mod rules;

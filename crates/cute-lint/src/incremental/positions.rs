@@ -187,6 +187,9 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
     for (site, ..) in &mut m.partial_warp_collectives {
         *site = r.range(*site);
     }
+    for u in &mut m.barrier_uses {
+        u.site = r.range(u.site);
+    }
     for t in &mut m.memory {
         for op in &mut t.ops {
             op.site = r.range(op.site);

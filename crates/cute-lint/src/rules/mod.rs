@@ -8,7 +8,9 @@
 
 pub mod analysis_incomplete;
 pub mod arrive_count_mismatch;
+pub mod barrier_recycling;
 pub mod deadlock;
+pub mod divergent_barrier;
 pub mod dsmem_race;
 pub mod fence_after_sync;
 pub mod mbarrier_init_hazard;
@@ -16,6 +18,8 @@ pub mod missing_acquire;
 pub mod missing_proxy_fence;
 pub mod missing_release;
 pub mod missing_wait;
+pub mod named_barrier_count_mismatch;
+pub mod named_barrier_deadlock;
 pub mod read_before_wait;
 pub mod scope_too_narrow;
 pub mod single_lane_collective;
@@ -50,6 +54,10 @@ pub const ALL: &[&Rule] = &[
     &missing_release::RULE,
     &scope_too_narrow::RULE,
     &missing_wait::RULE,
+    &named_barrier_count_mismatch::RULE,
+    &named_barrier_deadlock::RULE,
+    &barrier_recycling::RULE,
+    &divergent_barrier::RULE,
     &smem_race::RULE,
     &dsmem_race::RULE,
     &deadlock::RULE,

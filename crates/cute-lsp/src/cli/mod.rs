@@ -36,8 +36,9 @@ pub fn explain(rule: &str) -> ExitCode {
 }
 
 pub fn rules() -> ExitCode {
+    let width = rules::ALL.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in rules::ALL {
-        println!("{}  {:<22} {:<8} {}", r.code, r.name, r.default_severity.as_str(), r.summary);
+        println!("{}  {:<width$}  {:<8} {}", r.code, r.name, r.default_severity.as_str(), r.summary);
     }
     ExitCode::SUCCESS
 }

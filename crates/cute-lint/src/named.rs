@@ -1,0 +1,176 @@
+//! What the named-barrier rules (CUTE030-CUTE033) share: the registrations
+//! of the model grouped by CTA, barrier id and round, descriptions of the
+//! threads that make them, and the `number_of_threads=` argument of a call.
+
+use std::collections::BTreeMap;
+
+use cute_check::model::{describe_threads, BarrierUse, Model};
+use cute_ir::ast::{Stmt, StmtKind};
+use cute_syntax::TextRange;
+
+use crate::context::KernelContext;
+
+/// The registrations of one CTA with one barrier id, by round.
+pub struct IdUses<'m> {
+    pub cta: u32,
+    pub id: i64,
+    pub rounds: BTreeMap<u32, Vec<&'m BarrierUse>>,
+}
+
+impl IdUses<'_> {
+    /// Threads registering in a round (each thread once per round).
+    pub fn threads_in(&self, round: u32) -> u32 {
+        self.rounds.get(&round).map_or(0, |us| us.iter().map(|u| u.threads.len() as u32).sum())
+    }
+}
+
+/// Every (CTA, id) of the model with its registrations, in order.
+pub fn by_id(model: &Model) -> Vec<IdUses<'_>> {
+    let mut map: BTreeMap<(u32, i64), BTreeMap<u32, Vec<&BarrierUse>>> = BTreeMap::new();
+    for u in &model.barrier_uses {
+        map.entry((u.cta, u.id)).or_default().entry(u.round).or_default().push(u);
+    }
+    map.into_iter().map(|((cta, id), rounds)| IdUses { cta, id, rounds }).collect()
+}
+
+/// "warps 4..7", "threads 0..15 of warp 0", with the CTA when there are several.
+pub fn describe(model: &Model, cta: u32, tids: &[u32]) -> String {
+    let mut tids = tids.to_vec();
+    tids.sort_unstable();
+    tids.dedup();
+    // Full warps are named as warps, lanes of a partial warp as threads.
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut partial: Vec<u32> = Vec::new();
+    let mut i = 0;
+    while i < tids.len() {
+        let warp = tids[i] / 32;
+        let lanes_in_warp = (model.threads_per_cta.saturating_sub(warp * 32)).min(32) as usize;
+        let j = tids[i..].iter().take_while(|&&t| t / 32 == warp).count();
+        if j == lanes_in_warp {
+            out.push((cta, warp * 32));
+        } else {
+            partial.extend_from_slice(&tids[i..i + j]);
+        }
+        i += j;
+    }
+    let mut parts = Vec::new();
+    if !out.is_empty() {
+        parts.push(describe_threads(&out, model.ctas));
+    }
+    if !partial.is_empty() {
+        let mut runs: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < partial.len() {
+            let mut j = i;
+            while j + 1 < partial.len() && partial[j + 1] == partial[j] + 1 {
+                j += 1;
+            }
+            runs.push(if j > i { format!("{}..{}", partial[i], partial[j]) } else { partial[i].to_string() });
+            i = j + 1;
+        }
+        let noun = if partial.len() == 1 { "thread" } else { "threads" };
+        let cta_note = if model.ctas > 1 { format!(" of CTA {cta}") } else { String::new() };
+        if runs.len() > 4 {
+            let n = runs.len();
+            parts.push(format!("{noun} {}, ... ({n} ranges){cta_note}", runs[..3].join(", ")));
+        } else {
+            parts.push(format!("{noun} {}{cta_note}", runs.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        "no thread".to_string()
+    } else {
+        parts.join(" and ")
+    }
+}
+
+/// "`named barrier 1`" / "barrier 0 (`sync_threads`)", with the CTA when there are several.
+pub fn barrier_name(model: &Model, cta: u32, id: i64) -> String {
+    let base = if id == 0 { "barrier 0 (the one `sync_threads` uses)".to_string() } else { format!("named barrier {id}") };
+    if model.ctas > 1 {
+        format!("{base} of CTA {cta}")
+    } else {
+        base
+    }
+}
+
+/// The range of the value of keyword argument `name` in the call at `site`.
+pub fn kwarg_value(ctx: &KernelContext<'_>, site: TextRange, name: &str) -> Option<TextRange> {
+    let text = ctx.slice(site);
+    let open = text.find('(')?;
+    let mut depth = 0;
+    let mut start = open + 1;
+    let mut args: Vec<(usize, usize)> = Vec::new();
+    for (i, ch) in text.char_indices().skip_while(|&(i, _)| i < open) {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    args.push((start, i));
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                args.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    for (a, b) in args {
+        let s = &text[a..b];
+        let body = s.trim_start();
+        let lead = s.len() - body.len();
+        let Some(rest) = body.strip_prefix(name) else { continue };
+        let Some(value) = rest.trim_start().strip_prefix('=') else { continue };
+        let value_trimmed = value.trim();
+        if value_trimmed.is_empty() {
+            continue;
+        }
+        let vstart = a + lead + (body.len() - value.trim_start().len());
+        return Some(TextRange { start: site.start + vstart as u32, end: site.start + (vstart + value_trimmed.len()) as u32 });
+    }
+    None
+}
+
+/// The first line of a statement, as a range.
+pub fn first_line(ctx: &KernelContext<'_>, stmt: &Stmt) -> TextRange {
+    let end = ctx.next_line_start(stmt.range.start).saturating_sub(1).max(stmt.range.start).min(stmt.range.end);
+    TextRange { start: stmt.range.start, end }
+}
+
+/// Why some threads do not reach `site`: the innermost branch around it and
+/// the `return` statements of its function that come before it.
+pub fn why_not_reached(ctx: &KernelContext<'_>, site: TextRange) -> Vec<crate::Related> {
+    let mut out = Vec::new();
+    let Some((f, chain)) = ctx.ancestors(site) else { return out };
+    if let Some(branch) = chain.iter().rev().find(|s| matches!(s.kind, StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::For { .. })) {
+        out.push(crate::Related {
+            range: first_line(ctx, branch),
+            message: "this depends on the thread: only some threads run the barrier below".to_string(),
+        });
+    }
+    fn returns<'a>(stmts: &'a [Stmt], before: u32, out: &mut Vec<&'a Stmt>) {
+        for s in stmts {
+            if s.range.start >= before {
+                return;
+            }
+            match &s.kind {
+                StmtKind::Return(_) => out.push(s),
+                StmtKind::If { then, orelse, .. } => {
+                    returns(then, before, out);
+                    returns(orelse, before, out);
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => returns(body, before, out),
+                _ => {}
+            }
+        }
+    }
+    let mut rets = Vec::new();
+    returns(&f.body, site.start, &mut rets);
+    for r in rets {
+        out.push(crate::Related { range: first_line(ctx, r), message: "threads that return here never reach the barrier".to_string() });
+    }
+    out
+}

@@ -1,0 +1,122 @@
+//! CUTE033 divergent-barrier: a CTA-wide or aligned barrier reached by
+//! some of the threads that must execute it. See `divergent_barrier.md`.
+//!
+//! Decided on the model's registrations, which record every lane that
+//! reaches each barrier call: a CTA-wide barrier (`sync_threads`, barrier 0)
+//! must be reached the same number of times by every thread of the CTA; an
+//! aligned one (`barrier`, `bar.sync`) by all lanes of a warp together.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cute_check::model::Model;
+use cute_syntax::TextRange;
+
+use super::Rule;
+use crate::context::KernelContext;
+use crate::named::{barrier_name, describe, why_not_reached};
+use crate::{Related, Severity};
+
+pub const RULE: Rule = Rule {
+    code: "CUTE033",
+    name: "divergent-barrier",
+    default_severity: Severity::Error,
+    summary: "a CTA-wide or aligned barrier under thread-dependent control flow, or with participants that return before it",
+    doc: include_str!("divergent_barrier.md"),
+};
+
+pub struct Divergent {
+    pub site: TextRange,
+    pub cta: u32,
+    pub id: i64,
+    /// The whole CTA must reach it (else: every lane of a warp).
+    pub cta_wide: bool,
+    pub reached: Vec<u32>,
+    pub missing: Vec<u32>,
+}
+
+pub fn find(model: &Model) -> Vec<Divergent> {
+    let tpc = model.threads_per_cta;
+    let mut out: Vec<Divergent> = Vec::new();
+    let mut by_site: BTreeMap<(TextRange, u32), Vec<&cute_check::model::BarrierUse>> = BTreeMap::new();
+    for u in &model.barrier_uses {
+        by_site.entry((u.site, u.cta)).or_default().push(u);
+    }
+    for ((site, cta), uses) in by_site {
+        if out.iter().any(|d| d.site == site) {
+            continue;
+        }
+        let id = uses[0].id;
+        if uses.iter().any(|u| u.cta_wide || (u.id == 0 && u.count == tpc)) {
+            let mut times: BTreeMap<u32, u32> = (0..tpc).map(|t| (t, 0)).collect();
+            for u in &uses {
+                for &t in &u.threads {
+                    *times.entry(t).or_default() += 1;
+                }
+            }
+            let most = times.values().copied().max().unwrap_or(0);
+            if times.values().any(|&n| n != most) {
+                let reached: Vec<u32> = times.iter().filter(|(_, &n)| n == most).map(|(&t, _)| t).collect();
+                let missing: Vec<u32> = times.iter().filter(|(_, &n)| n != most).map(|(&t, _)| t).collect();
+                out.push(Divergent { site, cta, id, cta_wide: true, reached, missing });
+                continue;
+            }
+        }
+        // Aligned: the lanes of a warp reach it together.
+        for u in uses.iter().filter(|u| u.sync) {
+            let present: BTreeSet<u32> = u.threads.iter().copied().collect();
+            let warps: BTreeSet<u32> = present.iter().map(|t| t / 32).collect();
+            let missing: Vec<u32> =
+                warps.iter().flat_map(|w| (w * 32..((w + 1) * 32).min(tpc)).filter(|t| !present.contains(t))).collect();
+            if !missing.is_empty() {
+                out.push(Divergent { site, cta, id, cta_wide: false, reached: present.into_iter().collect(), missing });
+                break;
+            }
+        }
+    }
+    out
+}
+
+pub fn diagnostic(
+    ctx: &KernelContext<'_>,
+    model: &Model,
+    d: &Divergent,
+    trace: Vec<Related>,
+    notes: Vec<String>,
+    severity: Severity,
+) -> crate::Diagnostic {
+    let reached = describe(model, d.cta, &d.reached);
+    let missing = describe(model, d.cta, &d.missing);
+    let call = ctx.slice(d.site).split('(').next().unwrap_or("barrier").trim().to_string();
+    let what = if d.cta_wide {
+        format!(
+            "`{call}` is a CTA-wide barrier: all {} threads of the CTA must reach it together, but {missing} {} not (only {reached} do)",
+            model.threads_per_cta,
+            if d.missing.len() == 1 { "does" } else { "do" }
+        )
+    } else {
+        format!(
+            "`{call}` on {} is aligned: every lane of a warp must execute it together, but {missing} {} not (only {reached} do)",
+            barrier_name(model, d.cta, d.id),
+            if d.missing.len() == 1 { "does" } else { "do" }
+        )
+    };
+    let mut related = why_not_reached(ctx, d.site);
+    related.push(Related { range: d.site, message: format!("reached by {reached}; never by {missing}") });
+    related.extend(trace);
+    crate::Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity,
+        message: format!("`{}`: {what}", ctx.kernel.display_name()),
+        range: d.site,
+        label: "reached by part of the threads that must execute it".to_string(),
+        related,
+        notes,
+        help: Some(if d.cta_wide {
+            "move the barrier out of the thread-dependent branch (and before any early return), or synchronize the participating warps with a named barrier (`cute.arch.barrier(barrier_id=1..15, number_of_threads=...)`)".to_string()
+        } else {
+            "branch on the warp index (not the lane or thread index) around aligned barriers, so whole warps take the same path".to_string()
+        }),
+        fixes: Vec::new(),
+    }
+}
