@@ -213,6 +213,14 @@ const MAX_MEMORY_OPS: usize = 60_000;
 /// Pairs of accesses compared at most.
 const MAX_PAIRS: usize = 2_000_000;
 
+/// Time the analysis of one model takes at most (the explorer has its own
+/// budget): a model it cannot finish in time is reported, not waited on.
+const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn out_of_time() -> String {
+    format!("the memory-ordering analysis did not finish within {} s", MAX_TIME.as_secs())
+}
+
 /// How many models with memory operations this process has analysed (for
 /// tests and benchmarks that show an edit did not analyse again).
 pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -234,10 +242,9 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
             "its threads perform {ops} memory operations, more than the {MAX_MEMORY_OPS} the memory-ordering analysis follows"
         ));
     }
-    let Some(run) = Execution::run(model) else {
-        return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis"));
-    };
-    let mut findings = run.findings(model)?;
+    let deadline = std::time::Instant::now() + MAX_TIME;
+    let run = Execution::run(model, deadline)?;
+    let mut findings = run.findings(model, deadline)?;
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));
     Ok(findings)
@@ -252,7 +259,7 @@ struct Execution<'m> {
 }
 
 impl<'m> Execution<'m> {
-    fn run(model: &'m Model) -> Option<Execution<'m>> {
+    fn run(model: &'m Model, deadline: std::time::Instant) -> Result<Execution<'m>, String> {
         let mut memory: HashMap<(u32, u32), &'m ThreadMemory> = HashMap::new();
         for t in &model.memory {
             memory.insert(t.thread, t);
@@ -273,7 +280,7 @@ impl<'m> Execution<'m> {
             .sum();
         let width = programs.len() + asyncs;
         if width > MAX_CLOCKS {
-            return None;
+            return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis"));
         }
         let leaders: HashMap<(u32, u32), usize> =
             programs.iter().enumerate().filter(|(_, p)| p.0 .1 % 32 == 0).map(|(i, p)| ((p.0 .0, p.0 .1 / 32), i)).collect();
@@ -345,7 +352,10 @@ impl<'m> Execution<'m> {
         let mut order: BTreeSet<(usize, usize)> = (0..n).map(|a| (0, a)).collect();
         let mut placed = vec![0usize; n];
         let mut spinners: BTreeSet<usize> = (0..n).filter(|&a| exec.next_spins(a)).collect();
-        loop {
+        for step in 0u64.. {
+            if step % 4096 == 0 && std::time::Instant::now() > deadline {
+                return Err(out_of_time());
+            }
             let spun = spinners.iter().copied().find(|&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
             let a = match spun {
                 Some(a) => a,
@@ -371,7 +381,7 @@ impl<'m> Execution<'m> {
                 spinners.remove(&a);
             }
         }
-        Some(exec)
+        Ok(exec)
     }
 
     /// One step of actor `a`; false when it is blocked or done.
@@ -743,7 +753,7 @@ impl<'m> Execution<'m> {
         actor.ops.get(after)
     }
 
-    fn findings(&self, model: &Model) -> Result<Vec<MemoryFinding>, String> {
+    fn findings(&self, model: &Model, deadline: std::time::Instant) -> Result<Vec<MemoryFinding>, String> {
         let mut out = Vec::new();
         let mut checked = 0usize;
         let mut by_buffer: HashMap<BufferIx, Vec<usize>> = HashMap::new();
@@ -763,7 +773,10 @@ impl<'m> Execution<'m> {
                     "more than {MAX_PAIRS} pairs of accesses to compare, too many for the memory-ordering analysis"
                 ));
             }
-            for (i, j) in pairs {
+            for (n, (i, j)) in pairs.into_iter().enumerate() {
+                if n % 4096 == 0 && std::time::Instant::now() > deadline {
+                    return Err(out_of_time());
+                }
                 {
                     let (e1, e2) = (&self.events[i], &self.events[j]);
                     if e1.actor == e2.actor && e1.async_id.is_none() && e2.async_id.is_none() {
