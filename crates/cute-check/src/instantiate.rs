@@ -913,43 +913,7 @@ impl ThreadRun<'_> {
             Api::Barrier | Api::BarrierArrive => {
                 let id = kwargs.iter().find(|(k, _)| k == "barrier_id").map(|(_, v)| v.clone());
                 let n = kwargs.iter().find(|(k, _)| k == "number_of_threads").map(|(_, v)| v.clone());
-                let id = match id {
-                    None | Some(Value::None) => 0,
-                    Some(v) => match v.as_int() {
-                        Some(i) => i,
-                        None => {
-                            self.unresolved(site, "the id of this named barrier is not known statically".to_string());
-                            return Value::None;
-                        }
-                    },
-                };
-                let cta_wide = id == 0 && matches!(n, None | Some(Value::None));
-                let count = match n {
-                    None | Some(Value::None) => self.threads_per_cta,
-                    Some(v) => match v.as_int().and_then(|c| u32::try_from(c).ok()) {
-                        Some(c) if c > 0 && c <= 1 << 16 => c,
-                        _ => {
-                            let what = match v.as_int() {
-                                Some(c) => format!("the thread count {c} of this named barrier is not a valid count"),
-                                None => "the thread count of this named barrier is not known statically".to_string(),
-                            };
-                            self.unresolved(site, what);
-                            return Value::None;
-                        }
-                    },
-                };
-                if !(0..16).contains(&id) {
-                    self.unresolved(site, format!("the named barrier id {id} is outside the 16 hardware barriers (0 to 15)"));
-                    return Value::None;
-                }
-                self.record_use(id, count, api == Api::Barrier, cta_wide, site);
-                let kind = if id == 0 && count == self.threads_per_cta { BarrierKind::CtaBarrier } else { BarrierKind::NamedBarrier(id) };
-                let bar = self.pseudo_barrier(kind, self.cta, count);
-                let parity = self.generation_arrive(bar, site);
-                if api == Api::Barrier {
-                    self.push(OpKind::Wait { bar, parity }, site);
-                }
-                Value::None
+                self.named_barrier(id, n, api == Api::Barrier, site)
             }
             Api::ClusterArrive | Api::ClusterArriveRelaxed => {
                 let total = self.threads_per_cta * self.ctas;
@@ -1016,6 +980,72 @@ impl ThreadRun<'_> {
         })
     }
 
+    /// `barrier(barrier_id=, number_of_threads=)` (`waits`) or
+    /// `barrier_arrive(...)`: CTA barrier 0 or a named barrier.
+    fn named_barrier(&mut self, id: Option<Value>, n: Option<Value>, waits: bool, site: TextRange) -> Value {
+        let id = match id {
+            None | Some(Value::None) => 0,
+            Some(v) => match v.as_int() {
+                Some(i) => i,
+                None => {
+                    self.unresolved(site, "the id of this named barrier is not known statically".to_string());
+                    return Value::None;
+                }
+            },
+        };
+        let cta_wide = id == 0 && matches!(n, None | Some(Value::None));
+        let count = match n {
+            None | Some(Value::None) => self.threads_per_cta,
+            Some(v) => match v.as_int().and_then(|c| u32::try_from(c).ok()) {
+                Some(c) if c > 0 && c <= 1 << 16 => c,
+                _ => {
+                    let what = match v.as_int() {
+                        Some(c) => format!("the thread count {c} of this named barrier is not a valid count"),
+                        None => "the thread count of this named barrier is not known statically".to_string(),
+                    };
+                    self.unresolved(site, what);
+                    return Value::None;
+                }
+            },
+        };
+        if !(0..16).contains(&id) {
+            self.unresolved(site, format!("the named barrier id {id} is outside the 16 hardware barriers (0 to 15)"));
+            return Value::None;
+        }
+        self.record_use(id, count, waits, cta_wide, site);
+        let kind = if id == 0 && count == self.threads_per_cta { BarrierKind::CtaBarrier } else { BarrierKind::NamedBarrier(id) };
+        let bar = self.pseudo_barrier(kind, self.cta, count);
+        let parity = self.generation_arrive(bar, site);
+        if waits {
+            self.push(OpKind::Wait { bar, parity }, site);
+        }
+        Value::None
+    }
+
+    /// A method of a `cutlass.pipeline.NamedBarrier` object, as the package
+    /// implements it (`wait` and `sync` arrive and wait; the `_w_index` forms
+    /// use the barrier `barrier_id + index`).
+    fn named_barrier_method(&mut self, obj: &Value, method: &str, args: &[Value], site: TextRange) -> Value {
+        let Value::Object(o) = obj else { return Value::None };
+        let id = o.attrs.get("barrier_id").cloned();
+        let n = o.attrs.get("num_threads").cloned();
+        let with_index = |id: Option<Value>| match (id, args.first()) {
+            (Some(id), Some(i)) => Some(eval::binary(cute_ir::ast::BinOp::Add, &id, i)),
+            (id, _) => id,
+        };
+        match method {
+            "arrive" | "arrive_unaligned" => self.named_barrier(id, n, false, site),
+            "wait" | "wait_unaligned" | "arrive_and_wait" | "sync" => self.named_barrier(id, n, true, site),
+            "arrive_w_index" => self.named_barrier(with_index(id), n, false, site),
+            "arrive_and_wait_w_index" => self.named_barrier(with_index(id), n, true, site),
+            "get_barrier" => id.unwrap_or(Value::unknown("a named barrier id")),
+            _ => {
+                self.unresolved(site, format!("it synchronizes through `NamedBarrier.{method}`, which is not modelled"));
+                Value::None
+            }
+        }
+    }
+
     /// An arrival made by lane 0 of the warp only (elected inside the
     /// library), counted once whatever the convergence.
     fn push_lane0(&mut self, kind: OpKind, site: TextRange) {
@@ -1025,7 +1055,17 @@ impl ThreadRun<'_> {
     }
 
     fn pipeline_call(&mut self, call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        if eval::constructs_named_barrier(call) {
+            return eval::named_barrier(args, kwargs);
+        }
         if let Some(obj @ Value::Object(o)) = receiver {
+            if o.class == eval::NAMED_BARRIER {
+                let method = match &call.func {
+                    Expr::Attr { attr, .. } => attr.clone(),
+                    _ => String::new(),
+                };
+                return self.named_barrier_method(obj, &method, args, call.range);
+            }
             if o.class == crate::pipeline::PARTICIPANT || o.class == crate::pipeline::HANDLE {
                 let method = match &call.func {
                     Expr::Attr { attr, .. } => attr.clone(),
@@ -1261,9 +1301,13 @@ impl CallHandler for ThreadRun<'_> {
             }
             return self.sync_call(api, call, args, kwargs);
         }
-        // Methods of pipeline participants and handles that the API table
-        // does not name (`handle.commit()`, `consumer.release(h)`).
+        // Methods of pipeline participants and handles, and of named barrier
+        // objects, that the API table does not name (`handle.commit()`,
+        // `consumer.release(h)`, `bar.wait()`).
         if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
+            if c == eval::NAMED_BARRIER {
+                return self.named_barrier_method(obj, name, &args, call.range);
+            }
             if c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE {
                 return self.participant_call(call, obj, name, &args);
             }

@@ -104,6 +104,11 @@ const PIPELINE_METHODS: &[&str] = &[
     "wait_for_alloc",
     "producer_get_barrier",
     "consumer_get_barrier",
+    // `NamedBarrier` objects.
+    "arrive",
+    "arrive_unaligned",
+    "wait_unaligned",
+    "sync",
 ];
 
 /// Functions that live in `cutlass.cute.arch` (also reachable as

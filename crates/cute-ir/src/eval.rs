@@ -50,6 +50,25 @@ pub struct Object {
     pub attrs: BTreeMap<String, Value>,
 }
 
+/// The class of a `cutlass.pipeline.NamedBarrier(barrier_id, num_threads)`.
+pub const NAMED_BARRIER: &str = "NamedBarrier";
+
+/// Whether a call constructs a `cutlass.pipeline.NamedBarrier`.
+pub fn constructs_named_barrier(call: &Call) -> bool {
+    let name = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
+    name == "cutlass.pipeline.NamedBarrier" || name.ends_with("pipeline.NamedBarrier")
+}
+
+/// The object a `NamedBarrier(...)` call makes (its methods are the named
+/// barrier operations on its id and thread count).
+pub fn named_barrier(args: &[Value], kwargs: &[(String, Value)]) -> Value {
+    let arg = |name: &str, pos: usize| {
+        kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).or_else(|| args.get(pos).cloned()).unwrap_or(Value::unknown(format!("the {name} of a named barrier")))
+    };
+    let attrs = [("barrier_id".to_string(), arg("barrier_id", 0)), ("num_threads".to_string(), arg("num_threads", 1))];
+    Value::Object(std::sync::Arc::new(Object { class: NAMED_BARRIER.to_string(), attrs: attrs.into_iter().collect() }))
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Value {
     Int(i64),

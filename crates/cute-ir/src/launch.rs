@@ -445,6 +445,9 @@ impl CallHandler for HostCalls<'_> {
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {
             return v;
         }
+        if eval::constructs_named_barrier(call) {
+            return eval::named_barrier(&args, &kwargs);
+        }
         if let Expr::Name(n) = &call.func {
             if self.module.class(n).is_some() {
                 return self.construct(n, args, kwargs, env);
