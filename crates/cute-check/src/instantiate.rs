@@ -1074,8 +1074,49 @@ impl ThreadRun<'_> {
                 return self.participant_call(call, obj, &method, args);
             }
         }
+        if let Some(v) = self.pipeline_sync(call, args, kwargs) {
+            return v;
+        }
         let action = crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas);
         self.run_pipeline_action(action, call.range)
+    }
+
+    /// `pipeline_init_arrive` / `pipeline_init_wait` (the two halves of the
+    /// synchronization a `defer_sync=True` pipeline leaves to the kernel) and
+    /// `agent_sync`, as the package implements them: over a cluster of more
+    /// than one CTA a cluster arrive and wait, else a CTA barrier.
+    fn pipeline_sync(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+        let name = call.func.dotted()?;
+        let name = name.rsplit('.').next()?;
+        let arg = |key: &str| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).or_else(|| args.first().cloned());
+        let clustered = !matches!(arg("cluster_shape_mn"), None | Some(Value::None)) && self.ctas > 1;
+        let relaxed = matches!(kwargs.iter().find(|(k, _)| k == "is_relaxed").map(|(_, v)| v), Some(Value::Bool(true)))
+            || matches!(args.get(1), Some(Value::Bool(true)));
+        let arrive = if relaxed { Api::ClusterArriveRelaxed } else { Api::ClusterArrive };
+        match name {
+            "pipeline_init_arrive" => {
+                if clustered {
+                    self.sync_call(arrive, call, Vec::new(), Vec::new());
+                }
+            }
+            "pipeline_init_wait" => {
+                let api = if clustered { Api::ClusterWait } else { Api::SyncThreads };
+                self.sync_call(api, call, Vec::new(), Vec::new());
+            }
+            "agent_sync" => {
+                let group = call.args.first().or(call.kwargs.iter().find(|(k, _)| k == "group").map(|(_, e)| e)).and_then(Expr::dotted)?;
+                if group.ends_with("ThreadBlockCluster") {
+                    self.sync_call(arrive, call, Vec::new(), Vec::new());
+                    self.sync_call(Api::ClusterWait, call, Vec::new(), Vec::new());
+                } else if group.ends_with("ThreadBlock") {
+                    self.sync_call(Api::SyncThreads, call, Vec::new(), Vec::new());
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        Some(Value::None)
     }
 
     /// A method of a pipeline participant or of a handle it gave out
