@@ -1187,7 +1187,10 @@ impl ThreadRun<'_> {
         use crate::pipeline::Action;
         match action {
             Action::Value(v) => v,
-            Action::Create { pipeline, inits, sync } => {
+            Action::Create { pipeline, inits, sync, assumed } => {
+                if let Some(note) = assumed {
+                    self.shared.notes.insert(note);
+                }
                 // Warp 0's elected lane initialises every barrier of the ring.
                 for (i, (bar, count)) in inits.iter().enumerate() {
                     let name = format!("{}[{}] of the pipeline", if i % 2 == 0 { "full" } else { "empty" }, i / 2);

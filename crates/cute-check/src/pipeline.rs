@@ -85,6 +85,8 @@ impl Kind {
 }
 
 pub const PIPELINE: &str = "Pipeline";
+/// The stages a ring whose stage count is not known is modelled with.
+const ASSUMED_STAGES: i64 = 2;
 pub const STATE: &str = "PipelineState";
 pub const GROUP: &str = "CooperativeGroup";
 /// `PipelineProducer` / `PipelineConsumer` from `make_participants()`:
@@ -99,7 +101,8 @@ pub enum Action {
     /// A plain value (a group, a state, a pipeline object).
     Value(Value),
     /// Initialise the ring from warp 0, then synchronize the CTA unless deferred.
-    Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: bool },
+    /// `assumed`: what the model takes for a value it does not know.
+    Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: bool, assumed: Option<String> },
     Wait { bar: SmemRef, phase: i64 },
     /// Every calling thread arrives.
     Arrive { bar: SmemRef },
@@ -203,7 +206,18 @@ pub fn action(
             if clustered && ctas > 1 && kind != Kind::Async {
                 return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs (multicast signals)"));
             }
-            let stages = kwarg(kwargs, "num_stages").and_then(Value::as_int);
+            // The stage count is often computed on the host from the shared
+            // memory left (`self.num_ab_stage`); the protocol does not depend
+            // on it, so a ring of two stages stands for it, and says so. The
+            // group sizes are arrival counts: those are never guessed.
+            let (stages, assumed) = match kwarg(kwargs, "num_stages").map(|v| (v.as_int(), v)) {
+                Some((Some(n), _)) => (Some(n), None),
+                Some((None, _)) => (
+                    Some(ASSUMED_STAGES),
+                    Some(format!("the stage count of a `{class_name}` is not known statically: assuming {ASSUMED_STAGES} stages")),
+                ),
+                None => (None, None),
+            };
             let producers = kwarg(kwargs, "producer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
             let consumers = kwarg(kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
             let storage = match kwarg(kwargs, "barrier_storage") {
@@ -211,8 +225,15 @@ pub fn action(
                 None | Some(Value::None) => Some(SmemRef::new(format!("pipeline@{}", call.range.start))),
                 _ => None,
             };
+            let what = match (stages, producers, consumers, &storage) {
+                (None, ..) => "its stage count",
+                (_, None, ..) => "the size of its producer group",
+                (_, _, None, _) => "the size of its consumer group",
+                (.., None) => "its barrier storage",
+                _ => "",
+            };
             let (Some(stages), Some(producers), Some(consumers), Some(base)) = (stages, producers, consumers, storage) else {
-                return Action::Unsupported(format!("{class} (its stages, groups or barrier storage)"));
+                return Action::Unsupported(format!("{class} ({what} is not known statically)"));
             };
             let sync = !matches!(kwarg(kwargs, "defer_sync").and_then(Value::as_bool), Some(true));
             let full = base.clone();
@@ -231,7 +252,7 @@ pub fn action(
                     ("empty", Value::Smem(empty)),
                 ],
             );
-            Action::Create { pipeline, inits, sync }
+            Action::Create { pipeline, inits, sync, assumed }
         }
         "make_participants" | "make_producer" | "make_consumer" => {
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
