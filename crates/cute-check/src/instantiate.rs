@@ -147,6 +147,8 @@ pub fn instantiate(
         bounded: false,
         partial_warp: BTreeMap::new(),
         barrier_uses: BTreeMap::new(),
+        deadline: std::time::Instant::now() + MAX_TIME,
+        out_of_time: false,
     };
     let lane_varying = lane_varying_names(kernel, &launch.globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
@@ -156,6 +158,13 @@ pub fn instantiate(
     let mut thread_memory = Vec::new();
     'threads: for cta in 0..model.ctas {
         for tid in 0..model.threads_per_cta {
+            if shared.out_of_time {
+                shared.unresolved.insert(Unresolved {
+                    site: kernel.name_range,
+                    what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
+                });
+                break 'threads;
+            }
             if total_steps > options.max_steps_total {
                 shared.unresolved.insert(Unresolved {
                     site: kernel.name_range,
@@ -240,6 +249,7 @@ pub fn instantiate(
     model.memory = thread_memory;
     memory::stage_element_accesses(&mut model.memory);
     model.bounded = shared.bounded;
+    model.out_of_time = shared.out_of_time;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
     model.barrier_uses = shared
@@ -354,7 +364,15 @@ struct Shared {
     /// (cta, id, site, round, count, sync, cta_wide) -> threads, for
     /// [`BarrierUse`].
     barrier_uses: BTreeMap<(u32, i64, TextRange, u32, u32, bool, bool), Vec<u32>>,
+    /// When running the threads must stop (see `MAX_TIME`).
+    deadline: std::time::Instant,
+    out_of_time: bool,
 }
+
+/// Time the threads of one instantiation may run at most: beside the step
+/// budgets, a bound on wall time, so that pathological code (a `while True`
+/// over an unrolled loop, typed half-way) is reported rather than waited on.
+const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PartialOrd for Unresolved {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -507,6 +525,12 @@ impl ThreadRun<'_> {
         }
         if self.steps > self.options.max_steps_per_thread {
             self.overflow = true;
+            return Flow::Return(Value::None);
+        }
+        if self.steps % 1024 == 0 && std::time::Instant::now() > self.shared.deadline {
+            self.shared.out_of_time = true;
+        }
+        if self.shared.out_of_time {
             return Flow::Return(Value::None);
         }
         match &s.kind {

@@ -146,6 +146,8 @@ pub struct Model {
     pub assumptions: Vec<String>,
     /// Whether some loop was cut at a bound (the verdict is bounded).
     pub bounded: bool,
+    /// Whether running the threads hit the instantiation's time budget.
+    pub out_of_time: bool,
     /// Values the synchronization depends on that could not be resolved.
     pub unresolved: Vec<Unresolved>,
     /// Warp-collective operations reached by part of a warp only: (site,
@@ -484,6 +486,7 @@ impl Model {
             groups,
             assumptions: Vec::new(),
             bounded: self.bounded,
+            out_of_time: self.out_of_time,
             unresolved: Vec::new(),
             partial_warp_collectives: Vec::new(),
             cluster_ctas: self.cluster_ctas,
