@@ -82,6 +82,7 @@ pub fn instantiate(
     let block = match launch.block {
         Some(b) => b,
         None => {
+            model.block_assumed = true;
             model.assumptions.push(format!(
                 "the launch of `{}` was not found in this file: assuming {} threads per CTA",
                 kernel.display_name(),
@@ -149,6 +150,7 @@ pub fn instantiate(
         barrier_uses: BTreeMap::new(),
         deadline: std::time::Instant::now() + MAX_TIME,
         out_of_time: false,
+        block_assumed: model.block_assumed,
     };
     let lane_varying = lane_varying_names(kernel, &launch.globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
@@ -367,6 +369,8 @@ struct Shared {
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,
+    /// No launch was found: `threads_per_cta` is a default.
+    block_assumed: bool,
 }
 
 /// Time the threads of one instantiation may run at most: beside the step
@@ -1034,6 +1038,17 @@ impl ThreadRun<'_> {
         };
         if !(0..16).contains(&id) {
             self.unresolved(site, format!("the named barrier id {id} is outside the 16 hardware barriers (0 to 15)"));
+            return Value::None;
+        }
+        if self.shared.block_assumed && count > self.threads_per_cta {
+            // The code itself says the assumed block size is wrong.
+            self.unresolved(
+                site,
+                format!(
+                    "its launch was not found and this barrier names {count} threads, more than the {} per CTA assumed: the block size is not known",
+                    self.threads_per_cta
+                ),
+            );
             return Value::None;
         }
         self.record_use(id, count, waits, cta_wide, site);

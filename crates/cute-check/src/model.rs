@@ -148,6 +148,8 @@ pub struct Model {
     pub bounded: bool,
     /// Whether running the threads hit the instantiation's time budget.
     pub out_of_time: bool,
+    /// Whether `threads_per_cta` is assumed (no launch found), not read.
+    pub block_assumed: bool,
     /// Values the synchronization depends on that could not be resolved.
     pub unresolved: Vec<Unresolved>,
     /// Warp-collective operations reached by part of a warp only: (site,
@@ -487,6 +489,7 @@ impl Model {
             assumptions: Vec::new(),
             bounded: self.bounded,
             out_of_time: self.out_of_time,
+            block_assumed: self.block_assumed,
             unresolved: Vec::new(),
             partial_warp_collectives: Vec::new(),
             cluster_ctas: self.cluster_ctas,

@@ -59,13 +59,16 @@ pub fn find(model: &Model) -> Vec<CountMismatch> {
                 .unwrap_or(0);
             let mut sites: Vec<_> = uses.iter().collect();
             sites.sort_by_key(|u| u.site);
-            let invalid = sites.iter().find(|u| !u.cta_wide && (u.count % 32 != 0 || u.count > tpc));
+            // With the block size assumed (no launch found), neither the
+            // CTA's size nor how many threads reach the barrier is known.
+            let exceeds = |c: u32| !model.block_assumed && c > tpc;
+            let invalid = sites.iter().find(|u| !u.cta_wide && (u.count % 32 != 0 || exceeds(u.count)));
             let differing = sites
                 .iter()
-                .find(|u| u.count != reaching && counts.len() > 1)
+                .find(|u| u.count != reaching && counts.len() > 1 && !model.block_assumed)
                 .or_else(|| sites.iter().find(|u| u.count != majority));
             let (bad, what) = match (invalid, differing) {
-                (Some(u), _) if u.count > tpc => (u, format!("names {} threads, more than the {tpc} of the CTA", u.count)),
+                (Some(u), _) if exceeds(u.count) => (u, format!("names {} threads, more than the {tpc} of the CTA", u.count)),
                 (Some(u), _) => (u, format!("names {} threads, not a multiple of the warp size (32)", u.count)),
                 (None, Some(u)) if counts.len() > 1 => {
                     let others: Vec<String> = counts.iter().filter(|&&c| c != u.count).map(|c| c.to_string()).collect();
