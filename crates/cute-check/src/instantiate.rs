@@ -275,54 +275,34 @@ const MAX_CLUSTERS: u32 = 4;
 fn uses_global_sync(module: &Module, kernel: &FunctionDef) -> bool {
     let global = |c: &Call| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load | Api::InlineAsm));
     let helpers = cute_ir::slice::helpers_calling(module, global);
-    let mut found = false;
-    cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
-        let mut calls = Vec::new();
-        e.calls(&mut calls);
-        found |= calls.iter().any(|c| global(c) || cute_ir::slice::callee_name(c).is_some_and(|n| helpers.contains(n)));
-    });
-    found
+    cute_ir::ast::any_call(&kernel.body, |c| global(c) || cute_ir::slice::callee_name(c).is_some_and(|n| helpers.contains(n)))
 }
 
 /// Whether the kernel talks to other CTAs of its cluster (then a missing
 /// cluster shape matters).
 fn uses_cluster_api(kernel: &FunctionDef) -> bool {
-    let mut found = false;
-    cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
-        let mut calls = Vec::new();
-        e.calls(&mut calls);
-        for c in calls {
-            match Api::of_call(c) {
-                Some(
-                    Api::MapSharedCluster
-                    | Api::ClusterRank
-                    | Api::BlockInClusterIdx
-                    | Api::ClusterArrive
-                    | Api::ClusterArriveRelaxed
-                    | Api::ClusterWait,
-                ) => found = true,
-                Some(Api::MbarrierArrive) if api::arg(c, "peer_cta_rank_in_cluster").is_some() => found = true,
-                _ => {}
-            }
-        }
-    });
-    found
+    cute_ir::ast::any_call(&kernel.body, |c| match Api::of_call(c) {
+        Some(
+            Api::MapSharedCluster
+            | Api::ClusterRank
+            | Api::BlockInClusterIdx
+            | Api::ClusterArrive
+            | Api::ClusterArriveRelaxed
+            | Api::ClusterWait,
+        ) => true,
+        Some(Api::MbarrierArrive) => api::arg(c, "peer_cta_rank_in_cluster").is_some(),
+        _ => false,
+    })
 }
 
 /// Whether the kernel creates a `cutlass.pipeline` object over a cluster
 /// layout (`cta_layout_vmnk=`).
 fn creates_clustered_pipeline(kernel: &FunctionDef) -> bool {
-    let mut found = false;
-    cute_ir::ast::for_each_expr(&kernel.body, &mut |e| {
-        let mut calls = Vec::new();
-        e.calls(&mut calls);
-        found |= calls.iter().any(|c| {
-            Api::of_call(c) == Some(Api::Pipeline)
-                && c.func.dotted().is_some_and(|d| d.ends_with(".create"))
-                && c.kwargs.iter().any(|(k, _)| k == "cta_layout_vmnk")
-        });
-    });
-    found
+    cute_ir::ast::any_call(&kernel.body, |c| {
+        Api::of_call(c) == Some(Api::Pipeline)
+            && c.func.dotted().is_some_and(|d| d.ends_with(".create"))
+            && c.kwargs.iter().any(|(k, _)| k == "cta_layout_vmnk")
+    })
 }
 
 #[derive(Default)]

@@ -312,49 +312,45 @@ pub fn attribute(v: &Value, name: &str) -> Option<Value> {
 
 /// What `pipe.method(state)` does, for the methods that take a state.
 pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
-    {
-        {
-            let kind = match attr(pipe, "kind") {
-                Some(Value::Str(k)) => Kind::of_name(&k).unwrap_or(Kind::Async),
-                _ => Kind::Async,
-            };
-            let (produce, consume) = kind.signals();
-            let at = |which: &str| stage_barrier(pipe, which, state);
-            let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
-            let signal = |how: Signal, bar: SmemRef| match how {
-                Signal::Threads => Action::Arrive { bar },
-                Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
-                Signal::Tma => Action::Nothing,
-            };
-            match method {
-                "producer_acquire" => match (at("empty"), at("full")) {
-                    (Some((wait, phase)), Some((full, _))) if produce == Signal::Tma => {
-                        Action::WaitThenArriveOneLane { wait, phase, arrive: full }
-                    }
-                    (Some((bar, phase)), _) => Action::Wait { bar, phase },
-                    _ => unsupported(),
-                },
-                "producer_commit" => at("full").map(|(bar, _)| signal(produce, bar)).unwrap_or_else(unsupported),
-                "consumer_wait" => at("full").map(|(bar, phase)| Action::Wait { bar, phase }).unwrap_or_else(unsupported),
-                "consumer_release" => at("empty").map(|(bar, _)| signal(consume, bar)).unwrap_or_else(unsupported),
-                "producer_get_barrier" => at("full").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
-                "consumer_get_barrier" => at("empty").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
-                "producer_tail" => {
-                    let mut s = state.clone();
-                    let mut waits = Vec::new();
-                    let stages = attr(pipe, "stages").and_then(|v| v.as_int()).unwrap_or(0);
-                    for _ in 0..stages {
-                        match stage_barrier(pipe, "empty", &s) {
-                            Some(w) => waits.push(w),
-                            None => return unsupported(),
-                        }
-                        s = advanced(&s).unwrap_or(s);
-                    }
-                    Action::Tail { waits }
-                }
-                _ => Action::Unsupported(format!("`{method}`")),
+    let kind = match attr(pipe, "kind") {
+        Some(Value::Str(k)) => Kind::of_name(&k).unwrap_or(Kind::Async),
+        _ => Kind::Async,
+    };
+    let (produce, consume) = kind.signals();
+    let at = |which: &str| stage_barrier(pipe, which, state);
+    let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
+    let signal = |how: Signal, bar: SmemRef| match how {
+        Signal::Threads => Action::Arrive { bar },
+        Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
+        Signal::Tma => Action::Nothing,
+    };
+    match method {
+        "producer_acquire" => match (at("empty"), at("full")) {
+            (Some((wait, phase)), Some((full, _))) if produce == Signal::Tma => {
+                Action::WaitThenArriveOneLane { wait, phase, arrive: full }
             }
+            (Some((bar, phase)), _) => Action::Wait { bar, phase },
+            _ => unsupported(),
+        },
+        "producer_commit" => at("full").map(|(bar, _)| signal(produce, bar)).unwrap_or_else(unsupported),
+        "consumer_wait" => at("full").map(|(bar, phase)| Action::Wait { bar, phase }).unwrap_or_else(unsupported),
+        "consumer_release" => at("empty").map(|(bar, _)| signal(consume, bar)).unwrap_or_else(unsupported),
+        "producer_get_barrier" => at("full").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
+        "consumer_get_barrier" => at("empty").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
+        "producer_tail" => {
+            let mut s = state.clone();
+            let mut waits = Vec::new();
+            let stages = attr(pipe, "stages").and_then(|v| v.as_int()).unwrap_or(0);
+            for _ in 0..stages {
+                match stage_barrier(pipe, "empty", &s) {
+                    Some(w) => waits.push(w),
+                    None => return unsupported(),
+                }
+                s = advanced(&s).unwrap_or(s);
+            }
+            Action::Tail { waits }
         }
+        _ => Action::Unsupported(format!("`{method}`")),
     }
 }
 

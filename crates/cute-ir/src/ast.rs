@@ -271,6 +271,19 @@ impl Target {
     }
 }
 
+/// Whether any call in the statements (at any depth) satisfies `pred`.
+pub fn any_call(stmts: &[Stmt], mut pred: impl FnMut(&Call) -> bool) -> bool {
+    let mut found = false;
+    for_each_expr(stmts, &mut |e| {
+        if !found {
+            let mut calls = Vec::new();
+            e.calls(&mut calls);
+            found = calls.into_iter().any(&mut pred);
+        }
+    });
+    found
+}
+
 /// Calls `f` on every expression of the statements, in source order,
 /// descending into the bodies of `if`, `for`, `while` and `with`.
 pub fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {

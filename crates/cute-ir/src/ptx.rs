@@ -208,8 +208,8 @@ pub fn output_count(constraints: &str) -> usize {
 
 /// The source text of an assembly string with the memory semantics of its
 /// first instruction of the given kind changed to `sem` (a missing scope
-/// becomes `gpu`, which a semantics qualifier requires). `kind` is `"ld"`
-/// for reads and anything else for writes (`red`, `atom`, `st`). The text
+/// becomes `gpu`, which a semantics qualifier requires): with `reads`, the
+/// first `ld` or `atom`, else the first `red`, `atom` or `st`. The text
 /// is that of the string literal in the file, quotes and all, so that the
 /// edit replaces it in place. `None` when no such instruction is found.
 pub fn with_semantics(source: &str, reads: bool, sem: &str) -> Option<String> {

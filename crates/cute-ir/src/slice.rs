@@ -227,13 +227,7 @@ pub fn helpers_calling(module: &Module, pred: impl Fn(&crate::ast::Call) -> bool
             if helpers.contains(&f.name) {
                 continue;
             }
-            let mut calls_it = false;
-            crate::ast::for_each_expr(&f.body, &mut |e| {
-                let mut calls = Vec::new();
-                e.calls(&mut calls);
-                calls_it |= calls.iter().any(|c| pred(c) || callee_name(c).is_some_and(|n| helpers.contains(n)));
-            });
-            if calls_it {
+            if crate::ast::any_call(&f.body, |c| pred(c) || callee_name(c).is_some_and(|n| helpers.contains(n))) {
                 helpers.insert(f.name.clone());
             }
         }

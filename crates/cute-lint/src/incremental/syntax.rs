@@ -425,6 +425,7 @@ pub struct Piece {
 
 fn fn_facts(module: &Module) -> Vec<FnFacts> {
     use cute_ir::api::{Api, Effect};
+    let kernels: Vec<&cute_ir::ast::FunctionDef> = module.kernels().collect();
     module
         .functions
         .iter()
@@ -433,7 +434,7 @@ fn fn_facts(module: &Module) -> Vec<FnFacts> {
                 class: f.class_name.clone(),
                 name: f.name.clone(),
                 decorator: f.decorator,
-                kernel: module.kernels().any(|k| std::ptr::eq(k, f)),
+                kernel: kernels.iter().any(|k| std::ptr::eq(*k, f)),
                 syncs: false,
                 callees: Vec::new(),
                 compiles: false,
