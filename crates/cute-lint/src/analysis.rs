@@ -102,18 +102,39 @@ pub fn check_kernel_with(
     options: &AnalysisOptions,
     checkers: &mut Checkers<'_, '_>,
 ) -> Vec<Diagnostic> {
+    let kept = slice_kernel(ctx.module, ctx.kernel, ctx.text).kept_ids();
+    check_slice_with(ctx, &kept, launch, options, checkers)
+}
+
+/// How a kernel is instantiated under `options`.
+pub(crate) fn instantiate_options(options: &AnalysisOptions) -> InstantiateOptions {
+    InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() }
+}
+
+/// [`check_kernel_with`] on the statements `kept` of the kernel's slice.
+///
+/// What it reports is decided by the models instantiated from the slice
+/// (their explorations, memory-ordering analyses and the rules reading
+/// them); the kernel's text and positions only shape the diagnostics. The
+/// database relies on this to remember kernels found clean by their
+/// instantiation key alone.
+pub(crate) fn check_slice_with(
+    ctx: &KernelContext<'_>,
+    kept: &cute_ir::Kept,
+    launch: &Launch,
+    options: &AnalysisOptions,
+    checkers: &mut Checkers<'_, '_>,
+) -> Vec<Diagnostic> {
     let Checkers { explore: explorer, instantiate, memory: memory_analyzer } = checkers;
     let module = ctx.module;
     let kernel = ctx.kernel;
-    let slice = slice_kernel(module, kernel, ctx.text);
-    let kept = slice.kept_ids();
-    let inst_options = InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() };
+    let inst_options = instantiate_options(options);
     let explore_options = ExploreOptions {
         budget: Budget { max_states: options.max_states, max_time: options.max_time },
         full_expansion: false,
     };
 
-    let base = instantiate(module, kernel, &kept, launch, &Scenario::new(), &inst_options);
+    let base = instantiate(module, kernel, kept, launch, &Scenario::new(), &inst_options);
     let open = base.open_conditions.clone();
     let mut scenarios: Vec<Scenario> = vec![Scenario::new()];
     let mut notes: Vec<String> = Vec::new();
@@ -147,7 +168,7 @@ pub fn check_kernel_with(
         let model = if scenario.is_empty() {
             base.model.clone()
         } else {
-            instantiate(module, kernel, &kept, launch, scenario, &inst_options).model
+            instantiate(module, kernel, kept, launch, scenario, &inst_options).model
         };
         if !model.unresolved.is_empty() {
             incomplete.push(analysis_incomplete::unresolved(ctx, &model));

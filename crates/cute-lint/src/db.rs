@@ -12,7 +12,7 @@ use cute_check::explore::{explore, Budget, ExploreOptions, Outcome};
 use cute_check::Model;
 use cute_syntax::LineIndex;
 
-use crate::incremental::{abandon::Inflight, canonical, positions, syntax::TreeCache};
+use crate::incremental::{abandon::Inflight, canonical, clean::CleanKernels, positions, syntax::TreeCache};
 use crate::{analysis, Diagnostic};
 
 /// A Python file as the editor or the file system has it.
@@ -25,11 +25,12 @@ pub struct SourceFile {
 }
 
 /// State shared by every clone of a database that salsa does not track: the
-/// last syntax tree of each file (re-parsed incrementally) and the checks
-/// running on their own threads.
+/// last syntax tree of each file (re-parsed incrementally), the checks
+/// running on their own threads, and the kernels found clean.
 #[derive(Default)]
 pub struct Caches {
     pub(crate) trees: TreeCache,
+    pub(crate) clean_kernels: CleanKernels,
     pub(crate) instantiations: Inflight<canonical::Key, Arc<CheckedInstance>>,
     pub(crate) explorations: Inflight<(Model, usize, std::time::Duration), Arc<Outcome>>,
     pub(crate) memory_analyses: Inflight<Model, Arc<MemoryResult>>,

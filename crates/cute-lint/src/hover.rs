@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use cute_check::model::{describe_threads, Barrier, BarrierKind, Model, OpKind};
-use cute_check::{instantiate, InstantiateOptions, Scenario};
+use cute_check::{instantiate, Scenario};
 use cute_ir::api::Api;
 use cute_ir::ast::{Call, StmtKind};
 use cute_ir::launch::Launches;
@@ -80,7 +80,7 @@ pub fn hover(text: &str, offset: u32, options: &AnalysisOptions) -> Option<Hover
     let in_kernel = module.kernels().any(|k| std::ptr::eq(k, function));
     let kernels: Vec<_> = if in_kernel { vec![function] } else { module.kernels().collect() };
     let launches = Launches::of_module(&module);
-    let inst_options = InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() };
+    let inst_options = crate::analysis::instantiate_options(options);
     for kernel in kernels {
         let slice = slice_kernel(&module, kernel, text);
         let launch = launches.of_kernel(&module, kernel);

@@ -29,6 +29,7 @@
 
 pub(crate) mod abandon;
 pub(crate) mod canonical;
+pub(crate) mod clean;
 pub(crate) mod positions;
 pub(crate) mod syntax;
 
@@ -392,12 +393,23 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
     let kernel = &module.functions[kernel_index];
     let ctx = KernelContext { text: &text, index: &index, module: &module, kernel };
     let directory = context.directory(db);
+    let (launch, options) = (unit.launch(db), unit.options(db));
+    let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
+    let inst_options = analysis::instantiate_options(options);
+    let clean_key = canonical::key(directory, &module, kernel, &kept, launch, &cute_check::Scenario::new(), &inst_options)
+        .map(|(key, _)| (key, options.clone()));
+    if clean_key.as_ref().is_some_and(|key| db.caches().clean_kernels.contains(key)) {
+        return KernelResult { diagnostics: Vec::new(), spans, mappable: true, invariant: false };
+    }
     let mut checkers = analysis::Checkers {
         explore: &mut memo_explorer(db),
         instantiate: &mut memo_instantiator(db, directory),
         memory: &mut memo_memory(db),
     };
-    let diagnostics = analysis::check_kernel_with(&ctx, unit.launch(db), unit.options(db), &mut checkers);
+    let diagnostics = analysis::check_slice_with(&ctx, &kept, launch, options, &mut checkers);
+    if let (true, Some(key)) = (diagnostics.is_empty(), clean_key) {
+        db.caches().clean_kernels.insert(key);
+    }
     let inside = |p: u32| spans.iter().any(|&(s, e)| s <= p && p <= e);
     let mappable = diagnostics.iter().all(|d| {
         let mut ok = true;

@@ -52,14 +52,15 @@ pub struct TreeCache {
     files: Mutex<HashMap<salsa::Id, Parsed>>,
     /// The import header each file's chunks were last lowered with.
     headers: Mutex<HashMap<salsa::Id, String>>,
-    /// Trees of `header + chunks` texts parsed lately, newest last: the
-    /// chunks an edit touches are re-parsed from them incrementally, and
-    /// lowered from the same tree.
+    /// Trees of `header + chunks` texts parsed or lowered lately, newest
+    /// last: the chunks an edit touches are re-parsed from them
+    /// incrementally, and lowered from the same tree.
     recent: Mutex<std::collections::VecDeque<(String, Tree)>>,
 }
 
-/// Trees kept in [`TreeCache::recent`].
-const RECENT: usize = 16;
+/// Trees kept in [`TreeCache::recent`]: enough for every kernel of a large
+/// file, so that the first edit of any of them re-parses incrementally.
+const RECENT: usize = 128;
 
 impl TreeCache {
     pub fn set_header(&self, file: salsa::Id, header: &str) {
@@ -82,13 +83,17 @@ impl TreeCache {
     fn parse_recent(&self, old: &str, new: &str) -> Option<Tree> {
         let previous = self.recent_tree(old).map(|tree| (old.to_string(), tree));
         let tree = parse_whole(previous, new)?;
+        self.remember(new, &tree);
+        Some(tree)
+    }
+
+    fn remember(&self, text: &str, tree: &Tree) {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.retain(|(t, _)| t != new);
+        recent.retain(|(t, _)| t != text);
         if recent.len() == RECENT {
             recent.pop_front();
         }
-        recent.push_back((new.to_string(), tree.clone()));
-        Some(tree)
+        recent.push_back((text.to_string(), tree.clone()));
     }
 }
 
@@ -469,7 +474,7 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
     let full = format!("{header}{chunk}");
     let parsed = match cache.recent_tree(&full) {
         Some(tree) => Ok(SyntaxTree { text: full, tree }),
-        None => cute_syntax::parse(&full),
+        None => cute_syntax::parse(&full).inspect(|parsed| cache.remember(&parsed.text, &parsed.tree)),
     };
     let Ok(tree) = parsed else {
         return Piece {
