@@ -11,7 +11,10 @@
 //! `unknown_trip_count` times in every thread, and the verdict says it is
 //! bounded.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+// Looked up on every synchronization call of every thread: hashed fast.
+use rustc_hash::FxHashMap as HashMap;
 
 use cute_ir::api::{self, Api};
 use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
@@ -152,9 +155,10 @@ pub fn instantiate(
         out_of_time: false,
         block_assumed: model.block_assumed,
     };
-    let lane_varying = lane_varying_names(kernel, &launch.globals);
+    let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let lane_varying = lane_varying_names(kernel, &globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
-    let mut groups: HashMap<Vec<Op>, usize> = HashMap::new();
+    let mut groups: HashMap<Vec<Op>, usize> = HashMap::default();
     let mut group_list: Vec<Group> = Vec::new();
     let mut total_steps = 0usize;
     let mut thread_memory = Vec::new();
@@ -193,21 +197,21 @@ pub fn instantiate(
                 cluster_base: cta - cta % cluster_ctas,
                 grid,
                 elect_depth: 0,
-                generation: HashMap::new(),
-                rounds: HashMap::new(),
+                generation: HashMap::default(),
+                rounds: HashMap::default(),
                 inline_depth: 0,
                 overflow: false,
                 steps: 0,
                 inlining: Vec::new(),
-                globals: launch.globals.clone(),
+                globals: &globals,
                 lane_varying: &lane_varying,
                 divergence: 0,
                 observing: &observing,
                 pending_guard: None,
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
-                participants: HashMap::new(),
+                participants: HashMap::default(),
             };
-            let mut env = launch.globals.clone();
+            let mut env = globals.clone();
             for (k, v) in &launch.params {
                 env.insert(k.clone(), v.clone());
             }
@@ -414,7 +418,7 @@ struct ThreadRun<'a> {
     steps: usize,
     /// Functions being inlined, innermost last (to stop recursion).
     inlining: Vec<TextRange>,
-    globals: Env,
+    globals: &'a Env,
     /// Names whose value differs between the lanes of a warp.
     lane_varying: &'a BTreeSet<String>,
     /// Nesting depth of branches that split the warp.
@@ -695,7 +699,7 @@ impl ThreadRun<'_> {
 
     /// Whether a condition can differ between the lanes of one warp.
     fn is_lane_varying(&self, cond: &Expr) -> bool {
-        varies_across_lanes(cond, self.lane_varying, &self.globals)
+        varies_across_lanes(cond, self.lane_varying, self.globals)
     }
 
     /// Whether all lanes of this thread's warp run this code together: no
@@ -1301,7 +1305,8 @@ impl ThreadRun<'_> {
         let formal: Vec<_> = formal.collect();
         for p in &formal {
             if let Some(d) = &p.default {
-                let v = eval(d, &self.globals.clone(), self);
+                let globals = self.globals;
+                let v = eval(d, globals, self);
                 env.insert(p.name.clone(), v);
             }
         }

@@ -121,7 +121,13 @@ impl Value {
     }
 }
 
-pub type Env = BTreeMap<String, Value>;
+/// The names bound while evaluating one function: looked up on every name
+/// an expression reads, so hashed rather than ordered.
+pub type Env = rustc_hash::FxHashMap<String, Value>;
+
+/// Names bound at a launch or in a module, ordered so that they compare and
+/// hash as part of a key.
+pub type Bindings = BTreeMap<String, Value>;
 
 /// Gives calls their meaning.
 pub trait CallHandler {
@@ -486,7 +492,7 @@ mod tests {
 
     #[test]
     fn arithmetic_and_parity() {
-        let mut env = Env::new();
+        let mut env = Env::default();
         env.insert("phase".into(), Value::Int(1));
         assert_eq!(value_of("phase ^ 1", &env), Value::Int(0));
         assert_eq!(value_of("1 - phase", &env), Value::Int(0));

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use cute_syntax::{DecoratorKind, TextRange};
 
 use crate::ast::{Call, Expr, FunctionDef, Stmt, StmtKind};
-use crate::eval::{self, assign, eval, CallHandler, Env, Object, Value};
+use crate::eval::{self, assign, eval, Bindings, CallHandler, Env, Object, Value};
 use crate::module::Module;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -25,9 +25,9 @@ pub struct Launch {
     /// CTAs in the grid (x, y, z), when known.
     pub grid: Option<[u32; 3]>,
     /// Values of the kernel's parameters (including `self`).
-    pub params: Env,
+    pub params: Bindings,
     /// Module-level constants.
-    pub globals: Env,
+    pub globals: Bindings,
     /// Where the launch was found, if it was.
     pub site: Option<TextRange>,
 }
@@ -44,7 +44,7 @@ impl Launch {
 
 /// Evaluates module-level constants in order.
 pub fn module_env(module: &Module) -> Env {
-    let mut env = Env::new();
+    let mut env = Env::default();
     let mut handler = HostCalls { module, depth: 0 };
     for s in &module.top_level {
         if let StmtKind::Assign { targets, value } = &s.kind {
@@ -89,8 +89,8 @@ impl Launches {
             .iter()
             .find(|(class, name, _)| *name == kernel.name && class.as_deref() == kernel.class_name.as_deref())
             .map(|(_, _, l)| l.clone());
-        let mut launch = found.unwrap_or(Launch { block: None, cluster: None, grid: None, params: Env::new(), globals: Env::new(), site: None });
-        launch.globals = globals.clone();
+        let mut launch = found.unwrap_or(Launch { block: None, cluster: None, grid: None, params: Bindings::new(), globals: Bindings::new(), site: None });
+        launch.globals = globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         // Parameters the launch did not give: defaults, else unknown.
         for p in &kernel.params {
             if launch.params.contains_key(&p.name) {
@@ -314,7 +314,7 @@ impl HostVisitor for LaunchFinder<'_> {
             if self.found.iter().any(|(c2, n2, _)| *c2 == class && *n2 == name) {
                 continue;
             }
-            let mut params = Env::new();
+            let mut params = Bindings::new();
             let mut formal = kernel.params.iter();
             if kernel.is_method() {
                 formal.next();
@@ -334,7 +334,7 @@ impl HostVisitor for LaunchFinder<'_> {
             let cluster =
                 if c.kwargs.iter().any(|(k, _)| k == "cluster") { dims("cluster", handler) } else { Some([1, 1, 1]) };
             let grid = dims("grid", handler);
-            self.found.push((class, name, Launch { block, cluster, grid, params, globals: Env::new(), site: Some(c.range) }));
+            self.found.push((class, name, Launch { block, cluster, grid, params, globals: Bindings::new(), site: Some(c.range) }));
         }
     }
 }

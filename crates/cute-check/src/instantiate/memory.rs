@@ -22,7 +22,7 @@ use crate::model::*;
 /// Buffers by identity: (space tag, name, CTA for shared memory).
 #[derive(Default)]
 pub(super) struct BufferTable {
-    keys: std::collections::HashMap<(String, u32, bool), BufferIx>,
+    keys: rustc_hash::FxHashMap<(String, u32, bool), BufferIx>,
     pub(super) list: Vec<Buffer>,
     /// Whether a buffer's name is the one the threads index it by (the
     /// name to show, rather than that of a copy's partition).
