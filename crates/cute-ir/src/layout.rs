@@ -281,7 +281,11 @@ impl Tile {
         let Value::Tuple(items) = index else {
             return None;
         };
-        if items.len() != self.modes.len() {
+        // A coordinate into a mode (`(None, 0)`) keeps part of it: not
+        // followed.
+        if items.len() != self.modes.len()
+            || items.iter().any(|c| !matches!(c, Value::None | Value::Int(_) | Value::Unknown(_)))
+        {
             return None;
         }
         let modes = self
@@ -465,6 +469,18 @@ mod tests {
             .unwrap();
         assert_eq!(rows.size(), 128);
         assert_eq!(rows.cosize(), 1 + 31 * 64 + 3 * 2048);
+    }
+
+    #[test]
+    fn tensor_views() {
+        let t = Tile::new(&dtype_named("cutlass.Float16").unwrap(), &layout(&[64, 32, 4])).unwrap();
+        let grouped = t.group(0, 2).unwrap();
+        assert_eq!(grouped.modes, vec![2048, 4]);
+        let stage = grouped.slice(&Value::Tuple(vec![Value::None, Value::unknown("stage")])).unwrap();
+        assert_eq!(stage.bytes(), 4096);
+        // Part of a mode: not followed.
+        let part = Value::Tuple(vec![Value::Tuple(vec![Value::None, Value::Int(0)]), Value::Int(1)]);
+        assert!(grouped.slice(&part).is_none());
     }
 
     #[test]
