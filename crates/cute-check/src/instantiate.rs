@@ -210,6 +210,7 @@ pub fn instantiate(
                 pending_guard: None,
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
+                structs: HashMap::default(),
             };
             let mut env = globals.clone();
             for (k, v) in &launch.params {
@@ -433,6 +434,9 @@ struct ThreadRun<'a> {
     /// The pipeline state of each `PipelineProducer`/`PipelineConsumer`
     /// (by id): their methods advance it in place.
     participants: HashMap<String, Value>,
+    /// Shared-storage structs allocated so far, by allocation: their
+    /// fields' element types (see `cute_ir::layout::STRUCT`).
+    structs: HashMap<String, Value>,
 }
 
 impl ThreadRun<'_> {
@@ -799,6 +803,14 @@ impl ThreadRun<'_> {
         args.get(pos).cloned()
     }
 
+    /// The bytes of an `expect_tx` call: each lane that executes it adds
+    /// them, so a converged warp adds them once per lane.
+    fn expect_tx_bytes(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> TxBytes {
+        let lanes = if self.converged() { self.warp_lanes() } else { 1 };
+        let v = self.arg_value(call, "bytes", &[], args, kwargs).unwrap_or(Value::unknown("a missing byte count"));
+        tx_bytes(&v, lanes)
+    }
+
     fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         let site = call.range;
         let bar_expr = api::arg(call, "mbar_ptr");
@@ -876,7 +888,8 @@ impl ThreadRun<'_> {
                 }
                 let bar = self.barrier_of(&target, bar_expr, site);
                 if api == Api::MbarrierArriveAndExpectTx {
-                    self.record_mem(MemKind::ExpectTx { barrier: bar }, site);
+                    let bytes = self.expect_tx_bytes(call, &args, &kwargs);
+                    self.record_mem(MemKind::ExpectTx { barrier: bar, arrives: true, bytes }, site);
                 }
                 // An arrive releases at CTA scope unless told otherwise
                 // (`scope=MemScopeKind.CLUSTER`); `relaxed=True` does not
@@ -912,6 +925,24 @@ impl ThreadRun<'_> {
                     Some(p) => self.push(OpKind::Wait { bar, parity: (p & 1) as u8 }, site),
                     None => self.unresolved(site, "the parity passed to this `mbarrier_wait` is not known statically".to_string()),
                 }
+                Value::None
+            }
+            Api::MbarrierExpectTx => {
+                // Bytes without an arrive: recorded for the byte count only,
+                // on barriers the kernel allocates (the rest is not
+                // synchronization the model needs).
+                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
+                let target = match (&bar_v, peer.as_ref().map(|p| (p, p.as_int()))) {
+                    (Value::Smem(_), None | Some((Value::None, _))) => bar_v,
+                    (Value::Smem(s), Some((_, Some(r)))) if (0..self.ctas as i64).contains(&r) => {
+                        Value::Smem(SmemRef { cta: Some(self.cluster_base + r as u32), ..s.clone() })
+                    }
+                    _ => return Value::None,
+                };
+                let bar = self.barrier_of(&target, bar_expr, site);
+                let bytes = self.expect_tx_bytes(call, &args, &kwargs);
+                self.record_mem(MemKind::ExpectTx { barrier: bar, arrives: false, bytes }, site);
                 Value::None
             }
             Api::MbarrierTryWait | Api::MbarrierTestWait => Value::unknown("the result of a try-wait"),
@@ -1244,7 +1275,7 @@ impl ThreadRun<'_> {
                 self.push_lane0(OpKind::Arrive { bar: b, count: 1 }, site);
                 Value::None
             }
-            Action::WaitThenArriveOneLane { wait, phase, arrive } => {
+            Action::WaitThenArriveOneLane { wait, phase, arrive, bytes } => {
                 let w = self.ring_barrier(&wait, "");
                 self.push(OpKind::Wait { bar: w, parity: (phase & 1) as u8 }, site);
                 let a = self.ring_barrier(&arrive, "");
@@ -1254,7 +1285,8 @@ impl ThreadRun<'_> {
                 // The arrive announces the bytes the stage's TMA copy
                 // delivers: that copy completes this phase.
                 if self.lane() == 0 {
-                    self.record_mem(MemKind::ExpectTx { barrier: a }, site);
+                    let bytes = tx_bytes(&bytes, 1);
+                    self.record_mem(MemKind::ExpectTx { barrier: a, arrives: true, bytes }, site);
                 }
                 self.push_lane0(OpKind::Arrive { bar: a, count: 1 }, site);
                 Value::None
@@ -1323,6 +1355,15 @@ impl ThreadRun<'_> {
             Flow::Return(v) => v,
             _ => Value::None,
         }
+    }
+}
+
+/// Transaction bytes of a value.
+pub(crate) fn tx_bytes(v: &Value, lanes: u32) -> TxBytes {
+    match v {
+        Value::Int(n) if *n >= 0 => TxBytes { value: Some(*n as u64), lanes, how: n.to_string() },
+        Value::Unknown(why) => TxBytes { value: None, lanes, how: format!("it depends on {why}") },
+        _ => TxBytes { value: None, lanes, how: "it is not a number known statically".to_string() },
     }
 }
 
@@ -1426,7 +1467,31 @@ impl CallHandler for ThreadRun<'_> {
             // Allocation of shared memory: a fresh allocation per call site.
             if attr.starts_with("alloc") {
                 let site = call.range;
-                return Value::Smem(SmemRef::new(format!("smem@{}", site.start)));
+                let mut smem = SmemRef::new(format!("smem@{}", site.start));
+                let arg = |name: &str, pos: usize| kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or(args.get(pos));
+                match attr.as_str() {
+                    "allocate_tensor" => {
+                        if let (Some(t), Some(l)) = (arg("element_type", 0), arg("layout", 1)) {
+                            smem.tile = cute_ir::layout::Tile::new(t, l).map(Box::new);
+                        }
+                    }
+                    "allocate_array" => {
+                        let dtype = arg("element_type", 0).and_then(cute_ir::layout::dtype_of);
+                        let n = arg("num_elems", 1).map_or(Some(1), Value::as_int);
+                        if let (Some((dtype, width)), Some(n)) = (dtype, n) {
+                            smem.tile = Some(Box::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
+                        }
+                    }
+                    "allocate" => {
+                        if let Some(v @ Value::Object(o)) = arg("size_or_type", 0) {
+                            if o.class == cute_ir::layout::STRUCT {
+                                self.structs.insert(smem.alloc.clone(), v.clone());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                return Value::Smem(smem);
             }
             // Views of a shared pointer are the same pointer.
             let base_v = eval(base, env, self);
@@ -1437,7 +1502,21 @@ impl CallHandler for ThreadRun<'_> {
             }
             if let Value::Smem(s) = &base_v {
                 return match attr.as_str() {
-                    "data_ptr" | "get_tensor" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
+                    // A struct field as a tensor of the given layout, of
+                    // the field's element type.
+                    "get_tensor" => {
+                        let dtype = s.alloc.rsplit_once('.').and_then(|(parent, field)| match self.structs.get(parent) {
+                            Some(Value::Object(o)) => o.attrs.get(field).cloned(),
+                            _ => None,
+                        });
+                        let layout = kwargs.iter().find(|(k, _)| k == "layout").map(|(_, v)| v).or(args.first());
+                        let tile = match (dtype, layout) {
+                            (Some(t), Some(l)) => cute_ir::layout::Tile::new(&t, l).map(Box::new),
+                            _ => None,
+                        };
+                        Value::Smem(SmemRef { tile, ..s.clone() })
+                    }
+                    "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
                     "subview" => match args.first().and_then(Value::as_int) {
                         Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
                         None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),

@@ -605,7 +605,9 @@ impl<'m> Execution<'m> {
     ) -> bool {
         let mut async_id = None;
         match &m.kind {
-            MemKind::ExpectTx { barrier } => self.actors[a].expect_next_arrive = Some(*barrier),
+            MemKind::ExpectTx { barrier, arrives: true, .. } => self.actors[a].expect_next_arrive = Some(*barrier),
+            // Bytes alone: the phase they belong to is the next arrive's.
+            MemKind::ExpectTx { arrives: false, .. } | MemKind::CopyTx { .. } => {}
             MemKind::ArriveRelease { scope } => self.actors[a].next_arrive_release = Some(*scope),
             MemKind::Fence { scope } => {
                 let actor = &mut self.actors[a];

@@ -402,8 +402,12 @@ pub enum MemKind {
     /// A TMA or bulk copy, performed by the async proxy: into shared memory
     /// (`write`, completing on `barrier`), or out of it (a TMA store).
     AsyncCopy { buffer: BufferIx, region: Region, write: bool, barrier: Option<BarrierIx> },
-    /// `mbarrier_arrive_and_expect_tx` announcing the copies that follow.
-    ExpectTx { barrier: BarrierIx },
+    /// `mbarrier_arrive_and_expect_tx` (`arrives`) or `mbarrier_expect_tx`
+    /// announcing the bytes of the copies that follow.
+    ExpectTx { barrier: BarrierIx, arrives: bool, bytes: TxBytes },
+    /// The bytes a TMA load delivers to the barrier it names (recorded
+    /// whether or not its destination is a buffer the analysis knows).
+    CopyTx { barrier: BarrierIx, bytes: TxBytes },
     /// How the thread's next arrive releases: `None` for a relaxed arrive,
     /// a scope for a release at that scope (a remote mbarrier arrive is
     /// CTA-scoped unless told otherwise).
@@ -418,6 +422,25 @@ pub enum MemKind {
     /// A read of a synchronization variable; with a guard, the thread goes
     /// on only once the guard holds (a spin loop, or the branch taken on it).
     Observe { buffer: BufferIx, offset: Option<i64>, order: Order, scope: Scope, guard: Option<Guard> },
+}
+
+/// Transaction bytes announced or delivered by one operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TxBytes {
+    /// Bytes per lane that performs it, when known.
+    pub value: Option<u64>,
+    /// How many lanes perform it (a converged warp's expect: each lane adds
+    /// the bytes).
+    pub lanes: u32,
+    /// How the value was found ("32 x 32 Float32 elements"), or why it is
+    /// not known.
+    pub how: String,
+}
+
+impl TxBytes {
+    pub fn total(&self) -> Option<u64> {
+        self.value.map(|v| v * self.lanes as u64)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -108,8 +108,9 @@ pub enum Action {
     Arrive { bar: SmemRef },
     /// Lane 0 of the calling warp arrives once.
     ArriveOneLane { bar: SmemRef },
-    /// Wait, then lane 0 arrives on `full` (TMA producer acquire).
-    WaitThenArriveOneLane { wait: SmemRef, phase: i64, arrive: SmemRef },
+    /// Wait, then lane 0 arrives on `full` (TMA producer acquire),
+    /// announcing `bytes` (the pipeline's `tx_count`).
+    WaitThenArriveOneLane { wait: SmemRef, phase: i64, arrive: SmemRef, bytes: Value },
     /// `producer_tail`: one acquire per stage, advancing the state.
     Tail { waits: Vec<(SmemRef, i64)> },
     Nothing,
@@ -250,6 +251,7 @@ pub fn action(
                     ("stages", Value::Int(stages)),
                     ("full", Value::Smem(full)),
                     ("empty", Value::Smem(empty)),
+                    ("tx_count", kwarg(kwargs, "tx_count").cloned().unwrap_or(Value::unknown("the `tx_count` of the pipeline"))),
                 ],
             );
             Action::Create { pipeline, inits, sync, assumed }
@@ -327,7 +329,13 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
     match method {
         "producer_acquire" => match (at("empty"), at("full")) {
             (Some((wait, phase)), Some((full, _))) if produce == Signal::Tma => {
-                Action::WaitThenArriveOneLane { wait, phase, arrive: full }
+                // A `PipelineTmaUmma` producer announces the bytes from the
+                // leader CTA only, for the copies of both CTAs of a pair.
+                let bytes = match kind {
+                    Kind::TmaAsync => attr(pipe, "tx_count").unwrap_or(Value::unknown("the `tx_count` of the pipeline")),
+                    _ => Value::unknown(format!("the transaction bytes of a `{}` (announced by the leader CTA)", kind.name())),
+                };
+                Action::WaitThenArriveOneLane { wait, phase, arrive: full, bytes }
             }
             (Some((bar, phase)), _) => Action::Wait { bar, phase },
             _ => unsupported(),

@@ -26,11 +26,14 @@ pub struct SmemRef {
     /// A view of one stage of a staged buffer (`sA[None, None, stage]`):
     /// the stage, which tells accesses to different stages apart.
     pub stage: Option<i64>,
+    /// The element type and shape of the tensor view, when known (what a
+    /// TMA copy into it delivers).
+    pub tile: Option<Box<crate::layout::Tile>>,
 }
 
 impl SmemRef {
     pub fn new(alloc: impl Into<String>) -> SmemRef {
-        SmemRef { alloc: alloc.into(), offset: 0, cta: None, stage: None }
+        SmemRef { alloc: alloc.into(), offset: 0, cta: None, stage: None, tile: None }
     }
 }
 
@@ -147,6 +150,11 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
             if attr == "WARP_SIZE" && b.is_unknown() {
                 return Value::Int(32); // cute.arch.WARP_SIZE
             }
+            if b.is_unknown() {
+                if let Some(t) = expr.dotted().and_then(|d| crate::layout::dtype_named(&d)) {
+                    return t;
+                }
+            }
             attribute(&b, attr, expr)
         }
         Expr::Call(call) => {
@@ -256,7 +264,7 @@ fn attribute(base: &Value, attr: &str, expr: &Expr) -> Value {
         // `.data_ptr()`/`.iterator` on a pointer is the same pointer.
         Value::Smem(s) => match attr {
             "iterator" | "ptr" | "llvm_ptr" => base.clone(),
-            _ => Value::Smem(SmemRef { alloc: format!("{}.{attr}", s.alloc), ..s.clone() }),
+            _ => Value::Smem(SmemRef { alloc: format!("{}.{attr}", s.alloc), tile: None, ..s.clone() }),
         },
         Value::Gmem(_) => match attr {
             "iterator" | "ptr" | "llvm_ptr" => base.clone(),
@@ -273,11 +281,15 @@ fn subscript(base: &Value, index: &Value) -> Value {
             let idx = if *i < 0 { items.len() as i64 + i } else { *i };
             items.get(idx as usize).cloned().unwrap_or_else(|| Value::unknown("an index out of range"))
         }
-        (Value::Smem(s), Value::Int(i)) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+        (Value::Smem(s), Value::Int(i)) => Value::Smem(SmemRef { offset: s.offset + i, tile: None, ..s.clone() }),
         (Value::Smem(s), Value::Tuple(_)) if stage_of_view(index).is_some() => {
-            Value::Smem(SmemRef { stage: stage_of_view(index), ..s.clone() })
+            let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(Box::new);
+            Value::Smem(SmemRef { stage: stage_of_view(index), tile, ..s.clone() })
         }
-        (Value::Smem(s), _) => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),
+        (Value::Smem(s), _) => {
+            let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(Box::new);
+            Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), tile, ..s.clone() })
+        }
         (Value::Gmem(g), Value::Tuple(_)) if stage_of_view(index).is_some() => {
             Value::Gmem(GmemRef { stage: stage_of_view(index), ..g.clone() })
         }
@@ -307,11 +319,12 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
             Gmem(GmemRef { offset: g.offset.map(|o| o + i), ..g.clone() })
         }
         (Gmem(g), _) | (_, Gmem(g)) if matches!(op, BinOp::Add | BinOp::Sub) => Gmem(GmemRef { offset: Option::None, ..g.clone() }),
-        (Smem(s), Int(i)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
-        (Int(i), Smem(s)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
-        (Smem(s), Int(i)) if op == BinOp::Sub => Smem(SmemRef { offset: s.offset - i, ..s.clone() }),
+        // Pointer arithmetic leaves the tensor view: its shape is not known.
+        (Smem(s), Int(i)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, tile: Option::None, ..s.clone() }),
+        (Int(i), Smem(s)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, tile: Option::None, ..s.clone() }),
+        (Smem(s), Int(i)) if op == BinOp::Sub => Smem(SmemRef { offset: s.offset - i, tile: Option::None, ..s.clone() }),
         (Smem(s), _) if matches!(op, BinOp::Add | BinOp::Sub) => {
-            Smem(SmemRef { alloc: format!("{}+?", s.alloc), ..s.clone() })
+            Smem(SmemRef { alloc: format!("{}+?", s.alloc), tile: Option::None, ..s.clone() })
         }
         _ => match (l.as_int(), r.as_int()) {
             (Some(a), Some(b)) if !matches!(l, Float) && !matches!(r, Float) => {
@@ -430,6 +443,9 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
             });
         }
         _ => {}
+    }
+    if let Some(v) = crate::layout::call(call, args, kwargs) {
+        return Some(v);
     }
     let Expr::Name(name) = &call.func else { return None };
     match name.as_str() {

@@ -45,6 +45,17 @@ impl Launch {
 /// Evaluates module-level constants in order.
 pub fn module_env(module: &Module) -> Env {
     let mut env = Env::default();
+    // Shared-storage structs by name, with their fields' element types: the
+    // tensors a kernel takes from them (`storage.tiles.get_tensor(layout)`)
+    // have that element type.
+    for c in module.classes.iter().filter(|c| !c.memrange_fields.is_empty()) {
+        let attrs = c
+            .memrange_fields
+            .iter()
+            .map(|(f, t)| (f.clone(), crate::layout::dtype_named(t).unwrap_or_else(|| Value::unknown(format!("`{t}`")))))
+            .collect();
+        env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs })));
+    }
     let mut handler = HostCalls { module, depth: 0 };
     for s in &module.top_level {
         if let StmtKind::Assign { targets, value } = &s.kind {

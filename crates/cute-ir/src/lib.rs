@@ -10,6 +10,7 @@ pub mod api;
 pub mod ast;
 pub mod eval;
 pub mod launch;
+pub mod layout;
 mod lower;
 pub mod module;
 pub mod ptx;

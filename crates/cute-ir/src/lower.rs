@@ -75,7 +75,8 @@ impl<'a> Lowerer<'a> {
             }
             "class_definition" => {
                 let name = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
-                let mut class_def = ClassDef { name: name.clone(), attrs: Vec::new(), range: TextRange::of(&node) };
+                let mut class_def =
+                    ClassDef { name: name.clone(), attrs: Vec::new(), memrange_fields: Vec::new(), range: TextRange::of(&node) };
                 if let Some(body) = field(node, "body") {
                     let mut cursor = body.walk();
                     for child in body.named_children(&mut cursor) {
@@ -84,6 +85,9 @@ impl<'a> Lowerer<'a> {
                                 self.definition(child, Some(&name), module)
                             }
                             _ => {
+                                if let Some(field) = self.memrange_field(child) {
+                                    class_def.memrange_fields.push(field);
+                                }
                                 let mut out = Vec::new();
                                 self.statement(child, &mut out);
                                 for s in out {
@@ -275,6 +279,24 @@ impl<'a> Lowerer<'a> {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `name: MemRange[dtype, n]` (or `Align[MemRange[...], k]`) in a class
+    /// body: the field and its element type.
+    fn memrange_field(&mut self, node: Node<'_>) -> Option<(String, String)> {
+        let inner = if node.kind() == "expression_statement" { node.named_child(0)? } else { node };
+        if inner.kind() != "assignment" || field(inner, "right").is_some() {
+            return None;
+        }
+        let left = field(inner, "left")?;
+        if left.kind() != "identifier" {
+            return None;
+        }
+        let ty = field(inner, "type")?;
+        let ty = if ty.kind() == "type" { ty.named_child(0)? } else { ty };
+        let annotation = self.expr(ty);
+        let dtype = crate::layout::memrange_dtype(&annotation)?;
+        Some((self.text(left).to_string(), dtype))
     }
 
     fn assignment(&mut self, node: Node<'_>) -> StmtKind {

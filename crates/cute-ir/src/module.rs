@@ -10,6 +10,9 @@ pub struct ClassDef {
     pub name: String,
     /// Class-level assignments (`num_warps = 4`).
     pub attrs: Vec<(String, Expr)>,
+    /// Annotated fields of shared-memory storage (`tiles: MemRange[dtype,
+    /// n]` in a `@cute.struct`): the field and its element type as written.
+    pub memrange_fields: Vec<(String, String)>,
     pub range: TextRange,
 }
 

@@ -16,7 +16,8 @@ use cute_syntax::{LineIndex, TextRange};
 use crate::context::{severity_for, steps_to_related, KernelContext};
 use crate::rules::{
     analysis_incomplete, arrive_count_mismatch, barrier_recycling, deadlock, divergent_barrier, mbarrier_init_hazard,
-    named_barrier_count_mismatch, named_barrier_deadlock, single_lane_collective, untoggled_phase, vacuous_wait,
+    named_barrier_count_mismatch, named_barrier_deadlock, single_lane_collective, tx_count_mismatch, untoggled_phase,
+    vacuous_wait,
 };
 use crate::{suppress, Diagnostic, Related};
 
@@ -203,6 +204,17 @@ pub(crate) fn check_slice_with(
             .map(|r| mbarrier_init_hazard::repeated_init_diagnostic(ctx, &model, r))
             .collect();
         findings.extend(single_lane_collective::diagnostics(ctx, &model));
+        {
+            // The model takes announced bytes to arrive; this rule is what
+            // checks that they do, so that assumption is not one of its own.
+            let mut notes: Vec<String> =
+                model.assumptions.iter().filter(|n| !n.contains("transaction bytes")).cloned().collect();
+            notes.extend(scenario_notes.iter().cloned());
+            let severity = if notes.is_empty() { crate::Severity::Error } else { crate::Severity::Warning };
+            for m in tx_count_mismatch::find(&model) {
+                findings.push(tx_count_mismatch::diagnostic(ctx, &model, &m, notes.clone(), severity));
+            }
+        }
         let mismatches = arrive_count_mismatch::find(&model);
 
         let outcome = explorer(&model, &explore_options);

@@ -144,6 +144,55 @@ impl KernelContext<'_> {
     }
 
     /// The call whose range is exactly `site`.
+    /// The text range of an argument of the call at `site`: the keyword
+    /// argument named one of `names`, else the positional argument at
+    /// `position` (when it is not a keyword argument).
+    pub fn argument_range(&self, site: TextRange, names: &[&str], position: usize) -> Option<TextRange> {
+        let text = self.slice(site);
+        let open = text.find('(')?;
+        let mut depth = 0;
+        let mut start = open + 1;
+        let mut args: Vec<(usize, usize)> = Vec::new();
+        for (i, ch) in text.char_indices().skip_while(|(i, _)| *i < open) {
+            match ch {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        args.push((start, i));
+                        break;
+                    }
+                }
+                ',' if depth == 1 => {
+                    args.push((start, i));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        let trimmed = |(a, b): (usize, usize)| {
+            let s = &text[a..b];
+            let lead = s.len() - s.trim_start().len();
+            let body = s.trim();
+            (a + lead, a + lead + body.len(), body)
+        };
+        let args: Vec<(usize, usize, &str)> = args.into_iter().map(trimmed).filter(|a| !a.2.is_empty()).collect();
+        // `name=value`, not `a == b`.
+        let keyword_value = |body: &str, name: &str| -> Option<usize> {
+            let rest = body.strip_prefix(name)?.trim_start().strip_prefix('=')?;
+            (!rest.starts_with('=')).then(|| body.len() - rest.trim_start().len())
+        };
+        let is_keyword = |body: &str| {
+            let name: String = body.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            !name.is_empty() && keyword_value(body, &name).is_some()
+        };
+        let pick = args
+            .iter()
+            .find_map(|&(a, _, body)| names.iter().find_map(|k| keyword_value(body, k).map(|lead| (a + lead, a + body.len()))))
+            .or_else(|| args.get(position).filter(|a| !is_keyword(a.2)).map(|a| (a.0, a.1)))?;
+        Some(TextRange { start: site.start + pick.0 as u32, end: site.start + pick.1 as u32 })
+    }
+
     pub fn call_at(&self, site: TextRange) -> Option<&Call> {
         let (_, chain) = self.ancestors(site)?;
         let stmt = chain.last()?;

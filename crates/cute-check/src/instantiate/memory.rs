@@ -13,7 +13,8 @@ use cute_ir::api::{self, Api};
 use cute_ir::ast::{CmpOp, Expr, Target};
 use cute_ir::ptx::{self, PtxSync};
 use cute_ir::slice::callee_name;
-use cute_ir::eval::{eval, Env, GmemRef, Value};
+use cute_ir::eval::{eval, Env, GmemRef, SmemRef, Value};
+use cute_ir::layout::Tile;
 use cute_syntax::TextRange;
 
 use super::ThreadRun;
@@ -170,6 +171,15 @@ impl ThreadRun<'_> {
                 Value::Smem(_) => Some(self.barrier_of(&bar, api::arg(call, "tma_bar_ptr").or(api::arg(call, "mbar_ptr")), site)),
                 _ => None,
             };
+            if let Some(b) = barrier {
+                // `tiles_s[None, stage]` is named after `tiles_s`.
+                let dst_name = match call.args.get(2) {
+                    Some(Expr::Subscript { base, .. }) => base.dotted().unwrap_or_else(|| name(2)),
+                    _ => name(2),
+                };
+                let bytes = copy_bytes(dst, &dst_name, kwargs);
+                self.record_mem(MemKind::CopyTx { barrier: b, bytes }, site);
+            }
             if let Some((buffer, stage)) = self.buffer_of(dst, &name(2)) {
                 if matches!(dst, Value::Smem(_)) {
                     let region = Region { stage, element: Element::Whole };
@@ -211,7 +221,12 @@ impl ThreadRun<'_> {
         }
         if last == "tma_partition" {
             // (smem view, gmem view) of arguments 3 and 4, in that order.
+            // The shared-memory view has the elements of the tensor
+            // partitioned (its first mode becomes the TMA mode), unless the
+            // copy is multicast: then each CTA loads a slice of it.
+            let single_cta = args.get(2).and_then(cute_ir::layout::Layout::of_value).is_some_and(|l| l.size() == 1);
             let view = |v: Option<&Value>| match v {
+                Some(Value::Smem(s)) if !single_cta => Value::Smem(SmemRef { tile: None, ..s.clone() }),
                 Some(v @ (Value::Smem(_) | Value::Gmem(_))) => v.clone(),
                 _ => Value::unknown("a TMA partition"),
             };
@@ -220,9 +235,26 @@ impl ThreadRun<'_> {
         if VIEW_FUNCTIONS.contains(&last) || last.starts_with("partition_") {
             let buffer = args.iter().chain(receiver).find(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)));
             // A view keeps its buffer (a peer's stays the peer's); element
-            // offsets into global memory are no longer known.
+            // offsets into global memory are no longer known, nor the shape
+            // of a shared-memory view unless it only regroups modes.
             return buffer.map(|b| match b {
                 Value::Gmem(g) => Value::Gmem(GmemRef { offset: None, ..g.clone() }),
+                Value::Smem(s) => {
+                    let tile = s.tile.as_ref().and_then(|t| match last {
+                        "group_modes" => match (args.get(1).and_then(Value::as_int), args.get(2).and_then(Value::as_int)) {
+                            (Some(b), Some(e)) => t.group(b, e),
+                            _ => None,
+                        },
+                        // A pointer of known element type given a layout.
+                        "make_tensor" => {
+                            let layout = args.get(1).and_then(cute_ir::layout::Layout::of_value)?;
+                            let modes = layout.modes.iter().map(|m| m.iter().map(|l| l.0).product()).collect();
+                            Some(Tile { modes, ..(**t).clone() })
+                        }
+                        _ => None,
+                    });
+                    Value::Smem(SmemRef { tile: tile.map(Box::new), ..s.clone() })
+                }
                 other => other.clone(),
             });
         }
@@ -437,6 +469,22 @@ impl ThreadRun<'_> {
             }
             _ => {}
         }
+    }
+}
+
+/// The bytes a TMA load delivers to its barrier: its destination's
+/// elements, when the destination's element type and shape are known and
+/// the copy is not multicast (then every CTA of the mask receives them).
+fn copy_bytes(dst: &Value, dst_name: &str, kwargs: &[(String, Value)]) -> TxBytes {
+    let unknown = |how: String| TxBytes { value: None, lanes: 1, how };
+    if kwargs.iter().any(|(k, v)| k == "mcast_mask" && !matches!(v, Value::None | Value::Int(0))) {
+        return unknown("the copy is multicast (`mcast_mask`) and the bytes each CTA receives are not modelled".to_string());
+    }
+    match dst {
+        Value::Smem(SmemRef { tile: Some(t), .. }) => {
+            TxBytes { value: Some(t.bytes() as u64), lanes: 1, how: format!("{} in its destination `{dst_name}`", t.describe()) }
+        }
+        _ => unknown(format!("the element type or shape of its destination `{dst_name}` is not known statically")),
     }
 }
 

@@ -168,44 +168,5 @@ pub fn diagnostic(
 /// The text range of the count argument of the `mbarrier_init` call at `site`
 /// (second positional argument, or `cnt=` / `expected=`).
 fn count_argument(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
-    let text = ctx.slice(site);
-    let open = text.find('(')?;
-    let mut depth = 0;
-    let mut start = open + 1;
-    let mut args: Vec<(usize, usize)> = Vec::new();
-    for (i, ch) in text.char_indices().skip(open) {
-        match ch {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    args.push((start, i));
-                    break;
-                }
-            }
-            ',' if depth == 1 => {
-                args.push((start, i));
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    let trimmed = |(a, b): (usize, usize)| {
-        let s = &text[a..b];
-        let lead = s.len() - s.trim_start().len();
-        let body = s.trim();
-        (a + lead, a + lead + body.len(), body)
-    };
-    let args: Vec<(usize, usize, &str)> = args.into_iter().map(trimmed).filter(|a| !a.2.is_empty()).collect();
-    let pick = args
-        .iter()
-        .find_map(|&(a, _, body)| {
-            ["cnt", "expected", "count"].iter().find_map(|k| {
-                let rest = body.strip_prefix(k)?.trim_start().strip_prefix('=')?;
-                let lead = body.len() - rest.trim_start().len();
-                Some((a + lead, a + body.len()))
-            })
-        })
-        .or_else(|| args.get(1).filter(|a| !a.2.contains('=')).map(|a| (a.0, a.1)))?;
-    Some(TextRange { start: site.start + pick.0 as u32, end: site.start + pick.1 as u32 })
+    ctx.argument_range(site, &["cnt", "expected", "count"], 1)
 }

@@ -24,6 +24,7 @@ pub mod read_before_wait;
 pub mod scope_too_narrow;
 pub mod single_lane_collective;
 pub mod smem_race;
+pub mod tx_count_mismatch;
 pub mod untoggled_phase;
 pub mod vacuous_wait;
 
@@ -45,6 +46,7 @@ pub const ALL: &[&Rule] = &[
     &untoggled_phase::RULE,
     &vacuous_wait::RULE,
     &arrive_count_mismatch::RULE,
+    &tx_count_mismatch::RULE,
     &mbarrier_init_hazard::RULE,
     &read_before_wait::RULE,
     &single_lane_collective::RULE,
