@@ -1472,14 +1472,14 @@ impl CallHandler for ThreadRun<'_> {
                 match attr.as_str() {
                     "allocate_tensor" => {
                         if let (Some(t), Some(l)) = (arg("element_type", 0), arg("layout", 1)) {
-                            smem.tile = cute_ir::layout::Tile::new(t, l).map(Box::new);
+                            smem.tile = cute_ir::layout::Tile::new(t, l).map(std::sync::Arc::new);
                         }
                     }
                     "allocate_array" => {
                         let dtype = arg("element_type", 0).and_then(cute_ir::layout::dtype_of);
                         let n = arg("num_elems", 1).map_or(Some(1), Value::as_int);
                         if let (Some((dtype, width)), Some(n)) = (dtype, n) {
-                            smem.tile = Some(Box::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
+                            smem.tile = Some(std::sync::Arc::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
                         }
                     }
                     "allocate" => {
@@ -1511,7 +1511,7 @@ impl CallHandler for ThreadRun<'_> {
                         });
                         let layout = kwargs.iter().find(|(k, _)| k == "layout").map(|(_, v)| v).or(args.first());
                         let tile = match (dtype, layout) {
-                            (Some(t), Some(l)) => cute_ir::layout::Tile::new(&t, l).map(Box::new),
+                            (Some(t), Some(l)) => cute_ir::layout::Tile::new(&t, l).map(std::sync::Arc::new),
                             _ => None,
                         };
                         Value::Smem(SmemRef { tile, ..s.clone() })

@@ -28,7 +28,7 @@ pub struct SmemRef {
     pub stage: Option<i64>,
     /// The element type and shape of the tensor view, when known (what a
     /// TMA copy into it delivers).
-    pub tile: Option<Box<crate::layout::Tile>>,
+    pub tile: Option<std::sync::Arc<crate::layout::Tile>>,
 }
 
 impl SmemRef {
@@ -283,11 +283,11 @@ fn subscript(base: &Value, index: &Value) -> Value {
         }
         (Value::Smem(s), Value::Int(i)) => Value::Smem(SmemRef { offset: s.offset + i, tile: None, ..s.clone() }),
         (Value::Smem(s), Value::Tuple(_)) if stage_of_view(index).is_some() => {
-            let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(Box::new);
+            let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(std::sync::Arc::new);
             Value::Smem(SmemRef { stage: stage_of_view(index), tile, ..s.clone() })
         }
         (Value::Smem(s), _) => {
-            let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(Box::new);
+            let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(std::sync::Arc::new);
             Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), tile, ..s.clone() })
         }
         (Value::Gmem(g), Value::Tuple(_)) if stage_of_view(index).is_some() => {

@@ -332,13 +332,25 @@ impl Tile {
     }
 }
 
-fn last_segment(call: &Call) -> Option<String> {
-    let name = call.qualname.clone().or_else(|| call.func.dotted())?;
-    let root = name.split('.').next().unwrap_or("");
-    if !matches!(root, "cute" | "cutlass") {
-        return None;
+/// The function's name when it is one of `cute`'s or `cutlass`'s (asked of
+/// every call evaluated, so without building the dotted name).
+fn last_segment(call: &Call) -> Option<&str> {
+    fn root(e: &Expr) -> Option<&str> {
+        match e {
+            Expr::Name(n) => Some(n),
+            Expr::Attr { base, .. } => root(base),
+            _ => None,
+        }
     }
-    name.rsplit('.').next().map(str::to_string)
+    let (root, last) = match &call.qualname {
+        Some(q) => (q.split('.').next().unwrap_or(""), q.rsplit('.').next()?),
+        None => match &call.func {
+            Expr::Attr { attr, .. } => (root(&call.func)?, attr.as_str()),
+            Expr::Name(n) => (n.as_str(), n.as_str()),
+            _ => return None,
+        },
+    };
+    matches!(root, "cute" | "cutlass").then_some(last)
 }
 
 /// The layout and size functions of `cute` (`make_layout`,
@@ -362,7 +374,7 @@ pub fn call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<V
             _ => None,
         }
     };
-    let value = match name.as_str() {
+    let value = match name {
         "make_layout" => {
             let shape = arg("shape", 0)?;
             match arg("stride", 1) {

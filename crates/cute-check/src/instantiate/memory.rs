@@ -253,7 +253,7 @@ impl ThreadRun<'_> {
                         }
                         _ => None,
                     });
-                    Value::Smem(SmemRef { tile: tile.map(Box::new), ..s.clone() })
+                    Value::Smem(SmemRef { tile: tile.map(std::sync::Arc::new), ..s.clone() })
                 }
                 other => other.clone(),
             });
