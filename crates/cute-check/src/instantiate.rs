@@ -163,6 +163,12 @@ pub fn instantiate(
     let mut total_steps = 0usize;
     let mut thread_memory = Vec::new();
     'threads: for cta in 0..model.ctas {
+        // A construct the model cannot represent makes the kernel "not
+        // checked": the CTAs after the first one that meets it would only
+        // cost time (every CTA runs the same code).
+        if !shared.unresolved.is_empty() {
+            break 'threads;
+        }
         for tid in 0..model.threads_per_cta {
             if shared.out_of_time {
                 shared.unresolved.insert(Unresolved {
