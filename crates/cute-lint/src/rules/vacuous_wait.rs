@@ -8,13 +8,16 @@ pub const RULE: Rule = Rule {
     code: "CUTE002",
     name: "vacuous-wait",
     default_severity: Severity::Error,
-    summary: "a wait's phase is overtaken: arrivals run two phases ahead of it, so its parity aliases a later phase",
+    summary: "a wait's parity names the wrong phase: arrivals run two phases ahead of it, or a first wait on a fresh barrier uses parity 1",
     doc: include_str!("vacuous_wait.md"),
 };
 
 use cute_check::explore::Counterexample;
 use cute_check::model::{Model, OpKind};
 use cute_check::semantics;
+
+use cute_ir::ast::{Expr, StmtKind, Target};
+use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
 
@@ -64,22 +67,69 @@ pub fn diagnostic(
     lapped.sort();
     let (site, bar, wanted, done, who) = lapped.into_iter().next()?;
     let name = model.barriers[bar as usize].display(model.ctas);
+    let kernel = ctx.kernel.display_name();
+    // A first wait with parity 1 stands for the phase before the barrier's
+    // first: right for a barrier its waiter finds free (a producer's
+    // `empty`), wrong for one whose first phase brings data. Lapped there,
+    // it is the initial parity that is off, not the arrivals that ran ahead.
+    let initial = wanted == 0 && done > 0;
+    let (message, label, help, fixes) = if initial {
+        (
+            format!(
+                "`{kernel}`: {who} first waits on {name} with parity 1: a freshly initialised mbarrier is in phase 0, so parity 1 names the phase before it and passes at once, before any arrival; once phase 0 completes ({done} completed here) the parities are off by one and this wait blocks forever"
+            ),
+            "the first wait on a fresh barrier with parity 1 passes at once".to_string(),
+            "start the phase at 0 for a barrier whose phases are completed by the data's arrival (`full`); parity 1 first is right only for a barrier the waiter finds free (a producer's `empty`)".to_string(),
+            initial_phase_fix(ctx, site).into_iter().collect(),
+        )
+    } else {
+        (
+            format!(
+                "`{kernel}`: {who} waits for completion {wanted} of {name}, but {done} phases have completed: the arrivals ran ahead by two phases, the wait's parity now names a later phase, and it blocks forever (or, a phase later, passes without its data)"
+            ),
+            "this wait's phase has been overtaken".to_string(),
+            "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
+            Vec::new(),
+        )
+    };
     Some(crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,
         severity,
-        message: format!(
-            "`{}`: {who} waits for completion {wanted} of {name}, but {done} phases have completed: the arrivals ran ahead by two phases, the wait's parity now names a later phase, and it blocks forever (or, a phase later, passes without its data)",
-            ctx.kernel.display_name()
-        ),
+        message,
         range: site,
-        label: "this wait's phase has been overtaken".to_string(),
+        label,
         related,
         notes,
-        help: Some(
-            "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
-        ),
-        fixes: Vec::new(),
+        help: Some(help),
+        fixes,
+    })
+}
+
+/// Start the wait's phase variable at 0: its assignment from the literal 1
+/// (`phase = 1`, `phase = cutlass.Int32(1)`) in the kernel's body before
+/// the wait.
+fn initial_phase_fix(ctx: &KernelContext<'_>, wait: TextRange) -> Option<crate::Fix> {
+    let call = ctx.call_at(wait)?;
+    let Some(Expr::Name(var)) = call.args.get(1).or_else(|| call.kwargs.iter().find(|(k, _)| k == "phase").map(|(_, v)| v)) else {
+        return None;
+    };
+    let assignment = ctx
+        .kernel
+        .body
+        .iter()
+        .take_while(|s| s.range.end <= wait.start)
+        .filter(|s| matches!(&s.kind, StmtKind::Assign { targets, .. } if matches!(targets.as_slice(), [Target::Name(n)] if n == var)))
+        .last()?;
+    let text = ctx.slice(assignment.range);
+    let value = text.split_once('=')?.1.trim();
+    if !matches!(value, "1" | "cutlass.Int32(1)" | "Int32(1)") {
+        return None;
+    }
+    let one = assignment.range.start + text.rfind('1')? as u32;
+    Some(crate::Fix {
+        title: format!("start `{var}` at 0"),
+        edits: vec![crate::Edit { range: TextRange { start: one, end: one + 1 }, new_text: "0".to_string() }],
     })
 }
 
