@@ -57,15 +57,49 @@ pub fn module_env(module: &Module) -> Env {
         env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs })));
     }
     let mut handler = HostCalls { module, depth: 0 };
-    for s in &module.top_level {
-        if let StmtKind::Assign { targets, value } = &s.kind {
-            let v = eval(value, &env, &mut handler);
-            for t in targets {
-                assign(t, v.clone(), &mut env);
+    // Module statements and class definitions in the order they run.
+    // Classes are bound by name with their class-level attributes:
+    // enumerations of barrier ids and warp roles (`class NamedBarrier(IntEnum):
+    // EPILOGUE = 4`, read as `NamedBarrier.EPILOGUE`) and constants read off
+    // the class.
+    let classes = module.classes.iter().filter(|c| c.memrange_fields.is_empty() && !c.attrs.is_empty());
+    let mut steps: Vec<(u32, Result<&Stmt, &crate::module::ClassDef>)> =
+        module.top_level.iter().map(|s| (s.range.start, Ok(s))).chain(classes.map(|c| (c.range.start, Err(c)))).collect();
+    steps.sort_by_key(|(at, _)| *at);
+    for (_, step) in steps {
+        match step {
+            Ok(s) => {
+                if let StmtKind::Assign { targets, value } = &s.kind {
+                    let v = eval(value, &env, &mut handler);
+                    for t in targets {
+                        assign(t, v.clone(), &mut env);
+                    }
+                }
+            }
+            Err(c) => {
+                let class = class_value(c, &env, &mut handler);
+                env.insert(c.name.clone(), class);
             }
         }
     }
     env
+}
+
+/// A class as a value: its class-level attributes, evaluated in order (a
+/// later one may read an earlier one by name); `enum.auto()` is the
+/// previous member's value plus one, from 1.
+fn class_value(c: &crate::module::ClassDef, env: &Env, handler: &mut HostCalls<'_>) -> Value {
+    let mut local = env.clone();
+    let mut attrs = BTreeMap::new();
+    let mut last_int: Option<i64> = None;
+    for (name, value) in &c.attrs {
+        let auto = matches!(value, crate::ast::Expr::Call(call) if call.func.dotted().is_some_and(|d| d == "auto" || d.ends_with(".auto")));
+        let v = if auto { Value::Int(last_int.map_or(1, |i| i + 1)) } else { eval(value, &local, handler) };
+        last_int = v.as_int();
+        local.insert(name.clone(), v.clone());
+        attrs.insert(name.clone(), v);
+    }
+    Value::Object(std::sync::Arc::new(Object { class: c.name.clone(), attrs }))
 }
 
 /// The launches of every kernel of a file, found by running each host
@@ -523,5 +557,32 @@ def main():
         assert_eq!(l.block, Some([64, 1, 1]));
         let Some(Value::Object(o)) = l.params.get("self") else { panic!("{:?}", l.params) };
         assert_eq!(o.attrs.get("stages"), Some(&Value::Int(3)));
+    }
+
+    #[test]
+    fn class_attributes_and_enum_members_are_module_values() {
+        let src = "\
+import enum
+from enum import IntEnum, auto
+BASE = 2
+class NamedBarrier(IntEnum):
+    EPILOGUE = BASE + 1
+    TMEM = 6
+class Role(enum.IntEnum):
+    LOAD = enum.auto()
+    MMA = auto()
+    EPILOGUE = auto()
+WARPS = Role.EPILOGUE + 1
+";
+        let env = module_env(&crate::lower_text(src).unwrap());
+        let member = |class: &str, name: &str| match env.get(class) {
+            Some(Value::Object(o)) => o.attrs.get(name).cloned(),
+            other => panic!("{class}: {other:?}"),
+        };
+        assert_eq!(member("NamedBarrier", "EPILOGUE"), Some(Value::Int(3)));
+        assert_eq!(member("NamedBarrier", "TMEM"), Some(Value::Int(6)));
+        assert_eq!(member("Role", "LOAD"), Some(Value::Int(1)));
+        assert_eq!(member("Role", "EPILOGUE"), Some(Value::Int(3)));
+        assert_eq!(env.get("WARPS"), Some(&Value::Int(4)));
     }
 }
