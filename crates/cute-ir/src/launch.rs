@@ -62,7 +62,8 @@ pub fn module_env(module: &Module) -> Env {
     // enumerations of barrier ids and warp roles (`class NamedBarrier(IntEnum):
     // EPILOGUE = 4`, read as `NamedBarrier.EPILOGUE`) and constants read off
     // the class.
-    let classes = module.classes.iter().filter(|c| c.memrange_fields.is_empty() && !c.attrs.is_empty());
+    let nested = |c: &crate::module::ClassDef| module.classes.iter().any(|o| o.range != c.range && o.range.start <= c.range.start && c.range.end <= o.range.end);
+    let classes = module.classes.iter().filter(|c| c.memrange_fields.is_empty() && !c.attrs.is_empty() && !nested(c));
     let mut steps: Vec<(u32, Result<&Stmt, &crate::module::ClassDef>)> =
         module.top_level.iter().map(|s| (s.range.start, Ok(s))).chain(classes.map(|c| (c.range.start, Err(c)))).collect();
     steps.sort_by_key(|(at, _)| *at);
@@ -448,6 +449,12 @@ impl HostCalls<'_> {
                 let v = eval(value, env, self);
                 obj.attrs.insert(name.clone(), v);
             }
+            // Classes defined in the class body (`self.WarpRole.MMA`).
+            let module = self.module;
+            for inner in module.classes.iter().filter(|i| i.range != c.range && c.range.start <= i.range.start && i.range.end <= c.range.end) {
+                let value = class_value(inner, env, self);
+                obj.attrs.insert(inner.name.clone(), value);
+            }
         }
         let Some(init) = self.module.function(Some(class), "__init__") else {
             return Value::Object(std::sync::Arc::new(obj));
@@ -584,5 +591,33 @@ WARPS = Role.EPILOGUE + 1
         assert_eq!(member("Role", "LOAD"), Some(Value::Int(1)));
         assert_eq!(member("Role", "EPILOGUE"), Some(Value::Int(3)));
         assert_eq!(env.get("WARPS"), Some(&Value::Int(4)));
+    }
+
+    #[test]
+    fn classes_defined_in_a_class_are_attributes_of_its_objects() {
+        let src = "\
+import cutlass.cute as cute
+from enum import IntEnum
+class Op:
+    class Role(IntEnum):
+        LOAD = 0
+        MMA = 1
+    def __init__(self):
+        self.threads = 64
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        self.kernel(x).launch(grid=[1, 1, 1], block=[self.threads, 1, 1])
+def main():
+    cute.compile(Op(), None)
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        let Some(Value::Object(o)) = l.params.get("self") else { panic!("{:?}", l.params) };
+        let Some(Value::Object(role)) = o.attrs.get("Role") else { panic!("{:?}", o.attrs) };
+        assert_eq!(role.attrs.get("MMA"), Some(&Value::Int(1)));
+        assert!(module_env(&m).get("Role").is_none(), "a nested class is not a module name");
     }
 }
