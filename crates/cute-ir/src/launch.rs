@@ -62,8 +62,7 @@ pub fn module_env(module: &Module) -> Env {
     // enumerations of barrier ids and warp roles (`class NamedBarrier(IntEnum):
     // EPILOGUE = 4`, read as `NamedBarrier.EPILOGUE`) and constants read off
     // the class.
-    let nested = |c: &crate::module::ClassDef| module.classes.iter().any(|o| o.range != c.range && o.range.start <= c.range.start && c.range.end <= o.range.end);
-    let classes = module.classes.iter().filter(|c| c.memrange_fields.is_empty() && !c.attrs.is_empty() && !nested(c));
+    let classes = module.classes.iter().filter(|c| c.memrange_fields.is_empty() && !c.attrs.is_empty() && c.outer.is_none());
     let mut steps: Vec<(u32, Result<&Stmt, &crate::module::ClassDef>)> =
         module.top_level.iter().map(|s| (s.range.start, Ok(s))).chain(classes.map(|c| (c.range.start, Err(c)))).collect();
     steps.sort_by_key(|(at, _)| *at);
@@ -451,7 +450,7 @@ impl HostCalls<'_> {
             }
             // Classes defined in the class body (`self.WarpRole.MMA`).
             let module = self.module;
-            for inner in module.classes.iter().filter(|i| i.range != c.range && c.range.start <= i.range.start && i.range.end <= c.range.end) {
+            for inner in module.classes.iter().filter(|i| i.outer.as_deref() == Some(class)) {
                 let value = class_value(inner, env, self);
                 obj.attrs.insert(inner.name.clone(), value);
             }

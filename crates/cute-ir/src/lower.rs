@@ -76,7 +76,13 @@ impl<'a> Lowerer<'a> {
             "class_definition" => {
                 let name = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
                 let mut class_def =
-                    ClassDef { name: name.clone(), attrs: Vec::new(), memrange_fields: Vec::new(), range: TextRange::of(&node) };
+                    ClassDef {
+                    name: name.clone(),
+                    outer: class.map(str::to_string),
+                    attrs: Vec::new(),
+                    memrange_fields: Vec::new(),
+                    range: TextRange::of(&node),
+                };
                 if let Some(body) = field(node, "body") {
                     let mut cursor = body.walk();
                     for child in body.named_children(&mut cursor) {

@@ -8,6 +8,8 @@ use crate::ast::{Expr, FunctionDef, Stmt, StmtKind, Target};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClassDef {
     pub name: String,
+    /// The class whose body defines it, for a nested class.
+    pub outer: Option<String>,
     /// Class-level assignments (`num_warps = 4`).
     pub attrs: Vec<(String, Expr)>,
     /// Annotated fields of shared-memory storage (`tiles: MemRange[dtype,

@@ -167,7 +167,16 @@ pub(crate) fn check_slice_with(
     // Memory-ordering findings per scenario (none where the model could not
     // be run: unresolved, deadlocked or over budget).
     let mut memory_per_scenario: Vec<(&Scenario, Vec<Diagnostic>)> = Vec::new();
+    // The ways of deciding the runtime conditions share one time budget
+    // (each check has its own besides): a kernel with many of them is not
+    // checked for seconds per combination.
+    let started = std::time::Instant::now();
+    let mut explored = 0;
     for scenario in &scenarios {
+        if explored > 0 && started.elapsed() > options.max_time {
+            break;
+        }
+        explored += 1;
         let model = if scenario.is_empty() {
             base.model.clone()
         } else {
@@ -285,6 +294,12 @@ pub(crate) fn check_slice_with(
                 }
             }
         }
+    }
+    if explored < scenarios.len() {
+        // What the other combinations would give is not known: no finding
+        // rests on part of them.
+        incomplete.insert(0, analysis_incomplete::conditions_over_budget(ctx, explored, scenarios.len(), options.max_time));
+        return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
     let memory = memory_findings(&open, memory_per_scenario);
     if !per_scenario.is_empty() && per_scenario.iter().all(|f| !f.is_empty()) {

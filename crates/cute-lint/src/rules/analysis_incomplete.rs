@@ -88,6 +88,20 @@ pub fn budget(ctx: &KernelContext<'_>, reason: &str, states: usize) -> crate::Di
     )
 }
 
+/// The combinations of runtime conditions were not all explored in time.
+pub fn conditions_over_budget(ctx: &KernelContext<'_>, explored: usize, all: usize, budget: std::time::Duration) -> crate::Diagnostic {
+    info(
+        ctx.kernel.name_range,
+        format!(
+            "`{}` was checked only in part: {explored} of the {all} ways of deciding its conditions on runtime values were explored within {} s",
+            ctx.kernel.display_name(),
+            budget.as_secs_f64()
+        ),
+        "not fully checked",
+        Vec::new(),
+    )
+}
+
 /// The synchronization was checked, the ordering of memory accesses not.
 pub fn memory_not_checked(ctx: &KernelContext<'_>, reason: &str) -> crate::Diagnostic {
     info(
