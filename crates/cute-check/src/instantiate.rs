@@ -1042,7 +1042,8 @@ impl ThreadRun<'_> {
                 }
             },
         };
-        let cta_wide = id == 0 && matches!(n, None | Some(Value::None));
+        // Naming no thread count, any id involves every thread of the CTA.
+        let cta_wide = matches!(n, None | Some(Value::None));
         let count = match n {
             None | Some(Value::None) => self.threads_per_cta,
             Some(v) => match v.as_int().and_then(|c| u32::try_from(c).ok()) {

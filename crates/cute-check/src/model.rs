@@ -184,7 +184,8 @@ pub struct BarrierUse {
     pub count: u32,
     /// `bar.sync` (the thread waits for the generation), not `bar.arrive`.
     pub sync: bool,
-    /// `sync_threads()` or `barrier()` without arguments.
+    /// `sync_threads()`, or a barrier that names no thread count (every
+    /// thread of the CTA takes part, whatever the id).
     pub cta_wide: bool,
     /// How many registrations with this id each of these threads made
     /// before this one: the generation it registers for when the threads'

@@ -78,6 +78,10 @@ struct Entry {
 
 const ARCH: &str = "cutlass.cute.arch.";
 
+/// `cutlass.pipeline.sync(barrier_id=0)`: a barrier of the whole CTA on
+/// that id (the package calls `cute.arch.barrier(barrier_id=barrier_id)`).
+const PIPELINE_SYNC: &str = "cutlass.pipeline.sync";
+
 /// Parameters of `llvm.inline_asm` (the MLIR Python binding's names).
 const INLINE_ASM_PARAMS: &[&str] = &["res", "operands_", "asm_string", "constraints"];
 
@@ -175,6 +179,8 @@ impl Api {
             | "cutlass.cute.range_constexpr" | "cutlass.cute.range_dynamic" => return Some(Api::Range),
             "cutlass.const_expr" | "cutlass.cute.const_expr" => return Some(Api::ConstExpr),
             "cutlass.cute.copy" => return Some(Api::Copy),
+            // `cute.arch.barrier(barrier_id=...)` under another name.
+            PIPELINE_SYNC => return Some(Api::Barrier),
             q if q.starts_with("cutlass.pipeline.") || q.starts_with("cutlass.utils.pipeline.") => return Some(Api::Pipeline),
             "int" => return Some(Api::IntCast),
             _ => {}
@@ -199,6 +205,9 @@ impl Api {
     pub fn params_of(call: &Call) -> &'static [&'static str] {
         if call.api == Some(Api::InlineAsm) {
             return INLINE_ASM_PARAMS;
+        }
+        if call.qualname.as_deref() == Some(PIPELINE_SYNC) {
+            return &["barrier_id"];
         }
         let by_name = |q: &str| Self::entry(q).map(|e| e.params);
         if let Some(p) = call.qualname.as_deref().and_then(by_name) {
