@@ -143,7 +143,6 @@ impl KernelContext<'_> {
         reads(e, &names)
     }
 
-    /// The call whose range is exactly `site`.
     /// The text range of an argument of the call at `site`: the keyword
     /// argument named one of `names`, else the positional argument at
     /// `position` (when it is not a keyword argument).
@@ -193,6 +192,7 @@ impl KernelContext<'_> {
         Some(TextRange { start: site.start + pick.0 as u32, end: site.start + pick.1 as u32 })
     }
 
+    /// The call whose range is exactly `site`.
     pub fn call_at(&self, site: TextRange) -> Option<&Call> {
         let (_, chain) = self.ancestors(site)?;
         let stmt = chain.last()?;

@@ -96,42 +96,7 @@ pub fn barrier_name(model: &Model, cta: u32, id: i64) -> String {
 
 /// The range of the value of keyword argument `name` in the call at `site`.
 pub fn kwarg_value(ctx: &KernelContext<'_>, site: TextRange, name: &str) -> Option<TextRange> {
-    let text = ctx.slice(site);
-    let open = text.find('(')?;
-    let mut depth = 0;
-    let mut start = open + 1;
-    let mut args: Vec<(usize, usize)> = Vec::new();
-    for (i, ch) in text.char_indices().skip_while(|&(i, _)| i < open) {
-        match ch {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    args.push((start, i));
-                    break;
-                }
-            }
-            ',' if depth == 1 => {
-                args.push((start, i));
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    for (a, b) in args {
-        let s = &text[a..b];
-        let body = s.trim_start();
-        let lead = s.len() - body.len();
-        let Some(rest) = body.strip_prefix(name) else { continue };
-        let Some(value) = rest.trim_start().strip_prefix('=') else { continue };
-        let value_trimmed = value.trim();
-        if value_trimmed.is_empty() {
-            continue;
-        }
-        let vstart = a + lead + (body.len() - value.trim_start().len());
-        return Some(TextRange { start: site.start + vstart as u32, end: site.start + (vstart + value_trimmed.len()) as u32 });
-    }
-    None
+    ctx.argument_range(site, &[name], usize::MAX)
 }
 
 /// The first line of a statement, as a range.

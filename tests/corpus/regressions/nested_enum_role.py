@@ -1,7 +1,8 @@
 """False CUTE050 (warning): warp-group roles compared against a nested IntEnum of the kernel class.
 
-`self.Role.LOAD` is not evaluated, so `wg == self.Role.LOAD` is assumed false in every thread and
-no thread ever produces; the consumers' wait on `full` is then reported as a hang.
+When `self.Role.LOAD` was not evaluated, `wg == self.Role.LOAD` was taken as false in every thread and
+no thread ever produced; the consumers' wait on `full` was then reported as a hang. A class defined in
+the kernel's class is now an attribute of its objects, so the roles resolve and the kernel checks clean.
 """
 from enum import IntEnum
 
