@@ -93,7 +93,20 @@ pub fn describe_threads(threads: &[(u32, u32)], ctas: u32) -> String {
             entry.1.push(t);
         }
     }
-    for (cta, (warps, lanes)) in by_cta {
+    for (cta, (mut warps, mut lanes)) in by_cta {
+        // Lane 0 stands for its warp unless other lanes of that warp are
+        // listed on their own: then the warp is split, and lane 0 is one
+        // thread among them (or, with all 31 others, the whole warp again).
+        let split: Vec<u32> = warps.iter().copied().filter(|w| lanes.iter().any(|t| t / 32 == *w)).collect();
+        for w in split {
+            if lanes.iter().filter(|t| *t / 32 == w).count() == 31 {
+                lanes.retain(|t| t / 32 != w);
+            } else {
+                warps.retain(|x| *x != w);
+                lanes.push(w * 32);
+            }
+        }
+        lanes.sort_unstable();
         let mut who = Vec::new();
         if !warps.is_empty() {
             who.push(if warps.len() == 1 { format!("warp {}", ranges(&warps)) } else { format!("warps {}", ranges(&warps)) });
