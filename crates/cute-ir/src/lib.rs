@@ -16,12 +16,12 @@ pub mod module;
 pub mod ptx;
 pub mod slice;
 
-pub use lower::lower_module;
+pub use lower::{lower_module, lower_recovering};
 pub use module::Module;
 pub use slice::{slice_kernel, Kept, Slice};
 
-/// Parse and lower a file in one step.
+/// Parse and lower a file in one step, a syntax error kept to its section.
 pub fn lower_text(text: &str) -> Result<Module, cute_syntax::ParseError> {
     let tree = cute_syntax::parse(text)?;
-    Ok(lower_module(&tree))
+    Ok(lower_recovering(&tree))
 }

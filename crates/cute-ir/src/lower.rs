@@ -20,6 +20,23 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
     module
 }
 
+/// [`lower_module`] of a file whose sections with a syntax error are left
+/// out ([`cute_syntax::recover`]): the module of the rest, with the file's
+/// errors and the kernels left out.
+pub fn lower_recovering(tree: &SyntaxTree) -> Module {
+    let mut parse = |text: &str| cute_syntax::parse(text).ok().map(|parsed| parsed.tree);
+    match cute_syntax::recover(tree, &mut parse) {
+        Some((recovery, recovered)) => {
+            let mut module = lower_module(&SyntaxTree { text: recovery.text, tree: recovered });
+            module.syntax_errors = recovery.errors;
+            module.broken_kernels = recovery.kernels;
+            module.left_out = recovery.broken;
+            module
+        }
+        None => lower_module(tree),
+    }
+}
+
 struct Lowerer<'a> {
     text: &'a str,
     imports: &'a ImportMap,

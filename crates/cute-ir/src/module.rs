@@ -26,6 +26,11 @@ pub struct Module {
     pub top_level: Vec<Stmt>,
     pub imports: ImportMap,
     pub syntax_errors: Vec<TextRange>,
+    /// Kernels in top-level sections left out for a syntax error (see
+    /// `cute_syntax::recover`): not checked until they parse.
+    pub broken_kernels: Vec<(String, TextRange)>,
+    /// Those sections (whole lines), empty when nothing was left out.
+    pub left_out: Vec<TextRange>,
     /// Functions and methods of this file that (transitively) synchronize.
     pub sync_helpers: std::collections::BTreeSet<String>,
 }

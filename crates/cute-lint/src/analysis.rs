@@ -10,7 +10,7 @@ use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Ver
 use cute_ir::api::Api;
 use cute_ir::ast::FunctionDef;
 use cute_ir::launch::{Launch, Launches};
-use cute_ir::{lower_module, slice_kernel, Module};
+use cute_ir::{lower_recovering, slice_kernel, Module};
 use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::{severity_for, steps_to_related, KernelContext};
@@ -51,7 +51,7 @@ pub fn analyze_text_with(text: &str, options: &AnalysisOptions, explorer: &mut E
     let index = LineIndex::new(text);
     let mut diags = match cute_syntax::parse(text) {
         Ok(tree) => {
-            let module = lower_module(&tree);
+            let module = lower_recovering(&tree);
             analyze_module(text, &index, &module, options, explorer)
         }
         Err(e) => vec![analysis_incomplete::file_not_parsed(&e.to_string())],
@@ -71,9 +71,7 @@ fn analyze_module(
 ) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let kernels: Vec<&FunctionDef> = module.kernels().collect();
-    if let (Some(first), false) = (module.syntax_errors.first(), kernels.is_empty()) {
-        diags.push(analysis_incomplete::syntax_error(*first));
-    }
+    diags.extend(analysis_incomplete::syntax_error_of(module, !kernels.is_empty()));
     let launches = Launches::of_module(module);
     for kernel in kernels {
         let ctx = KernelContext { text, index, module, kernel };

@@ -11,7 +11,7 @@ use cute_check::{instantiate, Scenario};
 use cute_ir::api::Api;
 use cute_ir::ast::{Call, StmtKind};
 use cute_ir::launch::Launches;
-use cute_ir::{lower_module, slice_kernel};
+use cute_ir::{lower_recovering, slice_kernel};
 use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::KernelContext;
@@ -54,7 +54,7 @@ const MAX_BARRIERS: usize = 3;
 /// The hover for the synchronization call under `offset`, if there is one.
 pub fn hover(text: &str, offset: u32, options: &AnalysisOptions) -> Option<Hover> {
     let tree = cute_syntax::parse(text).ok()?;
-    let module = lower_module(&tree);
+    let module = lower_recovering(&tree);
     let index = LineIndex::new(text);
     let function = module
         .functions

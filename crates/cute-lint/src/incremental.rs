@@ -493,8 +493,9 @@ pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> 
     let keys = pieces(db, file);
 
     let mut diags = Vec::new();
-    if let (Some(first), false) = (layout.first_error, facts.kernels.is_empty()) {
-        diags.push(analysis_incomplete::syntax_error(first));
+    if let (Some(first), false) = (layout.first_error, facts.kernels.is_empty() && layout.broken_kernels.is_empty()) {
+        let kernels: Vec<String> = layout.broken_kernels.iter().map(|(name, _)| name.clone()).collect();
+        diags.push(analysis_incomplete::syntax_error(first, !layout.left_out.is_empty(), &kernels));
     }
     for (k, &(chunk, function)) in facts.kernels.iter().enumerate() {
         let mut frame: Vec<u32> = facts.helpers.clone();
@@ -542,12 +543,10 @@ fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<V
         Ok(tree) => tree,
         Err(e) => return Arc::new(finish(vec![analysis_incomplete::file_not_parsed(&e.to_string())], index)),
     };
-    let module = cute_ir::lower_module(&tree);
+    let module = cute_ir::lower_recovering(&tree);
     let mut diags = Vec::new();
     let kernels: Vec<&FunctionDef> = module.kernels().collect();
-    if let (Some(first), false) = (module.syntax_errors.first(), kernels.is_empty()) {
-        diags.push(analysis_incomplete::syntax_error(*first));
-    }
+    diags.extend(analysis_incomplete::syntax_error_of(&module, !kernels.is_empty()));
     let launches = Launches::of_module(&module);
     let directory: Vec<canonical::Entry> =
         module.functions.iter().map(|f| (f.class_name.clone(), f.name.clone(), f.decorator)).collect();

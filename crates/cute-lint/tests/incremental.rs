@@ -232,11 +232,21 @@ fn only_synchronization_edits_re_check() {
     let moved = |t: &str, d: &Diagnostic| t[..d.range.start as usize].matches('\n').count();
     assert_eq!(moved(&edited, &second[0]), moved(&text, &first[0]) + 2, "the diagnostic follows its line");
 
-    // An edit to a memory access (a load and a store of shared memory) is
+    // The formula of a value stored into shared memory changes, its loads
+    // and its store do not: nothing is checked again.
+    let formula = edited.replace("/ 3.0", "* 0.3333");
+    assert_ne!(formula, edited);
+    let before = check_counts();
+    file.set_text(&mut db).to(formula.clone());
+    let reformulated = lint_file(&db, file).clone();
+    assert_eq!(checks_since(before), (0, 0), "a stored value's arithmetic checked again");
+    assert_eq!(reformulated.as_ref(), &whole(&formula));
+
+    // An edit to a value bound to a name (which an index could read) is
     // instantiated again for the memory-ordering analysis; the
     // synchronization model is the same, so it is not explored again.
-    let accesses = edited.replace("/ 3.0", "* 0.3333").replace("left = cur[tid - 1]", "left = cur[tid - 1] + 0.0");
-    assert_ne!(accesses, edited);
+    let accesses = formula.replace("left = cur[tid - 1]", "left = cur[tid - 1] + 0.0");
+    assert_ne!(accesses, formula);
     let before = check_counts();
     file.set_text(&mut db).to(accesses.clone());
     let accessed = lint_file(&db, file).clone();
@@ -300,6 +310,51 @@ fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
     let found = lint_file(&db, file).clone();
     assert_eq!(checks_since(before), (1, 1));
     assert_eq!(found.as_ref(), &whole(&relaunched));
+}
+
+/// A line typed key by key in one kernel (an unclosed `(` and `[` for a
+/// while): the broken kernel is left out and named, the other kernels are
+/// not checked again, nothing but the syntax-error note is published, and
+/// each keystroke's result is that of checking the text as one.
+#[test]
+fn a_line_typed_in_one_kernel_leaves_the_others_alone() {
+    let _serial = serial();
+    let clean = fixture("tests/fixtures/untoggled_phase/jacobi_cluster_clean.py");
+    let kernel_at = clean.find("@cute.kernel").unwrap();
+    let main_at = clean.find("if __name__").unwrap();
+    let body = &clean[kernel_at..main_at];
+    let mut text = clean[..kernel_at].to_string();
+    for i in 0..3 {
+        text.push_str(&body.replace("jacobi_kernel", &format!("k{i}")).replace("jacobi_smoother", &format!("host{i}")));
+    }
+    text.push_str("if __name__ == \"__main__\":\n    arr = make_fake_compact_tensor(cutlass.Float32, (2 * HALF,))\n");
+    for i in 0..3 {
+        text.push_str(&format!("    cute.compile(host{i}, arr, {})\n", i + 3));
+    }
+    let mut db = Database::default();
+    let file = SourceFile::new(&db, "typed.py".to_string(), text.clone());
+    assert!(lint_file(&db, file).is_empty());
+
+    let at = text.match_indices("        nxt[tid] = (left").nth(1).unwrap().0;
+    let typed = "        probe = (left + cur[tid - 1]) * 2.0\n";
+    let mut broken_keystrokes = 0;
+    for n in 1..typed.len() {
+        let edited = format!("{}{}\n{}", &text[..at], &typed[..n], &text[at..]);
+        let before = check_counts();
+        file.set_text(&mut db).to(edited.clone());
+        let found = lint_file(&db, file).as_ref().clone();
+        assert_eq!(found, whole(&edited), "after {:?}", &typed[..n]);
+        let open = typed[..n].matches('(').count() > typed[..n].matches(')').count();
+        if open {
+            broken_keystrokes += 1;
+            // Only the syntax note, naming the kernel being typed in.
+            assert_eq!(found.len(), 1, "after {:?}: {found:#?}", &typed[..n]);
+            assert_eq!(found[0].code, "CUTE090");
+            assert!(found[0].message.contains("`k1` is not checked until it parses"), "{}", found[0].message);
+            assert_eq!(checks_since(before).1, 0, "after {:?}: kernels were instantiated again", &typed[..n]);
+        }
+    }
+    assert!(broken_keystrokes >= 15, "{broken_keystrokes}");
 }
 
 /// Memory-ordering findings move with their lines: comment lines inserted

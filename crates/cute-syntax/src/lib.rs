@@ -10,12 +10,14 @@ pub mod kernels;
 mod line_index;
 mod parse;
 mod queries;
+mod recover;
 
 pub use imports::ImportMap;
 pub use kernels::{find_kernels, DecoratorKind, KernelDef};
 pub use line_index::{LineCol, LineIndex, PositionEncoding};
 pub use parse::{node_text, parse, ParseError, SyntaxTree};
 pub use queries::Queries;
+pub use recover::{recover, Recovery};
 pub use tree_sitter;
 
 /// A half-open byte range `[start, end)` into the source text.

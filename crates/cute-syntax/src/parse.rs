@@ -48,21 +48,26 @@ impl SyntaxTree {
     /// Byte ranges of syntax errors, for a diagnostic that says the file
     /// could only be analysed in part.
     pub fn error_ranges(&self) -> Vec<crate::TextRange> {
-        let mut out = Vec::new();
-        let mut cursor = self.tree.walk();
-        let mut stack = vec![self.root()];
-        while let Some(node) = stack.pop() {
-            if node.is_error() || node.is_missing() {
-                out.push(crate::TextRange::of(&node));
-                continue;
-            }
-            if node.has_error() {
-                stack.extend(node.children(&mut cursor));
-            }
-        }
-        out.sort();
-        out
+        error_ranges(&self.tree)
     }
+}
+
+/// Byte ranges of the outermost error and missing nodes of a tree, in order.
+pub(crate) fn error_ranges(tree: &Tree) -> Vec<crate::TextRange> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            out.push(crate::TextRange::of(&node));
+            continue;
+        }
+        if node.has_error() {
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    out.sort();
+    out
 }
 
 pub fn node_text<'a>(text: &'a str, node: Node<'_>) -> &'a str {

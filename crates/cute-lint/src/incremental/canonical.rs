@@ -27,7 +27,7 @@
 use std::collections::BTreeSet;
 
 use cute_check::{InstantiateOptions, OpenCondition, Scenario};
-use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind};
+use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
 use cute_ir::launch::Launch;
 use cute_ir::Module;
 use cute_syntax::DecoratorKind;
@@ -306,9 +306,59 @@ fn calls_api(s: &Stmt) -> bool {
     })
 }
 
+/// Whether a target only stores into memory: `instantiate` binds no value
+/// for it.
+fn stores_only(t: &Target) -> bool {
+    match t {
+        Target::Subscript { .. } => true,
+        Target::Tuple(items) => items.iter().all(stores_only),
+        _ => false,
+    }
+}
+
+/// What `instantiate` can observe of a value stored into memory: the
+/// effects of evaluating it (calls) and the loads it makes (subscripts), in
+/// order. Arithmetic, names and literals around them are left out, so that
+/// changing a datapath formula without changing what it loads leaves the
+/// key alone.
+fn observable_parts(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary { lhs, rhs, .. } => {
+            observable_parts(lhs, out);
+            observable_parts(rhs, out);
+        }
+        Expr::Unary { operand, .. } => observable_parts(operand, out),
+        Expr::Tuple(items) => items.iter().for_each(|i| observable_parts(i, out)),
+        Expr::Name(_) | Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None => {}
+        other => out.push(other.clone()),
+    }
+}
+
+/// A memory-only store with its value cut to [`observable_parts`]; `None`
+/// for any other statement. The value of a store into memory is not bound
+/// to a name (stores are not tracked as values), so only the evaluation's
+/// effects and the loads it records can differ; a statement whose targets a
+/// condition can reach keeps its value, as the lane-dependence scan reads it.
+fn store_with_observable_value(kind: &StmtKind) -> Option<StmtKind> {
+    let parts = |value: &Expr| {
+        let mut parts = Vec::new();
+        observable_parts(value, &mut parts);
+        Expr::Tuple(parts)
+    };
+    match kind {
+        StmtKind::Assign { targets, value } if targets.iter().all(stores_only) => {
+            Some(StmtKind::Assign { targets: targets.clone(), value: parts(value) })
+        }
+        StmtKind::AugAssign { target, op, value } if stores_only(target) => {
+            Some(StmtKind::AugAssign { target: target.clone(), op: *op, value: parts(value) })
+        }
+        _ => None,
+    }
+}
+
 /// The statements `instantiate` can observe: kept ones, and the others the
 /// whole-body scans can depend on.
-fn cut(stmts: &[Stmt], kept: &BTreeSet<StmtId>, names: &BTreeSet<String>) -> Vec<Stmt> {
+fn cut(stmts: &[Stmt], kept: &cute_ir::Kept, names: &BTreeSet<String>) -> Vec<Stmt> {
     let mut out = Vec::new();
     for s in stmts {
         let mut s2 = Stmt { id: s.id, range: s.range, kind: StmtKind::Pass };
@@ -332,7 +382,7 @@ fn cut(stmts: &[Stmt], kept: &BTreeSet<StmtId>, names: &BTreeSet<String>) -> Vec
                 // others.
                 let is_pass = |b: &Stmt| matches!(b.kind, StmtKind::Pass);
                 if !full.iter().all(is_pass) && body.iter().all(is_pass) {
-                    if let Some(s) = full.iter().find(|b| !is_pass(b) && !kept.contains(&b.id)) {
+                    if let Some(s) = full.iter().find(|b| !is_pass(b) && !kept.ids.contains(&b.id)) {
                         body.insert(0, Stmt { id: s.id, range: s.range, kind: StmtKind::Expr(Expr::None) });
                     }
                 }
@@ -347,7 +397,12 @@ fn cut(stmts: &[Stmt], kept: &BTreeSet<StmtId>, names: &BTreeSet<String>) -> Vec
             other => other.clone(),
         };
         let relevant_assignment = assigned(s).is_some_and(|(defs, _)| defs.iter().any(|d| names.contains(d)));
-        if inner || kept.contains(&s.id) || relevant_assignment || calls_api(s) {
+        if kept.memory_only.contains(&s.id) && !relevant_assignment {
+            if let Some(kind) = store_with_observable_value(&s.kind) {
+                s2.kind = kind;
+            }
+        }
+        if inner || kept.ids.contains(&s.id) || relevant_assignment || calls_api(s) {
             out.push(s2);
         }
     }
@@ -368,6 +423,7 @@ pub fn key(
     scenario: &Scenario,
     options: &InstantiateOptions,
 ) -> Option<(Key, Canon)> {
+    let kept_all = kept;
     let memory_only = &kept.memory_only;
     let kept = &kept.ids;
     let inlined = cute_ir::ast::inlined_when_called;
@@ -396,7 +452,7 @@ pub fn key(
             break;
         }
     }
-    let mut cut_kernel = FunctionDef { body: cut(&kernel.body, kept, &names), ..kernel.clone() };
+    let mut cut_kernel = FunctionDef { body: cut(&kernel.body, kept_all, &names), ..kernel.clone() };
     // What the cut kernel can reach is all `instantiate` can read.
     let (reachable, helpers) = reach(&cut_kernel, &all_helpers, launch);
 

@@ -67,6 +67,12 @@ pub fn module(m: &mut Module, r: &mut dyn Remap) {
     for e in &mut m.syntax_errors {
         *e = r.range(*e);
     }
+    for (_, at) in &mut m.broken_kernels {
+        *at = r.range(*at);
+    }
+    for at in &mut m.left_out {
+        *at = r.range(*at);
+    }
 }
 
 pub fn function(f: &mut FunctionDef, r: &mut dyn Remap) {

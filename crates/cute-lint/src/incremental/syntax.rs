@@ -43,6 +43,11 @@ pub struct Layout {
     pub chunks: Vec<Span>,
     /// The first syntax error of the file, as lowering the whole file sees it.
     pub first_error: Option<TextRange>,
+    /// The top-level sections left out for a syntax error
+    /// (`cute_syntax::recover`): the chunks are those of the rest.
+    pub left_out: Vec<TextRange>,
+    /// The kernels those sections define.
+    pub broken_kernels: Vec<(String, TextRange)>,
 }
 
 /// What was last parsed of each file: its layout, and its last whole-file
@@ -101,6 +106,9 @@ impl TreeCache {
 struct Parsed {
     layout: Option<(String, Layout)>,
     tree: Option<(String, Tree)>,
+    /// The recovered text of the last layout with a syntax error (its tree
+    /// is among the recent ones).
+    recovered: Option<String>,
 }
 
 fn language() -> Option<&'static Language> {
@@ -317,7 +325,7 @@ fn patch(cache: &TreeCache, file: salsa::Id, old_text: &str, old: &Layout, text:
         line: (c.line as i64 + lines_delta) as u32,
         ..c.clone()
     }));
-    Some(Layout { parsed: true, chunks, first_error: None })
+    Some(Layout { parsed: true, chunks, first_error: None, left_out: Vec::new(), broken_kernels: Vec::new() })
 }
 
 /// The top-level chunks of `text`.
@@ -325,17 +333,33 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
     let previous = cache.files.lock().unwrap_or_else(PoisonError::into_inner).remove(&file).unwrap_or_default();
     if let Some((old_text, old)) = &previous.layout {
         if let Some(layout) = if old_text == text { Some(old.clone()) } else { patch(cache, file, old_text, old, text) } {
-            let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: previous.tree };
+            let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: previous.tree, recovered: previous.recovered };
             cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
             return layout;
         }
     }
     let Some(tree) = parse_whole(previous.tree, text) else { return Layout::default() };
+    let parsed = SyntaxTree { text: text.to_string(), tree };
+    // A syntax error is kept to the sections that hold it, as lowering the
+    // whole file does; the rest is chunked from the recovered text (the
+    // same bytes outside those sections), parsed from the last one.
+    let previous_recovered = previous.recovered;
+    let mut parse_recovered = |recovered: &str| match &previous_recovered {
+        Some(old) => cache.parse_recent(old, recovered),
+        None => parse_whole(None, recovered).inspect(|tree| cache.remember(recovered, tree)),
+    };
+    let recovery = cute_syntax::recover(&parsed, &mut parse_recovered);
+    let SyntaxTree { tree: whole_tree, .. } = parsed;
+    let (tree, recovered, left_out, broken_kernels, errors) = match recovery {
+        Some((r, recovered_tree)) => (recovered_tree, Some(r.text), r.broken, r.kernels, Some(r.errors)),
+        None => (whole_tree.clone(), None, Vec::new(), Vec::new(), None),
+    };
+    let text_of_chunks = recovered.as_deref().unwrap_or(text);
     let root = tree.root_node();
     let chunks = {
         let mut cursor = root.walk();
         let nodes: Vec<Node<'_>> = root.children(&mut cursor).collect();
-        chunk_nodes(nodes.into_iter(), text, (0, 0), (0, 0))
+        chunk_nodes(nodes.into_iter(), text_of_chunks, (0, 0), (0, 0))
     };
     // A syntax error may be recovered from differently when the chunk is
     // parsed on its own (the parser looks ahead past it): take the chunks
@@ -351,7 +375,7 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
                 let sig = signature(nodes.iter().copied(), span.start as usize);
                 if merged == MAX_MERGED
                     || i == chunks.len()
-                    || own_signature(&text[span.start as usize..span.end as usize]).as_ref() == Some(&sig)
+                    || own_signature(&text_of_chunks[span.start as usize..span.end as usize]).as_ref() == Some(&sig)
                 {
                     span.errors = Some(sig);
                     break;
@@ -366,10 +390,13 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
         }
         out.push(span);
     }
-    let first_error =
-        if root.has_error() { SyntaxTree { text: text.to_string(), tree: tree.clone() }.error_ranges().first().copied() } else { None };
-    let layout = Layout { parsed: true, chunks: out, first_error };
-    let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: Some((text.to_string(), tree)) };
+    let first_error = match errors {
+        Some(errors) => errors.first().copied(),
+        None if root.has_error() => SyntaxTree { text: text.to_string(), tree: tree.clone() }.error_ranges().first().copied(),
+        None => None,
+    };
+    let layout = Layout { parsed: true, chunks: out, first_error, left_out, broken_kernels };
+    let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: Some((text.to_string(), whole_tree)), recovered };
     cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
     layout
 }

@@ -36,13 +36,26 @@ pub fn file_not_parsed(why: &str) -> crate::Diagnostic {
     info(TextRange::default(), format!("this file could not be analysed: {why}"), "not analysed", Vec::new())
 }
 
-pub fn syntax_error(at: TextRange) -> crate::Diagnostic {
-    info(
-        at,
-        "syntax error: the kernels of this file are analysed as far as they parse".to_string(),
-        "the parser could not read this",
-        Vec::new(),
-    )
+/// The note at a file's first syntax error. `left_out`: whether the
+/// sections holding errors were left out (`cute_syntax::recover`), and
+/// `kernels` the kernels they define.
+pub fn syntax_error(at: TextRange, left_out: bool, kernels: &[String]) -> crate::Diagnostic {
+    let names = kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    let message = match (left_out, kernels.len()) {
+        (false, _) => "syntax error: the kernels of this file are analysed as far as they parse".to_string(),
+        (true, 0) => "syntax error: the kernels of this file are checked without the top-level statement it is in".to_string(),
+        (true, 1) => format!("syntax error: {names} is not checked until it parses; the other kernels of this file are checked without it"),
+        (true, _) => format!("syntax error: {names} are not checked until they parse; the other kernels of this file are checked without them"),
+    };
+    info(at, message, "the parser could not read this", Vec::new())
+}
+
+/// The syntax-error note of a lowered file, when it has an error and
+/// kernels (checked or left out).
+pub fn syntax_error_of(module: &cute_ir::Module, has_kernels: bool) -> Option<crate::Diagnostic> {
+    let first = *module.syntax_errors.first()?;
+    let kernels: Vec<String> = module.broken_kernels.iter().map(|(name, _)| name.clone()).collect();
+    (has_kernels || !kernels.is_empty()).then(|| syntax_error(first, !module.left_out.is_empty(), &kernels))
 }
 
 pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
