@@ -143,6 +143,7 @@ pub fn instantiate(
     model.ctas = cluster_ctas * clusters;
 
     let mut shared = Shared {
+        lane_varying_conditions: Default::default(),
         barriers: BarrierTable::default(),
         buffers: memory::BufferTable::default(),
         open: BTreeMap::new(),
@@ -155,6 +156,7 @@ pub fn instantiate(
         out_of_time: false,
         block_assumed: model.block_assumed,
     };
+    let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let lane_varying = lane_varying_names(kernel, &globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
@@ -278,6 +280,36 @@ pub fn instantiate(
     Instantiated { model, open_conditions: shared.open.into_values().collect() }
 }
 
+/// [`cute_ir::Kept`] as flags by statement id: every thread asks about every
+/// statement it meets.
+struct KeptStatements {
+    /// Per statement id: kept, and kept for memory ordering alone.
+    flags: Vec<(bool, bool)>,
+}
+
+impl KeptStatements {
+    fn of(kept: &cute_ir::Kept) -> Self {
+        let last = |ids: &std::collections::BTreeSet<StmtId>| ids.last().map_or(0, |&l| l as usize + 1);
+        let len = last(&kept.ids).max(last(&kept.memory_only));
+        let mut flags = vec![(false, false); len];
+        for &id in &kept.ids {
+            flags[id as usize].0 = true;
+        }
+        for &id in &kept.memory_only {
+            flags[id as usize].1 = true;
+        }
+        KeptStatements { flags }
+    }
+
+    fn contains(&self, id: StmtId) -> bool {
+        self.flags.get(id as usize).is_some_and(|f| f.0)
+    }
+
+    fn memory_only(&self, id: StmtId) -> bool {
+        self.flags.get(id as usize).is_some_and(|f| f.1)
+    }
+}
+
 /// Clusters modelled at most when CTAs synchronize through global memory.
 const MAX_CLUSTERS: u32 = 4;
 
@@ -347,6 +379,10 @@ impl BarrierTable {
 }
 
 struct Shared {
+    /// [`ThreadRun::is_lane_varying`] by the address of the condition (the
+    /// module and kernel are borrowed for the whole run, so addresses are
+    /// not reused).
+    lane_varying_conditions: rustc_hash::FxHashMap<usize, bool>,
     barriers: BarrierTable,
     buffers: memory::BufferTable,
     open: BTreeMap<StmtId, OpenCondition>,
@@ -389,7 +425,7 @@ enum Flow {
 
 struct ThreadRun<'a> {
     module: &'a Module,
-    kept: &'a cute_ir::Kept,
+    kept: &'a KeptStatements,
     scenario: &'a Scenario,
     options: &'a InstantiateOptions,
     cta: u32,
@@ -500,12 +536,12 @@ impl ThreadRun<'_> {
             if self.overflow {
                 return Flow::Return(Value::None);
             }
-            if sliced && !self.kept.contains(&s.id) {
+            if sliced && !self.kept.contains(s.id) {
                 continue;
             }
             // Loads and stores only memory ordering needs: a lane that
             // records none (its warp's lane 0 acts for it) skips them.
-            if sliced && self.converged() && self.lane() != 0 && self.kept.memory_only.contains(&s.id) {
+            if sliced && self.converged() && self.lane() != 0 && self.kept.memory_only(s.id) {
                 continue;
             }
             match self.exec(s, env, sliced) {
@@ -707,9 +743,12 @@ impl ThreadRun<'_> {
         Flow::Normal
     }
 
-    /// Whether a condition can differ between the lanes of one warp.
-    fn is_lane_varying(&self, cond: &Expr) -> bool {
-        varies_across_lanes(cond, self.lane_varying, self.globals)
+    /// Whether a condition can differ between the lanes of one warp
+    /// (remembered per expression: it depends on the kernel alone, and every
+    /// thread asks it of every condition it meets).
+    fn is_lane_varying(&mut self, cond: &Expr) -> bool {
+        let (lane_varying, globals) = (self.lane_varying, self.globals);
+        *self.shared.lane_varying_conditions.entry(cond as *const Expr as usize).or_insert_with(|| varies_across_lanes(cond, lane_varying, globals))
     }
 
     /// Whether all lanes of this thread's warp run this code together: no
@@ -745,7 +784,9 @@ impl ThreadRun<'_> {
     }
 
     fn barrier_of(&mut self, v: &Value, expr: Option<&Expr>, site: TextRange) -> BarrierIx {
-        let text = expr.map(expr_text).unwrap_or_else(|| "barrier".to_string());
+        // Spelled out only when a name is needed (every lane of every round
+        // comes here).
+        let text = || expr.map(expr_text).unwrap_or_else(|| "barrier".to_string());
         let (key, cta) = match v {
             Value::Smem(SmemRef { alloc, offset, cta, .. }) => {
                 let cta = cta.unwrap_or(self.cta);
@@ -757,12 +798,13 @@ impl ThreadRun<'_> {
                 // a pointer from a runtime tensor): its init and its other
                 // users are elsewhere, so nothing can be concluded here.
                 let why = match other { Value::Unknown(w) => w.clone(), _ => "a non-pointer".to_string() };
+                let text = text();
                 self.unresolved(site, format!("the barrier `{text}` is not allocated in this kernel ({why})"));
                 ((format!("`{text}`"), 0, self.cta, 1u8), self.cta)
             }
         };
         let in_kernel = self.inline_depth == 0;
-        self.shared.barriers.intern_named(key, in_kernel, || Barrier { name: text, cta, kind: BarrierKind::Mbarrier, preset_count: None })
+        self.shared.barriers.intern_named(key, in_kernel, || Barrier { name: text(), cta, kind: BarrierKind::Mbarrier, preset_count: None })
     }
 
     fn pseudo_barrier(&mut self, kind: BarrierKind, cta: u32, count: u32) -> BarrierIx {
@@ -1405,8 +1447,13 @@ fn expr_text(e: &Expr) -> String {
 impl CallHandler for ThreadRun<'_> {
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         if let Some(api) = Api::of_call(call) {
-            if let Some(v) = eval::pure_call(call, &args, &kwargs) {
-                return v;
+            // Casts, `cutlass.const_expr` and ranges evaluate to values; the
+            // layout algebra and builtins `pure_call` also knows have no
+            // entry in the API table.
+            if matches!(api, Api::IntCast | Api::ConstExpr | Api::Range) {
+                if let Some(v) = eval::pure_call(call, &args, &kwargs) {
+                    return v;
+                }
             }
             if api == Api::Pipeline {
                 let receiver = match &call.func {
@@ -1429,21 +1476,21 @@ impl CallHandler for ThreadRun<'_> {
             }
         }
         // Functions and methods of this file are inlined.
+        // (The module outlives this run: no copy of the function is made.)
+        let module = self.module;
         if let Value::Function { class, name, bound_self } = func {
-            if let Some(f) = self.module.function(class.as_deref(), name) {
-                let f = f.clone();
-                return self.inline(&f, bound_self.as_deref().cloned(), args, kwargs);
+            if let Some(f) = module.function(class.as_deref(), name) {
+                return self.inline(f, bound_self.as_deref().cloned(), args, kwargs);
             }
         }
         if let Expr::Name(n) = &call.func {
-            if let Some(f) = self.module.function(None, n) {
-                let f = f.clone();
-                return self.inline(&f, None, args, kwargs);
+            if let Some(f) = module.function(None, n) {
+                return self.inline(f, None, args, kwargs);
             }
         }
         // `view.partition_S(...)`-style methods of a buffer: the receiver.
         let receiver = match &call.func {
-            Expr::Attr { base, .. } if base.dotted().is_some() => {
+            Expr::Attr { base, .. } if base.is_dotted() => {
                 Some(eval(base, env, self)).filter(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)))
             }
             _ => None,
@@ -1464,10 +1511,9 @@ impl CallHandler for ThreadRun<'_> {
             }
             if matches!(base.as_ref(), Expr::Name(b) if b == "self") {
                 if let Some(Value::Object(o)) = env.get("self") {
-                    if let Some(f) = self.module.function(Some(&o.class), attr) {
-                        let f = f.clone();
+                    if let Some(f) = module.function(Some(&o.class), attr) {
                         let s = env.get("self").cloned();
-                        return self.inline(&f, s, args, kwargs);
+                        return self.inline(f, s, args, kwargs);
                     }
                 }
             }

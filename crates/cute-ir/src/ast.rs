@@ -160,10 +160,35 @@ impl FunctionDef {
 impl Expr {
     /// `a.b.c` for a chain of names and attributes.
     pub fn dotted(&self) -> Option<String> {
+        let mut out = String::new();
+        self.write_dotted(&mut out).then_some(out)
+    }
+
+    /// Whether the expression is a name or a chain of attributes of one
+    /// ([`Expr::dotted`] without building the string).
+    pub fn is_dotted(&self) -> bool {
         match self {
-            Expr::Name(n) => Some(n.clone()),
-            Expr::Attr { base, attr } => base.dotted().map(|b| format!("{b}.{attr}")),
-            _ => None,
+            Expr::Name(_) => true,
+            Expr::Attr { base, .. } => base.is_dotted(),
+            _ => false,
+        }
+    }
+
+    fn write_dotted(&self, out: &mut String) -> bool {
+        match self {
+            Expr::Name(n) => {
+                out.push_str(n);
+                true
+            }
+            Expr::Attr { base, attr } => {
+                if !base.write_dotted(out) {
+                    return false;
+                }
+                out.push('.');
+                out.push_str(attr);
+                true
+            }
+            _ => false,
         }
     }
 

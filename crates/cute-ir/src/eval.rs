@@ -387,9 +387,12 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
 /// Bind an assignment target.
 pub fn assign(target: &Target, value: Value, env: &mut Env) {
     match target {
-        Target::Name(n) => {
-            env.insert(n.clone(), value);
-        }
+        Target::Name(n) => match env.get_mut(n) {
+            Some(slot) => *slot = value,
+            None => {
+                env.insert(n.clone(), value);
+            }
+        },
         Target::Tuple(items) => match value {
             Value::Tuple(vals) if vals.len() == items.len() => {
                 for (t, v) in items.iter().zip(vals) {

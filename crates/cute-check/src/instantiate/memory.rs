@@ -139,7 +139,7 @@ impl ThreadRun<'_> {
 
     fn record_access(&mut self, base: &Expr, index: &Expr, env: &Env, site: TextRange, write: bool) {
         // Only names and attributes are evaluated again: they have no effects.
-        if base.dotted().is_none() {
+        if !base.is_dotted() {
             return;
         }
         let b = eval(base, env, self);
