@@ -26,6 +26,7 @@ use cute_syntax::TextRange;
 use crate::model::*;
 
 mod memory;
+mod parallel;
 
 #[derive(Clone, Debug)]
 pub struct InstantiateOptions {
@@ -39,6 +40,9 @@ pub struct InstantiateOptions {
     pub max_steps_total: usize,
     /// Threads per CTA when the launch does not say.
     pub default_threads_per_cta: u32,
+    /// Cores the threads may run on (0: all available). The model does not
+    /// depend on it.
+    pub workers: usize,
 }
 
 impl Default for InstantiateOptions {
@@ -49,6 +53,7 @@ impl Default for InstantiateOptions {
             max_steps_per_thread: 200_000,
             max_steps_total: 4_000_000,
             default_threads_per_cta: 128,
+            workers: 0,
         }
     }
 }
@@ -142,117 +147,44 @@ pub fn instantiate(
     model.cluster_ctas = cluster_ctas;
     model.ctas = cluster_ctas * clusters;
 
-    let mut shared = Shared {
-        lane_varying_conditions: Default::default(),
-        barriers: BarrierTable::default(),
-        buffers: memory::BufferTable::default(),
-        open: BTreeMap::new(),
-        notes: BTreeSet::new(),
-        unresolved: BTreeSet::new(),
-        bounded: false,
-        partial_warp: BTreeMap::new(),
-        barrier_uses: BTreeMap::new(),
-        deadline: std::time::Instant::now() + MAX_TIME,
-        out_of_time: false,
-        block_assumed: model.block_assumed,
-    };
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let lane_varying = lane_varying_names(kernel, &globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
+    let setup = Setup {
+        module,
+        kernel,
+        kept,
+        launch,
+        scenario,
+        options,
+        block,
+        cluster,
+        cluster_ctas,
+        threads_per_cta: model.threads_per_cta,
+        grid,
+        globals: &globals,
+        lane_varying: &lane_varying,
+        observing: &observing,
+        deadline: std::time::Instant::now() + MAX_TIME,
+        block_assumed: model.block_assumed,
+    };
+    let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
+    let (shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
+        let mut shared = setup.shared();
+        let (results, _) = setup.run_threads(&threads, &mut shared);
+        (shared, results)
+    });
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::default();
     let mut group_list: Vec<Group> = Vec::new();
-    let mut total_steps = 0usize;
     let mut thread_memory = Vec::new();
-    'threads: for cta in 0..model.ctas {
-        // A construct the model cannot represent makes the kernel "not
-        // checked": the CTAs after the first one that meets it would only
-        // cost time (every CTA runs the same code).
-        if !shared.unresolved.is_empty() {
-            break 'threads;
-        }
-        for tid in 0..model.threads_per_cta {
-            if shared.out_of_time {
-                shared.unresolved.insert(Unresolved {
-                    site: kernel.name_range,
-                    what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
-                });
-                break 'threads;
-            }
-            if total_steps > options.max_steps_total {
-                shared.unresolved.insert(Unresolved {
-                    site: kernel.name_range,
-                    what: format!("its threads run more than {} statements together, too many to model", options.max_steps_total),
-                });
-                break 'threads;
-            }
-            let mut thread = ThreadRun {
-                module,
-                kept,
-                scenario,
-                options,
-                cta,
-                tid,
-                block,
-                cluster,
-                ctas: cluster_ctas,
-                threads_per_cta: model.threads_per_cta,
-                shared: &mut shared,
-                ops: Vec::new(),
-                memory: Vec::new(),
-                op_points: Vec::new(),
-                warp_point: 0,
-                cluster_base: cta - cta % cluster_ctas,
-                grid,
-                elect_depth: 0,
-                generation: HashMap::default(),
-                rounds: HashMap::default(),
-                inline_depth: 0,
-                overflow: false,
-                steps: 0,
-                inlining: Vec::new(),
-                globals: &globals,
-                lane_varying: &lane_varying,
-                divergence: 0,
-                observing: &observing,
-                pending_guard: None,
-                kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
-                participants: HashMap::default(),
-                structs: HashMap::default(),
-            };
-            let mut env = globals.clone();
-            for (k, v) in &launch.params {
-                env.insert(k.clone(), v.clone());
-            }
-            // Tensors and pointers passed to the kernel are global memory.
-            for p in kernel.params.iter().filter(|p| p.tensor) {
-                if env.get(&p.name).is_none_or(Value::is_unknown) {
-                    env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.clone(), offset: Some(0), stage: None }));
-                }
-            }
-            thread.exec_block(&kernel.body, &mut env, true);
-            if thread.overflow {
-                thread.unresolved(
-                    kernel.name_range,
-                    format!(
-                        "thread {tid} runs more than {} synchronization operations or {} statements, too many to model",
-                        options.max_ops_per_thread, options.max_steps_per_thread
-                    ),
-                );
-            }
-            total_steps += thread.steps;
-            let memory = std::mem::take(&mut thread.memory);
-            let op_points = std::mem::take(&mut thread.op_points);
-            if !memory.is_empty() || !op_points.is_empty() {
-                thread_memory.push(ThreadMemory { thread: (cta, tid), ops: memory, op_points });
-            }
-            let ops = std::mem::take(&mut thread.ops);
-            match groups.get(&ops) {
-                Some(&g) => group_list[g].threads.push((cta, tid)),
-                None => {
-                    groups.insert(ops.clone(), group_list.len());
-                    group_list.push(Group { ops, threads: vec![(cta, tid)] });
-                }
+    for ThreadResult { thread, ops, memory } in results {
+        thread_memory.extend(memory);
+        match groups.get(&ops) {
+            Some(&g) => group_list[g].threads.push(thread),
+            None => {
+                groups.insert(ops.clone(), group_list.len());
+                group_list.push(Group { ops, threads: vec![thread] });
             }
         }
     }
@@ -307,6 +239,148 @@ impl KeptStatements {
 
     fn memory_only(&self, id: StmtId) -> bool {
         self.flags.get(id as usize).is_some_and(|f| f.1)
+    }
+}
+
+/// What every thread of one instantiation shares: the kernel, its launch
+/// and what was derived from them once.
+struct Setup<'a> {
+    module: &'a Module,
+    kernel: &'a FunctionDef,
+    kept: &'a KeptStatements,
+    launch: &'a Launch,
+    scenario: &'a Scenario,
+    options: &'a InstantiateOptions,
+    block: [u32; 3],
+    cluster: [u32; 3],
+    cluster_ctas: u32,
+    threads_per_cta: u32,
+    grid: Option<[u32; 3]>,
+    globals: &'a Env,
+    lane_varying: &'a BTreeSet<String>,
+    observing: &'a BTreeSet<String>,
+    deadline: std::time::Instant,
+    block_assumed: bool,
+}
+
+/// What one thread left: its synchronization operations and, when it has
+/// any, its memory operations.
+struct ThreadResult {
+    thread: (u32, u32),
+    ops: Vec<Op>,
+    memory: Option<ThreadMemory>,
+}
+
+impl Setup<'_> {
+    fn shared(&self) -> Shared {
+        Shared {
+            lane_varying_conditions: Default::default(),
+            barriers: BarrierTable::default(),
+            buffers: memory::BufferTable::default(),
+            open: BTreeMap::new(),
+            notes: BTreeSet::new(),
+            unresolved: BTreeSet::new(),
+            bounded: false,
+            partial_warp: BTreeMap::new(),
+            barrier_uses: BTreeMap::new(),
+            deadline: self.deadline,
+            out_of_time: false,
+            block_assumed: self.block_assumed,
+        }
+    }
+
+    /// Runs `threads` in order, filling `shared`; returns what each left and
+    /// the statements they executed together. Stops after a CTA that met an
+    /// unmodelled construct, at the time budget or past the statement
+    /// budget, recording why.
+    fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared) -> (Vec<ThreadResult>, usize) {
+        let Setup { module, kernel, kept, launch, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, .. } = *self;
+        let mut results = Vec::with_capacity(threads.len());
+        let mut total_steps = 0usize;
+        let mut previous_cta = None;
+        for &(cta, tid) in threads {
+            // A construct the model cannot represent makes the kernel "not
+            // checked": the CTAs after the first one that meets it would only
+            // cost time (every CTA runs the same code).
+            if previous_cta != Some(cta) && !shared.unresolved.is_empty() {
+                break;
+            }
+            previous_cta = Some(cta);
+            if shared.out_of_time {
+                shared.unresolved.insert(Unresolved {
+                    site: kernel.name_range,
+                    what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
+                });
+                break;
+            }
+            if total_steps > options.max_steps_total {
+                shared.unresolved.insert(Unresolved {
+                    site: kernel.name_range,
+                    what: format!("its threads run more than {} statements together, too many to model", options.max_steps_total),
+                });
+                break;
+            }
+            let mut thread = ThreadRun {
+                module,
+                kept,
+                scenario,
+                options,
+                cta,
+                tid,
+                block,
+                cluster,
+                ctas: cluster_ctas,
+                threads_per_cta,
+                shared: &mut *shared,
+                ops: Vec::new(),
+                memory: Vec::new(),
+                op_points: Vec::new(),
+                warp_point: 0,
+                cluster_base: cta - cta % cluster_ctas,
+                grid,
+                elect_depth: 0,
+                generation: HashMap::default(),
+                rounds: HashMap::default(),
+                inline_depth: 0,
+                overflow: false,
+                steps: 0,
+                inlining: Vec::new(),
+                globals: self.globals,
+                lane_varying: self.lane_varying,
+                divergence: 0,
+                observing: self.observing,
+                pending_guard: None,
+                kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
+                participants: HashMap::default(),
+                structs: HashMap::default(),
+            };
+            let mut env = self.globals.clone();
+            for (k, v) in &launch.params {
+                env.insert(k.clone(), v.clone());
+            }
+            // Tensors and pointers passed to the kernel are global memory.
+            for p in kernel.params.iter().filter(|p| p.tensor) {
+                if env.get(&p.name).is_none_or(Value::is_unknown) {
+                    env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.clone(), offset: Some(0), stage: None }));
+                }
+            }
+            thread.exec_block(&kernel.body, &mut env, true);
+            if thread.overflow {
+                thread.unresolved(
+                    kernel.name_range,
+                    format!(
+                        "thread {tid} runs more than {} synchronization operations or {} statements, too many to model",
+                        options.max_ops_per_thread, options.max_steps_per_thread
+                    ),
+                );
+            }
+            total_steps += thread.steps;
+            let memory = std::mem::take(&mut thread.memory);
+            let op_points = std::mem::take(&mut thread.op_points);
+            let memory = (!memory.is_empty() || !op_points.is_empty()).then(|| ThreadMemory { thread: (cta, tid), ops: memory, op_points });
+            results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory });
+        }
+        (results, total_steps)
     }
 }
 

@@ -56,6 +56,8 @@ impl InstOptions {
             max_steps_per_thread,
             max_steps_total,
             default_threads_per_cta,
+            // The model is the same on any number of cores.
+            workers: _,
         } = *o;
         InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total, default_threads_per_cta }
     }
@@ -67,6 +69,7 @@ impl InstOptions {
             max_steps_per_thread: self.max_steps_per_thread,
             max_steps_total: self.max_steps_total,
             default_threads_per_cta: self.default_threads_per_cta,
+            workers: 0,
         }
     }
 }

@@ -1,0 +1,170 @@
+//! The threads of one instantiation run on several cores.
+//!
+//! Threads only meet through the tables they fill together (barriers and
+//! buffers interned by name, registrations, notes): each run of consecutive
+//! threads fills tables of its own, and the runs are merged in thread order
+//! as if one thread had run after the other. A table entry keeps the index
+//! and the name its first user in thread order gave it, so the model is the
+//! one the sequential run builds, to the index.
+//!
+//! What the sequential run decides from the running totals (the statement
+//! budget, the time budget) is not decided here: a run that meets either is
+//! done again in sequence, which reproduces those limits exactly.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::{Setup, Shared, ThreadResult};
+use crate::model::{BarrierIx, BufferIx, MemKind, OpKind};
+
+/// Threads below which one core is used: spreading them costs more than it
+/// saves.
+const MIN_THREADS: usize = 64;
+
+/// Cores used at most.
+const MAX_WORKERS: usize = 8;
+
+/// Runs `threads` on the available cores and merges what they left; `None`
+/// when one core is enough or the result needs the sequential run.
+pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)]) -> Option<(Shared, Vec<ThreadResult>)> {
+    let available = || std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = match setup.options.workers {
+        0 => available(),
+        n => n,
+    }
+    .min(MAX_WORKERS);
+    if workers < 2 || threads.len() < MIN_THREADS {
+        return None;
+    }
+    let runs = split(threads, workers);
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<(Shared, Vec<ThreadResult>, usize)>>> = Mutex::new((0..runs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(runs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(run) = runs.get(i) else { break };
+                let mut shared = setup.shared();
+                let (results, steps) = setup.run_threads(run, &mut shared);
+                done.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some((shared, results, steps));
+            });
+        }
+    });
+    let done = done.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    merge(setup, runs.iter().map(|run| run[0].0).zip(done))
+}
+
+/// Consecutive runs of threads, each within one CTA, of about
+/// `threads / workers` threads.
+fn split(threads: &[(u32, u32)], workers: usize) -> Vec<&[(u32, u32)]> {
+    let size = threads.len().div_ceil(workers).max(1);
+    let mut runs = Vec::new();
+    let mut rest = threads;
+    while !rest.is_empty() {
+        let same_cta = rest.iter().take_while(|t| t.0 == rest[0].0).count();
+        let (run, tail) = rest.split_at(same_cta.min(size));
+        runs.push(run);
+        rest = tail;
+    }
+    runs
+}
+
+fn merge(
+    setup: &Setup<'_>,
+    runs: impl Iterator<Item = (u32, Option<(Shared, Vec<ThreadResult>, usize)>)>,
+) -> Option<(Shared, Vec<ThreadResult>)> {
+    let mut merged = setup.shared();
+    let mut results = Vec::new();
+    let mut steps = 0usize;
+    let mut previous_cta = None;
+    for (cta, run) in runs {
+        // The sequential run stops after the CTA that met an unmodelled
+        // construct.
+        if previous_cta != Some(cta) && !merged.unresolved.is_empty() {
+            break;
+        }
+        previous_cta = Some(cta);
+        let (shared, run_results, run_steps) = run?;
+        steps += run_steps;
+        if shared.out_of_time || steps > setup.options.max_steps_total {
+            return None;
+        }
+        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, barrier_uses, .. } = shared;
+        let barrier_map = absorb_barriers(&mut merged, barriers);
+        let buffer_map = merged.buffers.absorb(buffers);
+        for (stmt, condition) in open {
+            let on_memory = condition.on_memory;
+            merged.open.entry(stmt).or_insert(condition).on_memory |= on_memory;
+        }
+        merged.notes.extend(notes);
+        merged.unresolved.extend(unresolved);
+        merged.bounded |= bounded;
+        for (site, (what, threads)) in partial_warp {
+            merged.partial_warp.entry(site).or_insert_with(|| (what, Vec::new())).1.extend(threads);
+        }
+        for (key, threads) in barrier_uses {
+            merged.barrier_uses.entry(key).or_default().extend(threads);
+        }
+        for mut result in run_results {
+            for op in &mut result.ops {
+                match &mut op.kind {
+                    OpKind::Init { bar, .. } | OpKind::Arrive { bar, .. } | OpKind::Wait { bar, .. } => *bar = barrier_map[*bar as usize],
+                }
+            }
+            for op in result.memory.iter_mut().flat_map(|m| &mut m.ops) {
+                renumber(&mut op.kind, &barrier_map, &buffer_map);
+            }
+            results.push(result);
+        }
+    }
+    Some((merged, results))
+}
+
+/// Takes in a run's barriers after those of the runs before it: the first
+/// user's index, and the name the kernel's own code gives it when one of its
+/// users is there (as `BarrierTable::intern_named` does).
+fn absorb_barriers(merged: &mut Shared, barriers: super::BarrierTable) -> Vec<BarrierIx> {
+    let table = &mut merged.barriers;
+    let mut keys = vec![None; barriers.list.len()];
+    for (key, ix) in barriers.keys {
+        keys[ix as usize] = Some(key);
+    }
+    let mut map = Vec::with_capacity(barriers.list.len());
+    for ((barrier, in_kernel), key) in barriers.list.into_iter().zip(barriers.named_in_kernel).zip(keys) {
+        let key = key.expect("every barrier has its key");
+        let ix = match table.keys.get(&key) {
+            Some(&ix) => {
+                if in_kernel && !table.named_in_kernel[ix as usize] {
+                    table.list[ix as usize].name = barrier.name;
+                    table.named_in_kernel[ix as usize] = true;
+                }
+                ix
+            }
+            None => {
+                let ix = table.list.len() as BarrierIx;
+                table.list.push(barrier);
+                table.named_in_kernel.push(in_kernel);
+                table.keys.insert(key, ix);
+                ix
+            }
+        };
+        map.push(ix);
+    }
+    map
+}
+
+fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
+    match kind {
+        MemKind::Access { buffer, .. } | MemKind::Update { buffer, .. } | MemKind::Observe { buffer, .. } => {
+            *buffer = buffers[*buffer as usize]
+        }
+        MemKind::AsyncCopy { buffer, barrier, .. } => {
+            *buffer = buffers[*buffer as usize];
+            if let Some(b) = barrier {
+                *b = barriers[*b as usize];
+            }
+        }
+        MemKind::ExpectTx { barrier, .. } | MemKind::CopyTx { barrier, .. } => *barrier = barriers[*barrier as usize],
+        MemKind::ArriveRelease { .. } | MemKind::ProxyFence | MemKind::Fence { .. } => {}
+    }
+}
