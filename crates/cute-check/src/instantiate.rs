@@ -202,14 +202,60 @@ pub fn instantiate(
     model.barrier_uses = shared
         .barrier_uses
         .into_iter()
-        .map(|((cta, id, site, round, count, sync, cta_wide), threads)| BarrierUse { cta, id, count, sync, cta_wide, round, site, threads })
+        .map(|((cta, id, site, round, count, sync, aligned, cta_wide), threads)| BarrierUse {
+            cta,
+            id,
+            count,
+            sync,
+            aligned,
+            cta_wide,
+            round,
+            site,
+            threads,
+        })
         .collect();
-    model.partial_warp_collectives = shared
-        .partial_warp
-        .into_iter()
-        .map(|(site, (what, threads))| (site, what, describe_threads(&threads, model.ctas)))
-        .collect();
+    model.partial_warp_collectives = partial_warp_collectives(shared.partial_warp, model.threads_per_cta);
     Instantiated { model, open_conditions: shared.open.into_values().collect() }
+}
+
+/// The warp collectives some lanes of their member mask do not reach: for
+/// each site, the first CTA where that happens, the lanes that reach it
+/// (as often as any lane of their warp) and those of the member masks that
+/// reach it fewer times. Lanes that reach it with the warp converged are not
+/// recorded (they reach it together, as often as each other).
+fn partial_warp_collectives(
+    reaches: BTreeMap<TextRange, (String, BTreeMap<(u32, u32), (u32, u32)>)>,
+    threads_per_cta: u32,
+) -> Vec<(TextRange, String, u32, Vec<u32>, Vec<u32>)> {
+    let mut out = Vec::new();
+    for (site, (what, by_thread)) in reaches {
+        let mut warps: BTreeMap<(u32, u32), Vec<(u32, u32, u32)>> = BTreeMap::new();
+        for (&(cta, tid), &(count, mask)) in &by_thread {
+            warps.entry((cta, tid / 32)).or_default().push((tid, count, mask));
+        }
+        let mut found: Option<(u32, Vec<u32>, Vec<u32>)> = None;
+        for ((cta, warp), lanes) in warps {
+            if found.as_ref().is_some_and(|(c, ..)| *c != cta) {
+                break;
+            }
+            let most = lanes.iter().map(|l| l.1).max().unwrap_or(0);
+            let mask = lanes.iter().fold(0u32, |m, l| m | l.2);
+            let count_of = |t: u32| lanes.iter().find(|l| l.0 == t).map_or(0, |l| l.1);
+            let first = warp * 32;
+            let last = (first + 32).min(threads_per_cta);
+            let missing: Vec<u32> = (first..last).filter(|t| mask & (1 << (t % 32)) != 0 && count_of(*t) < most).collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let entry = found.get_or_insert_with(|| (cta, Vec::new(), Vec::new()));
+            entry.1.extend(lanes.iter().filter(|l| l.1 == most).map(|l| l.0));
+            entry.2.extend(missing);
+        }
+        if let Some((cta, reached, missing)) = found {
+            out.push((site, what, cta, reached, missing));
+        }
+    }
+    out
 }
 
 /// [`cute_ir::Kept`] as flags by statement id: every thread asks about every
@@ -463,10 +509,13 @@ struct Shared {
     notes: BTreeSet<String>,
     unresolved: BTreeSet<Unresolved>,
     bounded: bool,
-    partial_warp: BTreeMap<TextRange, (String, Vec<(u32, u32)>)>,
-    /// (cta, id, site, round, count, sync, cta_wide) -> threads, for
-    /// [`BarrierUse`].
-    barrier_uses: BTreeMap<(u32, i64, TextRange, u32, u32, bool, bool), Vec<u32>>,
+    /// Warp collectives reached while the warp is split: by site, what the
+    /// operation is and, per (cta, thread), how many times the thread
+    /// reached it that way and the member masks it named.
+    partial_warp: BTreeMap<TextRange, (String, BTreeMap<(u32, u32), (u32, u32)>)>,
+    /// (cta, id, site, round, count, sync, aligned, cta_wide) -> threads,
+    /// for [`BarrierUse`].
+    barrier_uses: BTreeMap<(u32, i64, TextRange, u32, u32, bool, bool, bool), Vec<u32>>,
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,
@@ -788,8 +837,8 @@ impl ThreadRun<'_> {
                         }
                     }
                 }
-                if elect && self.elect_depth > 0 {
-                    self.partial_collective(s.range, "`elect_one` inside `elect_one`: only one lane reaches the inner election");
+                if elect && !self.converged() {
+                    self.partial_collective(s.range, "`elect_one` elects over the full warp (`elect.sync`, member mask 0xffffffff)", FULL_MASK);
                 }
                 if elect {
                     // elect.sync picks one lane of each warp: lane 0 when the
@@ -831,11 +880,30 @@ impl ThreadRun<'_> {
         self.divergence == 0 && self.elect_depth == 0
     }
 
-    /// A warp-collective operation reached by this thread while its warp is
-    /// split.
-    fn partial_collective(&mut self, site: TextRange, what: &str) {
-        let entry = self.shared.partial_warp.entry(site).or_insert_with(|| (what.to_string(), Vec::new()));
-        entry.1.push((self.cta, self.tid));
+    /// A warp-collective operation over the lanes of `mask` reached by this
+    /// thread while its warp is split.
+    fn partial_collective(&mut self, site: TextRange, what: &str, mask: u32) {
+        let entry = self.shared.partial_warp.entry(site).or_insert_with(|| (what.to_string(), BTreeMap::new()));
+        let reach = entry.1.entry((self.cta, self.tid)).or_insert((0, 0));
+        reach.0 += 1;
+        reach.1 |= mask;
+    }
+
+    /// The member mask of a warp collective: the default (the full warp) or
+    /// a known integer; `None` when it is computed at run time.
+    fn member_mask(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<u32> {
+        let param = match api {
+            // `shuffle_sync_bfly(val, offset, mask=-1)` whatever
+            // `threads_in_group` is.
+            Api::WarpReduction => return Some(FULL_MASK),
+            Api::WarpRedux => "mask_and_clamp",
+            _ => "mask",
+        };
+        match self.arg_value(call, param, &[], args, kwargs) {
+            None | Some(Value::None) => Some(FULL_MASK),
+            // Only the low 32 bits are the mask (`-1` is every lane).
+            Some(v) => v.as_int().map(|m| m as u32),
+        }
     }
 
     /// Lanes in this thread's warp.
@@ -899,11 +967,11 @@ impl ThreadRun<'_> {
     }
 
     /// Note a registration with hardware barrier `id` by this lane.
-    fn record_use(&mut self, id: i64, count: u32, sync: bool, cta_wide: bool, site: TextRange) {
+    fn record_use(&mut self, id: i64, count: u32, sync: bool, aligned: bool, cta_wide: bool, site: TextRange) {
         let r = self.rounds.entry(id).or_insert(0);
         let round = *r;
         *r += 1;
-        self.shared.barrier_uses.entry((self.cta, id, site, round, count, sync, cta_wide)).or_default().push(self.tid);
+        self.shared.barrier_uses.entry((self.cta, id, site, round, count, sync, aligned, cta_wide)).or_default().push(self.tid);
     }
 
     /// Arrive on a generation-counted barrier and return the parity to wait on.
@@ -1069,7 +1137,7 @@ impl ThreadRun<'_> {
             }
             Api::MbarrierTryWait | Api::MbarrierTestWait => Value::unknown("the result of a try-wait"),
             Api::SyncThreads => {
-                self.record_use(0, self.threads_per_cta, true, true, site);
+                self.record_use(0, self.threads_per_cta, true, true, true, site);
                 let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
                 let parity = self.generation_arrive(bar, site);
                 self.push(OpKind::Wait { bar, parity }, site);
@@ -1078,7 +1146,11 @@ impl ThreadRun<'_> {
             Api::Barrier | Api::BarrierArrive => {
                 let id = kwargs.iter().find(|(k, _)| k == "barrier_id").map(|(_, v)| v.clone());
                 let n = kwargs.iter().find(|(k, _)| k == "number_of_threads").map(|(_, v)| v.clone());
-                self.named_barrier(id, n, api == Api::Barrier, site)
+                // `bar.sync` is aligned; `barrier_arrive` is `bar.arrive`
+                // (aligned) unless `aligned=False` makes it
+                // `barrier.cta.arrive`.
+                let aligned = !matches!(kwargs.iter().find(|(k, _)| k == "aligned"), Some((_, Value::Bool(false))));
+                self.named_barrier(id, n, api == Api::Barrier, aligned, site)
             }
             Api::ClusterArrive | Api::ClusterArriveRelaxed => {
                 let total = self.threads_per_cta * self.ctas;
@@ -1118,16 +1190,27 @@ impl ThreadRun<'_> {
             }
             Api::Copy => {
                 if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") && !self.converged() {
-                    self.partial_collective(site, "this TMA/bulk `cute.copy` elects a lane itself; issued by part of a warp");
+                    self.partial_collective(
+                        site,
+                        "this TMA/bulk `cute.copy` elects a lane itself, over the full warp (`elect.sync`, member mask 0xffffffff)",
+                        FULL_MASK,
+                    );
                 }
                 self.record_copy(call, &args, &kwargs);
                 Value::None
             }
-            Api::SyncWarp => {
+            Api::SyncWarp | Api::Shuffle | Api::Vote | Api::WarpReduction | Api::WarpRedux => {
                 if !self.converged() {
-                    self.partial_collective(site, "`sync_warp` inside a branch that splits the warp");
+                    if let Some(mask) = self.member_mask(api, call, &args, &kwargs) {
+                        let what = collective_what(api, call, mask);
+                        self.partial_collective(site, &what, mask);
+                    }
                 }
-                Value::None
+                match api {
+                    Api::SyncWarp => Value::None,
+                    Api::Vote => Value::unknown("the result of a warp vote"),
+                    _ => Value::unknown("a value exchanged between the lanes of a warp"),
+                }
             }
             _ => Value::None,
         }
@@ -1147,7 +1230,7 @@ impl ThreadRun<'_> {
 
     /// `barrier(barrier_id=, number_of_threads=)` (`waits`) or
     /// `barrier_arrive(...)`: CTA barrier 0 or a named barrier.
-    fn named_barrier(&mut self, id: Option<Value>, n: Option<Value>, waits: bool, site: TextRange) -> Value {
+    fn named_barrier(&mut self, id: Option<Value>, n: Option<Value>, waits: bool, aligned: bool, site: TextRange) -> Value {
         let id = match id {
             None | Some(Value::None) => 0,
             Some(v) => match v.as_int() {
@@ -1189,7 +1272,7 @@ impl ThreadRun<'_> {
             );
             return Value::None;
         }
-        self.record_use(id, count, waits, cta_wide, site);
+        self.record_use(id, count, waits, aligned, cta_wide, site);
         let kind = if id == 0 && count == self.threads_per_cta { BarrierKind::CtaBarrier } else { BarrierKind::NamedBarrier(id) };
         let bar = self.pseudo_barrier(kind, self.cta, count);
         let parity = self.generation_arrive(bar, site);
@@ -1211,10 +1294,12 @@ impl ThreadRun<'_> {
             (id, _) => id,
         };
         match method {
-            "arrive" | "arrive_unaligned" => self.named_barrier(id, n, false, site),
-            "wait" | "wait_unaligned" | "arrive_and_wait" | "sync" => self.named_barrier(id, n, true, site),
-            "arrive_w_index" => self.named_barrier(with_index(id), n, false, site),
-            "arrive_and_wait_w_index" => self.named_barrier(with_index(id), n, true, site),
+            "arrive" => self.named_barrier(id, n, false, true, site),
+            "arrive_unaligned" => self.named_barrier(id, n, false, false, site),
+            // `wait_unaligned` is a `cute.arch.barrier` (`bar.sync`) too.
+            "wait" | "wait_unaligned" | "arrive_and_wait" | "sync" => self.named_barrier(id, n, true, true, site),
+            "arrive_w_index" => self.named_barrier(with_index(id), n, false, true, site),
+            "arrive_and_wait_w_index" => self.named_barrier(with_index(id), n, true, true, site),
             "get_barrier" => id.unwrap_or(Value::unknown("a named barrier id")),
             _ => {
                 self.unresolved(site, format!("it synchronizes through `NamedBarrier.{method}`, which is not modelled"));
@@ -1515,6 +1600,22 @@ fn expr_text(e: &Expr) -> String {
         }
         Expr::Subscript { base, index } => format!("{}[{}]", expr_text(base), expr_text(index)),
         _ => "barrier".to_string(),
+    }
+}
+
+/// Every lane of a warp.
+const FULL_MASK: u32 = u32::MAX;
+
+/// What a warp collective is, for `single-lane-collective`.
+fn collective_what(api: Api, call: &Call, mask: u32) -> String {
+    let name = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
+    let name = name.rsplit('.').next().unwrap_or_default().to_string();
+    match api {
+        Api::WarpReduction => {
+            format!("`{name}` exchanges values over the full warp (`shuffle_sync_bfly` with member mask 0xffffffff, whatever `threads_in_group` is)")
+        }
+        _ if mask == FULL_MASK => format!("`{name}` is collective over the full warp (member mask 0xffffffff)"),
+        _ => format!("`{name}` is collective over the lanes of member mask {mask:#010x}"),
     }
 }
 

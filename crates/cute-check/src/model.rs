@@ -165,11 +165,14 @@ pub struct Model {
     pub block_assumed: bool,
     /// Values the synchronization depends on that could not be resolved.
     pub unresolved: Vec<Unresolved>,
-    /// Warp-collective operations reached by part of a warp only: (site,
-    /// what, who) — a TMA or bulk `cute.copy` (which elects a lane itself)
-    /// under `elect_one` or a lane test, `elect_one` inside `elect_one`,
-    /// `sync_warp` inside a branch that splits the warp.
-    pub partial_warp_collectives: Vec<(TextRange, String, String)>,
+    /// Warp-collective operations that some lanes of their member mask do
+    /// not reach: (site, what, CTA, the lanes that reach it, the lanes that
+    /// do not), thread indices within the CTA, in the first CTA where it
+    /// happens. A TMA or bulk `cute.copy` (which elects a lane itself) and
+    /// `elect_one` under `elect_one` or a lane test; `sync_warp`, shuffles,
+    /// votes and warp reductions in a branch that splits the warp, with the
+    /// default member mask or a known one.
+    pub partial_warp_collectives: Vec<(TextRange, String, u32, Vec<u32>, Vec<u32>)>,
     /// CTAs per cluster (`ctas` counts every modelled CTA; more than one
     /// cluster is modelled when CTAs synchronize through global memory).
     pub cluster_ctas: u32,
@@ -197,6 +200,10 @@ pub struct BarrierUse {
     pub count: u32,
     /// `bar.sync` (the thread waits for the generation), not `bar.arrive`.
     pub sync: bool,
+    /// `.aligned`: every lane of a warp must execute the call together
+    /// (`bar.sync`, and `bar.arrive` unless `aligned=False` makes it
+    /// `barrier.cta.arrive`).
+    pub aligned: bool,
     /// `sync_threads()`, or a barrier that names no thread count (every
     /// thread of the CTA takes part, whatever the id).
     pub cta_wide: bool,

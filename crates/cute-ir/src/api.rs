@@ -38,6 +38,18 @@ pub enum Api {
     // barriers and fences
     SyncThreads,
     SyncWarp,
+    /// `shuffle_sync` and its `_up`/`_down`/`_bfly` forms (`shfl.sync`):
+    /// every lane of the member mask `mask` executes it together.
+    Shuffle,
+    /// `vote_ballot_sync`, `vote_any_sync`, `vote_all_sync`,
+    /// `vote_uni_sync` (`vote.sync`, member mask `mask`).
+    Vote,
+    /// `warp_reduction`, `warp_reduction_max`, `warp_reduction_sum`: a
+    /// butterfly of `shuffle_sync_bfly` over the full member mask, whatever
+    /// `threads_in_group` is.
+    WarpReduction,
+    /// `warp_redux_sync` (`redux.sync`, member mask `mask_and_clamp`).
+    WarpRedux,
     Barrier,
     BarrierArrive,
     ClusterArrive,
@@ -149,6 +161,16 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::ElectOne, names: &["elect_one"], params: &[] },
     Entry { api: Api::SyncThreads, names: &["sync_threads"], params: &[] },
     Entry { api: Api::SyncWarp, names: &["sync_warp"], params: &["mask"] },
+    Entry {
+        api: Api::Shuffle,
+        names: &["shuffle_sync", "shuffle_sync_down", "shuffle_sync_bfly"],
+        params: &["value", "offset", "mask", "mask_and_clamp"],
+    },
+    Entry { api: Api::Shuffle, names: &["shuffle_sync_up"], params: &["value", "offset", "mask"] },
+    Entry { api: Api::Vote, names: &["vote_ballot_sync", "vote_any_sync", "vote_all_sync", "vote_uni_sync"], params: &["pred", "mask"] },
+    Entry { api: Api::WarpReduction, names: &["warp_reduction"], params: &["val", "op"] },
+    Entry { api: Api::WarpReduction, names: &["warp_reduction_max", "warp_reduction_sum"], params: &["val"] },
+    Entry { api: Api::WarpRedux, names: &["warp_redux_sync"], params: &["value", "kind", "mask_and_clamp"] },
     Entry { api: Api::Barrier, names: &["barrier"], params: &[] },
     Entry { api: Api::BarrierArrive, names: &["barrier_arrive"], params: &[] },
     Entry { api: Api::ClusterArrive, names: &["cluster_arrive"], params: &[] },
@@ -296,6 +318,12 @@ impl Api {
             _ => Effect::Sync,
         }
     }
+}
+
+/// Whether a function is a warp-collective operation whose member mask the
+/// lanes that reach it must fill (besides `sync_warp` and `elect_one`).
+pub fn is_warp_collective(api: Api) -> bool {
+    matches!(api, Api::Shuffle | Api::Vote | Api::WarpReduction | Api::WarpRedux | Api::SyncWarp)
 }
 
 /// Whether a call reads a synchronization variable and hands back what it

@@ -30,6 +30,9 @@ pub enum Reason {
     Defines { name: String, used_by: StmtId },
     /// Encloses a kept statement.
     Controls(StmtId),
+    /// A `return`, `break` or `continue` that synchronization after it
+    /// depends on: the threads that take it skip that synchronization.
+    Exit(String),
     Datapath,
 }
 
@@ -42,6 +45,7 @@ impl std::fmt::Display for Reason {
             Reason::Memory(s) => write!(f, "memory: {s}"),
             Reason::Defines { name, used_by } => write!(f, "defines `{name}`, read by #{used_by}"),
             Reason::Controls(id) => write!(f, "controls #{id}"),
+            Reason::Exit(s) => write!(f, "exit: {s}"),
             Reason::Datapath => write!(f, "datapath"),
         }
     }
@@ -106,6 +110,10 @@ struct Flat {
     pipeline: bool,
     /// `x.method(...)` calls: (x, method).
     methods: Vec<(String, String)>,
+    /// `return`, `break` or `continue`.
+    exit: Option<&'static str>,
+    /// A `for` or `while` loop.
+    is_loop: bool,
 }
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
@@ -113,6 +121,7 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     let buffers = buffer_names(kernel);
     flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
     seed_pipeline_objects(&mut flat);
+    seed_exits(&mut flat);
 
     let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, s) in flat.iter().enumerate() {
@@ -201,6 +210,38 @@ fn seed_pipeline_objects(flat: &mut [Flat]) {
         }
         if objects.len() == before {
             return;
+        }
+    }
+}
+
+/// A `return` before synchronization, or a `break`/`continue` in a loop
+/// that synchronizes, decides which threads reach that synchronization (a
+/// bounds check `if tidx >= n: return` before a `sync_threads()`): a seed.
+fn seed_exits(flat: &mut [Flat]) {
+    let syncs: Vec<TextRange> =
+        flat.iter().filter(|s| matches!(s.seed, Some(Reason::Sync(_) | Reason::SyncHelper(_)))).map(|s| s.range).collect();
+    let by_id: HashMap<StmtId, usize> = flat.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    let within = |outer: TextRange, r: &TextRange| outer.start <= r.start && r.end <= outer.end;
+    for i in 0..flat.len() {
+        let Some(kind) = flat[i].exit else { continue };
+        // The loops around it, innermost first.
+        let mut loops = Vec::new();
+        let mut p = flat[i].parent;
+        while let Some(j) = p.and_then(|p| by_id.get(&p).copied()) {
+            if flat[j].is_loop {
+                loops.push(flat[j].range);
+            }
+            p = flat[j].parent;
+        }
+        let at = flat[i].range.start;
+        let skips = match kind {
+            // The rest of the function, and the later iterations of the
+            // loops it leaves.
+            "return" => syncs.iter().any(|r| r.start > at || loops.iter().any(|l| within(*l, r))),
+            _ => loops.first().is_some_and(|l| syncs.iter().any(|r| within(*l, r))),
+        };
+        if skips && flat[i].seed.is_none() {
+            flat[i].seed = Some(Reason::Exit(format!("`{kind}` before synchronization")));
         }
     }
 }
@@ -345,7 +386,14 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 _ => None,
             })
             .collect();
-        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods });
+        let exit = match &s.kind {
+            StmtKind::Return(_) => Some("return"),
+            StmtKind::Break => Some("break"),
+            StmtKind::Continue => Some("continue"),
+            _ => None,
+        };
+        let is_loop = matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
+        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {
                 flatten(then, Some(s.id), helpers, buffers, out);
@@ -371,6 +419,16 @@ fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
             for (k, v) in &c.kwargs {
                 if k == "tma_bar_ptr" || k == "mbar_ptr" {
                     relevant_uses(v, out);
+                }
+            }
+        }
+        // A warp collective synchronizes the lanes of its member mask: the
+        // values it moves are datapath.
+        Expr::Call(c) if Api::of_call(c).is_some_and(crate::api::is_warp_collective) => {
+            for name in ["mask", "mask_and_clamp"] {
+                let is_mask = name == "mask" || Api::of_call(c) == Some(Api::WarpRedux);
+                if let Some(m) = crate::api::arg(c, name).filter(|_| is_mask) {
+                    relevant_uses(m, out);
                 }
             }
         }

@@ -193,7 +193,9 @@ pub(crate) fn check_slice_with(
                     Err(not_checked) => incomplete.push(not_checked),
                 }
             }
-            per_scenario.push(Vec::new());
+            // Warp collectives (shuffles, votes) synchronize the lanes of a
+            // warp without any barrier.
+            per_scenario.push(single_lane_collective::diagnostics(ctx, &model));
             continue;
         }
         let mut scenario_notes = notes.clone();

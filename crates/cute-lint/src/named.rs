@@ -109,13 +109,29 @@ pub fn first_line(ctx: &KernelContext<'_>, stmt: &Stmt) -> TextRange {
 /// the `return` statements of its function that come before it.
 pub fn why_not_reached(ctx: &KernelContext<'_>, site: TextRange) -> Vec<crate::Related> {
     let mut out = Vec::new();
-    let Some((f, chain)) = ctx.ancestors(site) else { return out };
-    if let Some(branch) = chain.iter().rev().find(|s| matches!(s.kind, StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::For { .. })) {
+    if let Some(branch) = branch_around(ctx, site) {
         out.push(crate::Related {
-            range: first_line(ctx, branch),
+            range: branch,
             message: "this depends on the thread: only some threads run the barrier below".to_string(),
         });
     }
+    for r in returns_before(ctx, site) {
+        out.push(crate::Related { range: r, message: "threads that return here never reach the barrier".to_string() });
+    }
+    out
+}
+
+/// The first line of the innermost branch or loop around `site` in its
+/// function.
+pub fn branch_around(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
+    let (_, chain) = ctx.ancestors(site)?;
+    let branch = chain.iter().rev().find(|s| matches!(s.kind, StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::For { .. }))?;
+    Some(first_line(ctx, branch))
+}
+
+/// The first lines of the `return` statements of `site`'s function that
+/// come before it.
+pub fn returns_before(ctx: &KernelContext<'_>, site: TextRange) -> Vec<TextRange> {
     fn returns<'a>(stmts: &'a [Stmt], before: u32, out: &mut Vec<&'a Stmt>) {
         for s in stmts {
             if s.range.start >= before {
@@ -132,10 +148,8 @@ pub fn why_not_reached(ctx: &KernelContext<'_>, site: TextRange) -> Vec<crate::R
             }
         }
     }
+    let Some((f, _)) = ctx.ancestors(site) else { return Vec::new() };
     let mut rets = Vec::new();
     returns(&f.body, site.start, &mut rets);
-    for r in rets {
-        out.push(crate::Related { range: first_line(ctx, r), message: "threads that return here never reach the barrier".to_string() });
-    }
-    out
+    rets.into_iter().map(|r| first_line(ctx, r)).collect()
 }

@@ -100,7 +100,8 @@ fn merge(
         merged.unresolved.extend(unresolved);
         merged.bounded |= bounded;
         for (site, (what, threads)) in partial_warp {
-            merged.partial_warp.entry(site).or_insert_with(|| (what, Vec::new())).1.extend(threads);
+            // Each thread ran in one run only: its counts move over whole.
+            merged.partial_warp.entry(site).or_insert_with(|| (what, Default::default())).1.extend(threads);
         }
         for (key, threads) in barrier_uses {
             merged.barrier_uses.entry(key).or_default().extend(threads);

@@ -4,7 +4,8 @@
 //! Decided on the model's registrations, which record every lane that
 //! reaches each barrier call: a CTA-wide barrier (`sync_threads`, barrier 0)
 //! must be reached the same number of times by every thread of the CTA; an
-//! aligned one (`barrier`, `bar.sync`) by all lanes of a warp together.
+//! aligned one (`barrier`, `bar.sync`; `barrier_arrive`, `bar.arrive`,
+//! unless `aligned=False`) by all lanes of a warp together.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +14,7 @@ use cute_syntax::TextRange;
 
 use super::Rule;
 use crate::context::KernelContext;
-use crate::named::{barrier_name, describe, why_not_reached};
+use crate::named::{barrier_name, branch_around, describe, returns_before, why_not_reached};
 use crate::{Related, Severity};
 
 pub const RULE: Rule = Rule {
@@ -62,7 +63,7 @@ pub fn find(model: &Model) -> Vec<Divergent> {
             }
         }
         // Aligned: the lanes of a warp reach it together.
-        for u in uses.iter().filter(|u| u.sync) {
+        for u in uses.iter().filter(|u| u.aligned) {
             let present: BTreeSet<u32> = u.threads.iter().copied().collect();
             let warps: BTreeSet<u32> = present.iter().map(|t| t / 32).collect();
             let missing: Vec<u32> =
@@ -87,7 +88,20 @@ pub fn diagnostic(
     let reached = describe(model, d.cta, &d.reached);
     let missing = describe(model, d.cta, &d.missing);
     let call = ctx.slice(d.site).split('(').next().unwrap_or("barrier").trim().to_string();
-    let what = if d.cta_wide {
+    // Threads missing from a barrier that no thread-dependent branch
+    // encloses: they returned before it.
+    let returned = d.cta_wide && branch_around(ctx, d.site).is_none() && !returns_before(ctx, d.site).is_empty();
+    let mut notes = notes;
+    let what = if returned {
+        notes.insert(
+            0,
+            "CuTe DSL does not compile a `return` under a condition decided at run time (UNSUP_EARLY_EXIT: a staged `if` runs as a whole)".to_string(),
+        );
+        format!(
+            "`{call}` is a CTA-wide barrier: all {} threads of the CTA must reach it together, but {missing} return before it (only {reached} reach it)",
+            model.threads_per_cta,
+        )
+    } else if d.cta_wide {
         format!(
             "`{call}` is a CTA-wide barrier: all {} threads of the CTA must reach it together, but {missing} {} not (only {reached} do)",
             model.threads_per_cta,
@@ -112,8 +126,12 @@ pub fn diagnostic(
         label: "reached by part of the threads that must execute it".to_string(),
         related,
         notes,
-        help: Some(if d.cta_wide {
+        help: Some(if returned {
+            "let every thread reach the barrier: guard only the work with the bounds check (`if tidx < n:`) instead of returning early".to_string()
+        } else if d.cta_wide {
             "move the barrier out of the thread-dependent branch (and before any early return), or synchronize the participating warps with a named barrier (`cute.arch.barrier(barrier_id=1..15, number_of_threads=...)`)".to_string()
+        } else if call.ends_with("barrier_arrive") {
+            "branch on the warp index (not the lane or thread index) around it, so whole warps take the same path; or pass `aligned=False` (`barrier.cta.arrive`), which lets the lanes of a warp arrive from different branches, each lane once".to_string()
         } else {
             "branch on the warp index (not the lane or thread index) around aligned barriers, so whole warps take the same path".to_string()
         }),
