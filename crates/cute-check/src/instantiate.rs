@@ -151,11 +151,23 @@ pub fn instantiate(
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let lane_varying = lane_varying_names(kernel, &globals);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
+    // With one CTA per cluster, the tcgen05 MMAs handed to the kernel span
+    // one CTA.
+    let mut params = launch.params.clone();
+    let mut single_cta_mmas = false;
+    if cluster_ctas == 1 {
+        for v in params.values_mut() {
+            if let Some(new) = cute_ir::layout::with_single_cta_mmas(v, 0) {
+                single_cta_mmas = true;
+                *v = new;
+            }
+        }
+    }
     let setup = Setup {
         module,
         kernel,
         kept,
-        launch,
+        params: &params,
         scenario,
         options,
         block,
@@ -170,11 +182,14 @@ pub fn instantiate(
         block_assumed: model.block_assumed,
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
-    let (shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
+    let (mut shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
         let mut shared = setup.shared();
         let (results, _) = setup.run_threads(&threads, &mut shared);
         (shared, results)
     });
+    if single_cta_mmas {
+        shared.notes.insert(SINGLE_CTA_MMA.to_string());
+    }
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::default();
     let mut group_list: Vec<Group> = Vec::new();
     let mut thread_memory = Vec::new();
@@ -294,7 +309,8 @@ struct Setup<'a> {
     module: &'a Module,
     kernel: &'a FunctionDef,
     kept: &'a KeptStatements,
-    launch: &'a Launch,
+    /// The kernel's arguments.
+    params: &'a eval::Bindings,
     scenario: &'a Scenario,
     options: &'a InstantiateOptions,
     block: [u32; 3],
@@ -340,7 +356,7 @@ impl Setup<'_> {
     /// unmodelled construct, at the time budget or past the statement
     /// budget, recording why.
     fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared) -> (Vec<ThreadResult>, usize) {
-        let Setup { module, kernel, kept, launch, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, .. } = *self;
+        let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
         let mut total_steps = 0usize;
         let mut previous_cta = None;
@@ -401,7 +417,7 @@ impl Setup<'_> {
                 structs: HashMap::default(),
             };
             let mut env = self.globals.clone();
-            for (k, v) in &launch.params {
+            for (k, v) in self.params {
                 env.insert(k.clone(), v.clone());
             }
             // Tensors and pointers passed to the kernel are global memory.
@@ -718,6 +734,12 @@ impl ThreadRun<'_> {
                         if let (Expr::Name(v), "advance") = (base.as_ref(), attr.as_str()) {
                             if let Some(next) = env.get(v).and_then(crate::pipeline::advanced) {
                                 env.insert(v.clone(), next);
+                                return Flow::Normal;
+                            }
+                            if matches!(env.get(v), Some(Value::Object(o)) if o.class == crate::pipeline::STATE) {
+                                // A state that cannot advance: its later
+                                // waits would name the wrong phases.
+                                self.unresolved(c.range, format!("`{v}.advance()` on a pipeline state not known statically"));
                                 return Flow::Normal;
                             }
                         }
@@ -1308,6 +1330,91 @@ impl ThreadRun<'_> {
         }
     }
 
+    /// `TmemAllocator(alloc_result_dst_smem_ptr, *, barrier_for_retrieve=,
+    /// allocator_warp_id=0, is_two_cta=False, ...)`. A one-CTA allocator
+    /// synchronizes only through `barrier_for_retrieve`; a two-CTA one also
+    /// initialises an mbarrier on which the allocator warps of the CTA pair
+    /// meet before deallocating, which is not modelled.
+    fn tmem_allocator(&mut self, call: &Call, kwargs: &[(String, Value)]) -> Value {
+        let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let two_cta = kw("is_two_cta").unwrap_or(Value::Bool(false));
+        match two_cta.as_bool() {
+            Some(false) => {}
+            Some(true) => {
+                self.unresolved(
+                    call.range,
+                    "it synchronizes through a two-CTA `TmemAllocator` (`is_two_cta=True`), whose deallocation handshake with the peer CTA is not modelled".to_string(),
+                );
+                return Value::unknown("a two-CTA `TmemAllocator`");
+            }
+            None if self.ctas == 1 => {
+                self.shared.notes.insert(
+                    "whether a `TmemAllocator` spans two CTAs (`is_two_cta`) is not known statically: with one CTA per cluster there is no peer CTA, so it spans one".to_string(),
+                );
+            }
+            None => {
+                self.unresolved(
+                    call.range,
+                    "whether this `TmemAllocator` spans two CTAs (`is_two_cta`) is not known statically".to_string(),
+                );
+                return Value::unknown("a `TmemAllocator`");
+            }
+        }
+        let barrier = kw("barrier_for_retrieve").unwrap_or(Value::unknown("the `barrier_for_retrieve` of a `TmemAllocator`"));
+        let warp = kw("allocator_warp_id").unwrap_or(Value::Int(0));
+        Value::Object(std::sync::Arc::new(eval::Object {
+            class: crate::pipeline::TMEM_ALLOCATOR.to_string(),
+            attrs: [("barrier".to_string(), barrier), ("warp".to_string(), warp)].into_iter().collect(),
+        }))
+    }
+
+    /// A method of a one-CTA `TmemAllocator`, as the package implements it:
+    /// `wait_for_alloc` (and `reserve`, which allocates first) is
+    /// `barrier_for_retrieve.arrive_and_wait()`; allocating, retrieving the
+    /// pointer, relinquishing the permit and freeing are per-warp operations
+    /// that synchronize nothing.
+    fn tmem_method(&mut self, obj: &Value, method: &str, site: TextRange) -> Value {
+        match method {
+            "wait_for_alloc" | "reserve" => {
+                let barrier = crate::pipeline::attribute(obj, "barrier").unwrap_or(Value::None);
+                match &barrier {
+                    Value::Object(o) if o.class == eval::NAMED_BARRIER => {
+                        self.named_barrier_method(&barrier, "arrive_and_wait", &[], site);
+                    }
+                    other => {
+                        let why = match other {
+                            Value::Unknown(w) => w.clone(),
+                            _ => "not a `NamedBarrier`".to_string(),
+                        };
+                        self.unresolved(site, format!("the `barrier_for_retrieve` of this `TmemAllocator` is not known statically ({why})"));
+                    }
+                }
+                Value::unknown("a tensor memory pool")
+            }
+            "allocate" | "relinquish_alloc_permit" | "free" | "check_valid_num_columns" => Value::None,
+            "retrieve_ptr" => Value::unknown("a tensor memory pointer"),
+            _ => {
+                self.unresolved(site, format!("it synchronizes through `TmemAllocator.{method}`, which is not modelled"));
+                Value::None
+            }
+        }
+    }
+
+    /// With one CTA per cluster, the tcgen05 MMAs whose CTA group is not
+    /// known span one CTA (said once).
+    fn single_cta_mmas(&mut self, v: Value) -> Value {
+        if self.ctas != 1 {
+            return v;
+        }
+        match cute_ir::layout::with_single_cta_mmas(&v, 0) {
+            Some(new) => {
+                self.shared.notes.insert(SINGLE_CTA_MMA.to_string());
+                new
+            }
+            None => v,
+        }
+    }
+
     /// An arrival made by lane 0 of the warp only (elected inside the
     /// library), counted once whatever the convergence.
     fn push_lane0(&mut self, kind: OpKind, site: TextRange) {
@@ -1335,6 +1442,16 @@ impl ThreadRun<'_> {
                 };
                 return self.participant_call(call, obj, &method, args);
             }
+            if o.class == crate::pipeline::TMEM_ALLOCATOR {
+                let method = match &call.func {
+                    Expr::Attr { attr, .. } => attr.clone(),
+                    _ => String::new(),
+                };
+                return self.tmem_method(obj, &method, call.range);
+            }
+        }
+        if call.qualname.as_deref().is_some_and(|q| q.ends_with(".TmemAllocator") && Api::lookup(q) == Some(Api::Pipeline)) {
+            return self.tmem_allocator(call, kwargs);
         }
         if let Some(v) = self.pipeline_sync(call, args, kwargs) {
             return v;
@@ -1449,6 +1566,10 @@ impl ThreadRun<'_> {
         use crate::pipeline::Action;
         match action {
             Action::Value(v) => v,
+            Action::Assumed(v, note) => {
+                self.shared.notes.insert(note);
+                v
+            }
             Action::Create { pipeline, inits, sync, assumed } => {
                 if let Some(note) = assumed {
                     self.shared.notes.insert(note);
@@ -1649,6 +1770,9 @@ impl CallHandler for ThreadRun<'_> {
             if c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE {
                 return self.participant_call(call, obj, name, &args);
             }
+            if c == crate::pipeline::TMEM_ALLOCATOR {
+                return self.tmem_method(obj, name, call.range);
+            }
         }
         // Functions and methods of this file are inlined.
         // (The module outlives this run: no copy of the function is made.)
@@ -1754,11 +1878,15 @@ impl CallHandler for ThreadRun<'_> {
             }
         }
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {
-            return v;
+            return self.single_cta_mmas(v);
         }
         Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string())))
     }
 }
+
+/// The note for tcgen05 MMAs taken to span one CTA.
+const SINGLE_CTA_MMA: &str =
+    "the CTA group of a tcgen05 MMA is not known statically: with one CTA per cluster an MMA spans one CTA (`thr_id` of size 1)";
 
 /// Whether an expression can differ between the lanes of one warp: it reads
 /// the thread or lane index, or a name that holds one, except through

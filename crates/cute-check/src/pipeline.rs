@@ -20,6 +20,17 @@
 //!   producer (a fresh barrier lets its first acquire pass) and 0 for a
 //!   consumer; `advance()` steps the index and flips the phase on wrap.
 //!
+//! - `PipelineTmaStore.create(num_stages=, producer_group=)`: no mbarriers;
+//!   `producer_commit()` commits the thread's bulk (TMA store) group,
+//!   `producer_acquire()` and `producer_tail()` wait for the thread's own
+//!   older groups (`cp.async.bulk.wait_group.read`). Nothing passes between
+//!   threads, so these are no operations of the model.
+//! - `TmemAllocator(..., barrier_for_retrieve=bar, allocator_warp_id=w,
+//!   is_two_cta=False)`: `wait_for_alloc()` (and `reserve`) is
+//!   `bar.arrive_and_wait()`; `allocate`, `retrieve_ptr`,
+//!   `relinquish_alloc_permit` and `free` synchronize nothing in one CTA (see
+//!   `instantiate.rs`).
+//!
 //! Other pipeline classes stay unresolved, so their kernels are reported as
 //! not checked.
 
@@ -85,6 +96,12 @@ impl Kind {
 }
 
 pub const PIPELINE: &str = "Pipeline";
+/// A `PipelineTmaStore`: its methods order only the calling thread's own
+/// bulk copies.
+pub const TMA_STORE: &str = "PipelineTmaStore";
+/// A `cutlass.utils.TmemAllocator`: attributes `barrier` (its
+/// `barrier_for_retrieve`), `warp` (`allocator_warp_id`).
+pub const TMEM_ALLOCATOR: &str = "TmemAllocator";
 /// The stages a ring whose stage count is not known is modelled with.
 const ASSUMED_STAGES: i64 = 2;
 pub const STATE: &str = "PipelineState";
@@ -100,6 +117,8 @@ pub const HANDLE: &str = "PipelineHandle";
 pub enum Action {
     /// A plain value (a group, a state, a pipeline object).
     Value(Value),
+    /// A value the model makes with an assumption, which is said.
+    Assumed(Value, String),
     /// Initialise the ring from warp 0, then synchronize the CTA unless deferred.
     /// `assumed`: what the model takes for a value it does not know.
     Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: bool, assumed: Option<String> },
@@ -189,18 +208,51 @@ pub fn action(
         }
         "make_pipeline_state" => {
             let producer = arg_text(0).ends_with("Producer");
-            let stages = args.get(1).cloned().unwrap_or(Value::unknown("the stage count"));
-            Action::Value(obj(
+            let stages = args.get(1).cloned().or_else(|| kwarg(kwargs, "stages").cloned());
+            // A stage count not known statically (`self.num_acc_stage`) is
+            // the one its pipeline is modelled with when that one is not
+            // known either (see `create`); a state used on a pipeline of
+            // another, known, count is not modelled (`stage_action`).
+            let (stages, assumed) = match stages.as_ref().and_then(Value::as_int) {
+                Some(n) => (Value::Int(n), false),
+                None => (Value::Int(ASSUMED_STAGES), true),
+            };
+            let state = obj(
                 STATE,
-                &[("stages", stages), ("index", Value::Int(0)), ("phase", Value::Int(producer as i64)), ("count", Value::Int(0))],
-            ))
+                &[
+                    ("stages", stages),
+                    ("index", Value::Int(0)),
+                    ("phase", Value::Int(producer as i64)),
+                    ("count", Value::Int(0)),
+                    ("assumed_stages", Value::Bool(assumed)),
+                ],
+            );
+            if assumed {
+                Action::Assumed(
+                    state,
+                    format!("the stage count of a pipeline state is not known statically: assuming {ASSUMED_STAGES} stages, as for its pipeline"),
+                )
+            } else {
+                Action::Value(state)
+            }
         }
         "create" => {
             let class = call.func.dotted().unwrap_or_default();
             let class_name = class.rsplit('.').nth(1).unwrap_or("");
+            if class_name == TMA_STORE {
+                return Action::Value(obj(TMA_STORE, &[("stages", kwarg(kwargs, "num_stages").cloned().unwrap_or(Value::None))]));
+            }
             let Some(kind) = Kind::of_name(class_name) else {
                 return Action::Unsupported(class);
             };
+            // Arguments that change the protocol the model does not know
+            // (`enable_multicast_signaling=True` recounts the consumers and
+            // signals them per warp): not modelled, never ignored.
+            const MODELLED: &[&str] =
+                &["barrier_storage", "num_stages", "producer_group", "consumer_group", "tx_count", "cta_layout_vmnk", "defer_sync", "name", "loc", "ip"];
+            if let Some((k, _)) = kwargs.iter().find(|(k, v)| !MODELLED.contains(&k.as_str()) && !matches!(v, Value::None | Value::Bool(false))) {
+                return Action::Unsupported(format!("{class} with `{k}=`"));
+            }
             // Across a cluster the Blackwell pipelines multicast their
             // signals to the peer CTAs (masks from the cluster layout).
             let clustered = !matches!(kwarg(kwargs, "cta_layout_vmnk"), None | Some(Value::None));
@@ -270,6 +322,12 @@ pub fn action(
                 _ => Value::Tuple(vec![participant(true), participant(false)]),
             })
         }
+        method if receiver.is_some_and(|r| matches!(r, Value::Object(o) if o.class == TMA_STORE)) => match method {
+            // `cp.async.bulk.commit_group` / `wait_group.read`: the calling
+            // thread's own copies.
+            "producer_acquire" | "producer_commit" | "producer_tail" => Action::Nothing,
+            _ => Action::Unsupported(format!("`{method}` on a `PipelineTmaStore`")),
+        },
         method => {
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
                 return Action::Unsupported(call.func.dotted().unwrap_or(method.to_string()));
@@ -319,6 +377,13 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
         _ => Kind::Async,
     };
     let (produce, consume) = kind.signals();
+    // A state whose stage count was assumed, on a pipeline of a known other
+    // count: the ring the code walks is not the one modelled.
+    if matches!(attr(state, "assumed_stages"), Some(Value::Bool(true)))
+        && attr(pipe, "stages").and_then(|v| v.as_int()).is_some_and(|n| n != ASSUMED_STAGES)
+    {
+        return Action::Unsupported(format!("`{method}` on a pipeline state whose stage count is not known statically"));
+    }
     let at = |which: &str| stage_barrier(pipe, which, state);
     let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
     let signal = |how: Signal, bar: SmemRef| match how {

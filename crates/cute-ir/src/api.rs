@@ -118,6 +118,8 @@ const PIPELINE_METHODS: &[&str] = &[
     "arrive_and_wait_w_index",
     "arrive_w_index",
     "wait_for_alloc",
+    // `TmemAllocator.reserve`: allocate, then `wait_for_alloc`.
+    "reserve",
     "producer_get_barrier",
     "consumer_get_barrier",
     // `NamedBarrier` objects.
@@ -204,6 +206,13 @@ impl Api {
             // `cute.arch.barrier(barrier_id=...)` under another name.
             PIPELINE_SYNC => return Some(Api::Barrier),
             q if q.starts_with("cutlass.pipeline.") || q.starts_with("cutlass.utils.pipeline.") => return Some(Api::Pipeline),
+            // `cutlass.utils.TmemAllocator` (also `cutlass.memory.TmemAllocator`):
+            // its `wait_for_alloc` is a named barrier (see cute-check's
+            // `pipeline.rs`); the objects it makes are pipeline objects.
+            "cutlass.utils.TmemAllocator"
+            | "cutlass.utils.tmem_allocator.TmemAllocator"
+            | "cutlass.memory.TmemAllocator"
+            | "cutlass.memory.tmem.TmemAllocator" => return Some(Api::Pipeline),
             "int" => return Some(Api::IntCast),
             _ => {}
         }
@@ -263,22 +272,28 @@ impl Api {
                 return Some(api);
             }
         }
-        let dotted = call.func.dotted()?;
+        // Methods of pipeline objects, whatever the object is called, and
+        // of their barrier arrays (`pipe.sync_object_empty.arrive(...)`),
+        // also on an object a call returns (`PipelineTmaUmma.create(...)
+        // .make_participants()`, which has no dotted name).
+        let pipeline_method = match &call.func {
+            Expr::Attr { attr, base } => {
+                PIPELINE_METHODS.contains(&attr.as_str())
+                    || matches!(base.as_ref(), Expr::Attr { attr: inner, .. } if inner.starts_with("sync_object"))
+            }
+            _ => false,
+        };
+        let Some(dotted) = call.func.dotted() else {
+            return pipeline_method.then_some(Api::Pipeline);
+        };
         if dotted == "range" {
             return Some(Api::Range);
         }
         if let Some(api) = Api::lookup(&dotted) {
             return Some(api);
         }
-        // Methods of pipeline objects, whatever the object is called, and
-        // of their barrier arrays (`pipe.sync_object_empty.arrive(...)`).
-        if let Expr::Attr { attr, base } = &call.func {
-            if PIPELINE_METHODS.contains(&attr.as_str()) {
-                return Some(Api::Pipeline);
-            }
-            if matches!(base.as_ref(), Expr::Attr { attr: inner, .. } if inner.starts_with("sync_object")) {
-                return Some(Api::Pipeline);
-            }
+        if pipeline_method {
+            return Some(Api::Pipeline);
         }
         // Snippets pasted without their imports: `cute.X` is `cutlass.cute.X`.
         if let Some(rest) = dotted.strip_prefix("cute.") {

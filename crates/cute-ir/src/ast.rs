@@ -66,6 +66,9 @@ pub enum UnOp {
     Not,
     Invert,
     Plus,
+    /// `*x` inside a tuple or list display (`(a, *rest)`): its items are
+    /// spliced into the display.
+    Splat,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -154,6 +154,12 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
                 if let Some(t) = expr.dotted().and_then(|d| crate::layout::dtype_named(&d)) {
                     return t;
                 }
+                // `tcgen05.CtaGroup.ONE` / `.TWO`: the CTAs one MMA spans.
+                if let (Some(d), Some(n)) = (expr.dotted(), match attr.as_str() { "ONE" => Some(1), "TWO" => Some(2), _ => None }) {
+                    if d.ends_with(&format!("CtaGroup.{attr}")) {
+                        return crate::layout::cta_group(n);
+                    }
+                }
             }
             attribute(&b, attr, expr)
         }
@@ -234,7 +240,24 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
             let i = eval(index, env, handler);
             subscript(&b, &i)
         }
-        Expr::Tuple(items) => Value::Tuple(items.iter().map(|e| eval(e, env, handler)).collect()),
+        Expr::Tuple(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for e in items {
+                // `(a, *rest)`: the items of `rest`, when it is known.
+                if let Expr::Unary { op: UnOp::Splat, operand } = e {
+                    let v = eval(operand, env, handler);
+                    match v.iteration() {
+                        Some(vs) => out.extend(vs),
+                        None => {
+                            return Value::unknown(format!("the length of `{}`", operand.dotted().unwrap_or_else(|| "*...".to_string())))
+                        }
+                    }
+                } else {
+                    out.push(eval(e, env, handler));
+                }
+            }
+            Value::Tuple(out)
+        }
         Expr::Unknown(text) => Value::unknown(format!("`{}`", short(text))),
     }
 }
@@ -448,6 +471,9 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
         _ => {}
     }
     if let Some(v) = crate::layout::call(call, args, kwargs) {
+        return Some(v);
+    }
+    if let Some(v) = crate::layout::tcgen05_tiled_mma(call, args, kwargs) {
         return Some(v);
     }
     let Expr::Name(name) = &call.func else { return None };

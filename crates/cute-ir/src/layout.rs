@@ -332,6 +332,91 @@ impl Tile {
     }
 }
 
+/// The class of a `tcgen05.CtaGroup` member (attribute `size`: the CTAs one
+/// MMA spans).
+pub const CTA_GROUP: &str = "CtaGroup";
+/// The class of a tiled MMA made by the Blackwell helpers
+/// (`sm100_utils.make_trivial_tiled_mma(..., cta_group, ...)`): attributes
+/// `cta_group` and `thr_id`, the layout of the CTAs one MMA spans (unknown
+/// when the CTA group is).
+pub const TCGEN05_MMA: &str = "Tcgen05TiledMma";
+
+/// `tcgen05.CtaGroup.ONE` (1) or `.TWO` (2).
+pub fn cta_group(n: i64) -> Value {
+    Value::Object(Arc::new(Object { class: CTA_GROUP.to_string(), attrs: [("size".to_string(), Value::Int(n))].into_iter().collect() }))
+}
+
+/// The layout `n:1`, the `thr_id` of a tcgen05 MMA over `n` CTAs.
+pub fn cta_layout(n: i64) -> Value {
+    Layout { modes: vec![vec![(n, 1)]] }.to_value()
+}
+
+/// `make_trivial_tiled_mma` / `make_blockscaled_trivial_tiled_mma` of the
+/// Blackwell helpers (`cutlass.utils.blackwell_helpers`, `utils.sm100`): a
+/// tiled MMA whose `thr_id` is its CTA group, read off the argument that is a
+/// `CtaGroup` (keyword `cta_group=` or positional). `None` for other calls.
+pub fn tcgen05_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+    let name = call.qualname.clone().or_else(|| call.func.dotted())?;
+    let last = name.rsplit('.').next()?;
+    if !matches!(last, "make_trivial_tiled_mma" | "make_blockscaled_trivial_tiled_mma") {
+        return None;
+    }
+    let path = name.to_ascii_lowercase();
+    if path.contains("sm90") || !(path.contains("sm10") || path.contains("blackwell")) {
+        return None;
+    }
+    let is_group = |v: &Value| matches!(v, Value::Object(o) if o.class == CTA_GROUP);
+    let group = kwargs
+        .iter()
+        .find(|(k, _)| k == "cta_group")
+        .map(|(_, v)| v)
+        .or_else(|| args.iter().find(|v| is_group(v)));
+    let size = match group {
+        Some(Value::Object(o)) if o.class == CTA_GROUP => o.attrs.get("size").and_then(Value::as_int),
+        _ => None,
+    };
+    let (cta_group, thr_id) = match size {
+        Some(n) => (Value::Int(n), cta_layout(n)),
+        None => (Value::unknown("the CTA group of a tcgen05 MMA"), Value::unknown("the CTA group of a tcgen05 MMA")),
+    };
+    let attrs = [("cta_group".to_string(), cta_group), ("thr_id".to_string(), thr_id)].into_iter().collect();
+    Some(Value::Object(Arc::new(Object { class: TCGEN05_MMA.to_string(), attrs })))
+}
+
+/// With one CTA per cluster a tcgen05 MMA spans one CTA (a CTA pair needs a
+/// peer in the cluster): the same value with the `thr_id` of every such MMA
+/// whose CTA group is not known set to `1:1`. Whether anything changed is
+/// returned beside it.
+pub fn with_single_cta_mmas(v: &Value, depth: u32) -> Option<Value> {
+    match v {
+        Value::Object(o) if o.class == TCGEN05_MMA => {
+            if !o.attrs.get("thr_id").is_some_and(Value::is_unknown) {
+                return None;
+            }
+            let mut o = (**o).clone();
+            o.attrs.insert("cta_group".to_string(), Value::Int(1));
+            o.attrs.insert("thr_id".to_string(), cta_layout(1));
+            Some(Value::Object(Arc::new(o)))
+        }
+        Value::Object(o) if depth < 2 => {
+            let mut changed = None;
+            for (k, a) in &o.attrs {
+                if let Some(new) = with_single_cta_mmas(a, depth + 1) {
+                    changed.get_or_insert_with(|| (**o).clone()).attrs.insert(k.clone(), new);
+                }
+            }
+            changed.map(|o| Value::Object(Arc::new(o)))
+        }
+        Value::Tuple(items) if depth < 2 => {
+            let new: Vec<Option<Value>> = items.iter().map(|i| with_single_cta_mmas(i, depth + 1)).collect();
+            new.iter().any(Option::is_some).then(|| {
+                Value::Tuple(items.iter().zip(new).map(|(i, n)| n.unwrap_or_else(|| i.clone())).collect())
+            })
+        }
+        _ => None,
+    }
+}
+
 /// The function's name when it is one of `cute`'s or `cutlass`'s (asked of
 /// every call evaluated, so without building the dotted name).
 fn last_segment(call: &Call) -> Option<&str> {

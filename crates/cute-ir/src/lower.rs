@@ -436,6 +436,10 @@ impl<'a> Lowerer<'a> {
                 };
                 Expr::Unary { op, operand: b(self.opt_expr(field(node, "argument"))) }
             }
+            "list_splat" => match node.named_child(0) {
+                Some(inner) => Expr::Unary { op: UnOp::Splat, operand: b(self.expr(inner)) },
+                None => Expr::Unknown(self.text(node).to_string()),
+            },
             "not_operator" => Expr::Unary { op: UnOp::Not, operand: b(self.opt_expr(field(node, "argument"))) },
             "boolean_operator" => Expr::BoolOp {
                 and: field(node, "operator").is_some_and(|o| self.text(o) == "and"),

@@ -1,0 +1,186 @@
+//! Constructs of the real kernels that the checker models: each kernel here
+//! was "not checked" before its construct was modelled.
+
+use cute_lint::{analyze_text, AnalysisOptions};
+
+fn names(src: &str) -> Vec<(String, String)> {
+    analyze_text(src, &AnalysisOptions::default()).into_iter().map(|d| (d.name.to_string(), d.message)).collect()
+}
+
+const HEAD: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+import cutlass.utils.blackwell_helpers as sm100_utils
+from cutlass.cute.nvgpu import tcgen05
+"#;
+
+/// `create(...).make_participants()` in one expression: the pipeline the
+/// call returns is the receiver of `make_participants`.
+#[test]
+fn participants_of_a_pipeline_created_in_the_same_expression() {
+    let src = format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    producer, consumer = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    ).make_participants()
+    if warp == 0:
+        for i in cutlass.range(4, unroll=1):
+            h = producer.acquire_and_advance()
+            h.commit()
+        producer.tail()
+    if warp == 1:
+        for i in cutlass.range(4, unroll=1):
+            h = consumer.wait_and_advance()
+            h.release()
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+    );
+    assert_eq!(names(&src), vec![]);
+}
+
+/// `PipelineTmaStore` orders only the calling thread's own bulk stores.
+#[test]
+fn tma_store_pipelines_synchronize_no_threads() {
+    let src = format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    store = pipeline.PipelineTmaStore.create(
+        num_stages=2, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128)
+    )
+    for i in cutlass.range(4, unroll=1):
+        store.producer_acquire()
+        cute.arch.sync_threads()
+        store.producer_commit()
+    store.producer_tail()
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#
+    );
+    assert_eq!(names(&src), vec![]);
+}
+
+fn tmem_kernel(two_cta: &str, cluster: &str) -> String {
+    format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor, two_cta: cutlass.Constexpr):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    holder = utils.SmemAllocator().allocate_array(cutlass.Int32, 1)
+    bar = pipeline.NamedBarrier(barrier_id=1, num_threads=64)
+    tmem = utils.TmemAllocator(holder, barrier_for_retrieve=bar, allocator_warp_id=0, is_two_cta=two_cta)
+    if warp == 0:
+        tmem.allocate(128)
+        tmem.wait_for_alloc()
+        tmem.relinquish_alloc_permit()
+    if warp == 1:
+        tmem.wait_for_alloc()
+        p = tmem.retrieve_ptr(cutlass.Float32)
+
+@cute.jit
+def host(x: cute.Tensor, two_cta: cutlass.Constexpr):
+    k(x, two_cta).launch(grid=[1, 1, 1], block=[96, 1, 1], cluster=CLUSTER)
+
+def main(two_cta):
+    cute.compile(host, None, TWO_CTA)
+"#
+    )
+    .replace("TWO_CTA", two_cta)
+    .replace("CLUSTER", cluster)
+}
+
+/// `TmemAllocator.wait_for_alloc()` is its retrieve barrier's
+/// `arrive_and_wait()`; the other methods synchronize nothing in one CTA.
+#[test]
+fn tmem_allocators_wait_on_their_retrieve_barrier() {
+    assert_eq!(names(&tmem_kernel("False", "[1, 1, 1]")), vec![]);
+    // Whether it spans two CTAs is not known: one CTA per cluster has no peer.
+    let d = names(&tmem_kernel("two_cta", "[1, 1, 1]"));
+    assert_eq!(d, vec![], "{d:?}");
+    // A two-CTA allocator's deallocation handshake is not modelled.
+    let d = names(&tmem_kernel("True", "[2, 1, 1]"));
+    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("two-CTA `TmemAllocator`"), "{d:?}");
+    let d = names(&tmem_kernel("two_cta", "[2, 1, 1]"));
+    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("is_two_cta"), "{d:?}");
+    // A barrier that more threads must reach than wait: a hang.
+    let d = names(&tmem_kernel("False", "[1, 1, 1]").replace("num_threads=64", "num_threads=96"));
+    assert!(d.iter().any(|(n, _)| n == "named-barrier-deadlock"), "{d:?}");
+}
+
+/// The CTA group of a tcgen05 MMA whose `cta_group` is not known: with one
+/// CTA per cluster it is 1, so `use_2cta_instrs` is false and the counts
+/// computed from it are known.
+#[test]
+fn tcgen05_mmas_span_one_cta_in_a_cluster_of_one() {
+    let src = |cluster: &str| {
+        format!(
+            "{HEAD}{}",
+            r#"
+@cute.kernel
+def k(tiled_mma: cute.TiledMma):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    use_2cta_instrs = cute.size(tiled_mma.thr_id.shape) == 2
+    bar = pipeline.NamedBarrier(barrier_id=1, num_threads=32 * 4 * (2 if use_2cta_instrs else 1))
+    if warp < 4:
+        bar.arrive_and_wait()
+
+@cute.jit
+def host(a_dtype, use_2cta: cutlass.Constexpr):
+    cta_group = tcgen05.CtaGroup.TWO if use_2cta else tcgen05.CtaGroup.ONE
+    tiled_mma = sm100_utils.make_trivial_tiled_mma(a_dtype, None, None, cutlass.Float32, cta_group, (128, 128))
+    k(tiled_mma).launch(grid=[1, 1, 1], block=[128, 1, 1], cluster=CLUSTER)
+"#
+        )
+        .replace("CLUSTER", cluster)
+    };
+    assert_eq!(names(&src("[1, 1, 1]")), vec![]);
+    let d = names(&src("[2, 1, 1]"));
+    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("thread count"), "{d:?}");
+}
+
+/// `(a, *rest)` splices `rest` into the tuple; a `rest` of unknown length
+/// leaves the tuple's length unknown (never counted as one item).
+#[test]
+fn starred_items_are_spliced_into_tuples() {
+    let src = |rest: &str| {
+        format!(
+            "{HEAD}{}",
+            r#"
+REST
+
+@cute.kernel
+def k(x: cute.Tensor, warps):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    bar = pipeline.NamedBarrier(barrier_id=1, num_threads=32 * len((0, *warps)))
+    if warp < 3:
+        bar.arrive_and_wait()
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x, WARPS).launch(grid=[1, 1, 1], block=[96, 1, 1])
+"#
+        )
+        .replace("REST", rest)
+    };
+    assert_eq!(names(&src("WARPS = (1, 2)")), vec![]);
+    let d = names(&src("WARPS = None"));
+    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("thread count"), "{d:?}");
+}
