@@ -359,6 +359,9 @@ impl Setup<'_> {
         let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
         let mut total_steps = 0usize;
+        // Lane 0 of the warp being run: where its result is, and its
+        // accesses whose element differs across lanes.
+        let mut warp_lane0: Option<(usize, Vec<(TextRange, usize)>)> = None;
         let mut previous_cta = None;
         for &(cta, tid) in threads {
             // A construct the model cannot represent makes the kernel "not
@@ -415,6 +418,8 @@ impl Setup<'_> {
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
                 structs: HashMap::default(),
+                lane_varying_accesses: Vec::new(),
+                last_lane_regions: Vec::new(),
             };
             let mut env = self.globals.clone();
             for (k, v) in self.params {
@@ -440,9 +445,81 @@ impl Setup<'_> {
             let memory = std::mem::take(&mut thread.memory);
             let op_points = std::mem::take(&mut thread.op_points);
             let memory = (!memory.is_empty() || !op_points.is_empty()).then(|| ThreadMemory { thread: (cta, tid), ops: memory, op_points });
+            if tid % 32 == 0 {
+                warp_lane0 = Some((results.len(), std::mem::take(&mut thread.lane_varying_accesses)));
+            }
+            let last_lane = thread.is_last_lane().then(|| std::mem::take(&mut thread.last_lane_regions));
             results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory });
+            if let Some(last) = last_lane {
+                if let Some((at, accesses)) = warp_lane0.take() {
+                    let own = results.last().and_then(|r| r.memory.as_ref());
+                    let own_buffers: BTreeSet<BufferIx> = own.iter().flat_map(|m| &m.ops).filter_map(|op| accessed_buffer(&op.kind)).collect();
+                    add_last_lane_elements(&mut results[at], &accesses, last, &own_buffers);
+                }
+            }
         }
         (results, total_steps)
+    }
+}
+
+/// A converged warp's access of an element that differs across its lanes
+/// (`buf[tidx + 1]`) is recorded by lane 0 for the warp, at lane 0's
+/// element; the warp's last lane evaluates the same accesses, and where its
+/// element differs it is added next to lane 0's, in the warp's place in the
+/// order. So the two ends of what the warp touches are both seen, and a
+/// neighbour's element that belongs to the next warp (`buf[31 + 1]`) meets
+/// that warp's access. Nothing is added when the two lanes did not meet the
+/// same accesses in the same order, nor for a buffer the last lane also
+/// accesses on its own (in a branch that splits the warp): the added
+/// element is ordered as lane 0's, and would meet the last lane's own
+/// accesses as another thread's.
+fn add_last_lane_elements(
+    lane0: &mut ThreadResult,
+    accesses: &[(TextRange, usize)],
+    last: Vec<(TextRange, Region)>,
+    own_buffers: &BTreeSet<BufferIx>,
+) {
+    let Some(memory) = lane0.memory.as_mut() else { return };
+    if accesses.len() != last.len() || accesses.iter().zip(&last).any(|((a, _), (b, _))| a != b) {
+        return;
+    }
+    let mut extra: Vec<(usize, Region)> = Vec::new();
+    for (&(_, index), (_, region)) in accesses.iter().zip(last) {
+        if let Some(MemOp { kind: MemKind::Access { region: own, buffer, .. }, .. }) = memory.ops.get(index) {
+            if *own != region && !own_buffers.contains(buffer) {
+                extra.push((index, region));
+            }
+        }
+    }
+    if extra.is_empty() {
+        return;
+    }
+    let mut ops = Vec::with_capacity(memory.ops.len() + extra.len());
+    let mut extra = extra.into_iter().peekable();
+    for (i, op) in std::mem::take(&mut memory.ops).into_iter().enumerate() {
+        let added = match extra.next_if(|(at, _)| *at == i) {
+            Some((_, region)) => match &op.kind {
+                MemKind::Access { buffer, write, .. } => {
+                    Some(MemOp { kind: MemKind::Access { buffer: *buffer, region, write: *write }, ..op.clone() })
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        ops.push(op);
+        ops.extend(added);
+    }
+    memory.ops = ops;
+}
+
+/// The buffer a memory operation touches, if any.
+fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {
+    match kind {
+        MemKind::Access { buffer, .. }
+        | MemKind::AsyncCopy { buffer, .. }
+        | MemKind::Update { buffer, .. }
+        | MemKind::Observe { buffer, .. } => Some(*buffer),
+        _ => None,
     }
 }
 
@@ -618,11 +695,23 @@ struct ThreadRun<'a> {
     /// Shared-storage structs allocated so far, by allocation: their
     /// fields' element types (see `cute_ir::layout::STRUCT`).
     structs: HashMap<String, Value>,
+    /// Lane 0 of a converged warp: its accesses whose element differs across
+    /// lanes, as (site, index in `memory`), in order.
+    lane_varying_accesses: Vec<(TextRange, usize)>,
+    /// The warp's last lane: the regions of those same accesses as it would
+    /// touch them (it records nothing itself), in order.
+    last_lane_regions: Vec<(TextRange, Region)>,
 }
 
 impl ThreadRun<'_> {
     fn lane(&self) -> u32 {
         self.tid % 32
+    }
+
+    /// Whether this thread is the last lane of its warp (31, or the CTA's
+    /// last thread in a partial warp) and not also its lane 0.
+    fn is_last_lane(&self) -> bool {
+        self.lane() != 0 && (self.lane() == 31 || self.tid + 1 == self.threads_per_cta)
     }
 
     /// Record an operation. In converged code the warp acts as one: lane 0
@@ -679,8 +768,9 @@ impl ThreadRun<'_> {
                 continue;
             }
             // Loads and stores only memory ordering needs: a lane that
-            // records none (its warp's lane 0 acts for it) skips them.
-            if sliced && self.converged() && self.lane() != 0 && self.kept.memory_only(s.id) {
+            // records none (its warp's lane 0 acts for it) skips them; the
+            // last lane runs them for the elements it would touch.
+            if sliced && self.converged() && self.lane() != 0 && !self.is_last_lane() && self.kept.memory_only(s.id) {
                 continue;
             }
             match self.exec(s, env, sliced) {

@@ -186,6 +186,21 @@ impl ThreadRun<'_> {
         if region.stage.is_none() {
             region.stage = stage;
         }
+        // An element that differs across the lanes of a converged warp:
+        // lane 0 records it for the warp and the last lane says where its
+        // own is (see `add_last_lane_elements`).
+        if self.converged() && self.is_lane_varying(index) {
+            if self.lane() == 0 {
+                let before = self.memory.len();
+                self.record_mem(MemKind::Access { buffer, region, write }, site);
+                if self.memory.len() > before {
+                    self.lane_varying_accesses.push((site, before));
+                }
+            } else if self.is_last_lane() {
+                self.last_lane_regions.push((site, region));
+            }
+            return;
+        }
         self.record_mem(MemKind::Access { buffer, region, write }, site);
     }
 

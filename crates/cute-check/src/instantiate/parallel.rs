@@ -54,10 +54,12 @@ pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)]) -> Option<(Shared, 
     merge(setup, runs.iter().map(|run| run[0].0).zip(done))
 }
 
-/// Consecutive runs of threads, each within one CTA, of about
+/// Consecutive runs of whole warps, each within one CTA, of about
 /// `threads / workers` threads.
 fn split(threads: &[(u32, u32)], workers: usize) -> Vec<&[(u32, u32)]> {
-    let size = threads.len().div_ceil(workers).max(1);
+    // Whole warps: a warp's lanes meet after its last lane has run (see
+    // `add_last_lane_elements`).
+    let size = threads.len().div_ceil(workers).max(1).next_multiple_of(32);
     let mut runs = Vec::new();
     let mut rest = threads;
     while !rest.is_empty() {
