@@ -453,8 +453,16 @@ impl Setup<'_> {
             if let Some(last) = last_lane {
                 if let Some((at, accesses)) = warp_lane0.take() {
                     let own = results.last().and_then(|r| r.memory.as_ref());
-                    let own_buffers: BTreeSet<BufferIx> = own.iter().flat_map(|m| &m.ops).filter_map(|op| accessed_buffer(&op.kind)).collect();
-                    add_last_lane_elements(&mut results[at], &accesses, last, &own_buffers);
+                    let own_elements: BTreeSet<(BufferIx, &Region)> = own
+                        .iter()
+                        .flat_map(|m| &m.ops)
+                        .filter_map(|op| match &op.kind {
+                            MemKind::Access { buffer, region, .. } | MemKind::AsyncCopy { buffer, region, .. } => Some((*buffer, region)),
+                            _ => None,
+                        })
+                        .collect();
+                    let own_elements: BTreeSet<(BufferIx, Region)> = own_elements.into_iter().map(|(b, r)| (b, r.clone())).collect();
+                    add_last_lane_elements(&mut results[at], &accesses, last, &own_elements);
                 }
             }
         }
@@ -469,15 +477,15 @@ impl Setup<'_> {
 /// order. So the two ends of what the warp touches are both seen, and a
 /// neighbour's element that belongs to the next warp (`buf[31 + 1]`) meets
 /// that warp's access. Nothing is added when the two lanes did not meet the
-/// same accesses in the same order, nor for a buffer the last lane also
+/// same accesses in the same order, nor for an element the last lane also
 /// accesses on its own (in a branch that splits the warp): the added
 /// element is ordered as lane 0's, and would meet the last lane's own
-/// accesses as another thread's.
+/// access of it as another thread's.
 fn add_last_lane_elements(
     lane0: &mut ThreadResult,
     accesses: &[(TextRange, usize)],
     last: Vec<(TextRange, Region)>,
-    own_buffers: &BTreeSet<BufferIx>,
+    own_elements: &BTreeSet<(BufferIx, Region)>,
 ) {
     let Some(memory) = lane0.memory.as_mut() else { return };
     if accesses.len() != last.len() || accesses.iter().zip(&last).any(|((a, _), (b, _))| a != b) {
@@ -486,7 +494,7 @@ fn add_last_lane_elements(
     let mut extra: Vec<(usize, Region)> = Vec::new();
     for (&(_, index), (_, region)) in accesses.iter().zip(last) {
         if let Some(MemOp { kind: MemKind::Access { region: own, buffer, .. }, .. }) = memory.ops.get(index) {
-            if *own != region && !own_buffers.contains(buffer) {
+            if *own != region && !own_elements.contains(&(*buffer, region.clone())) {
                 extra.push((index, region));
             }
         }
@@ -510,17 +518,6 @@ fn add_last_lane_elements(
         ops.extend(added);
     }
     memory.ops = ops;
-}
-
-/// The buffer a memory operation touches, if any.
-fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {
-    match kind {
-        MemKind::Access { buffer, .. }
-        | MemKind::AsyncCopy { buffer, .. }
-        | MemKind::Update { buffer, .. }
-        | MemKind::Observe { buffer, .. } => Some(*buffer),
-        _ => None,
-    }
 }
 
 /// Clusters modelled at most when CTAs synchronize through global memory.

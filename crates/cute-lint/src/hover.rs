@@ -413,6 +413,11 @@ mod tests {
         text.find(needle).unwrap_or_else(|| panic!("{needle} not in the fixture")) as u32 + 3
     }
 
+    /// The 1-based line of the first occurrence of `needle`.
+    fn line(text: &str, needle: &str) -> usize {
+        text[..at(text, needle) as usize].matches('\n').count() + 1
+    }
+
     #[test]
     fn wait_shows_the_protocol_of_its_barrier() {
         let offset = at(BUG, "cute.arch.mbarrier_wait(gate");
@@ -421,12 +426,14 @@ mod tests {
         let md = &h.markdown;
         assert!(md.starts_with("**mbarrier `gate`**: one in each of 2 CTAs (128 threads per CTA)"), "{md}");
         assert!(md.contains("- **init** line 49: warp 0 of each CTA; 256 arrivals per phase\n"), "{md}");
+        let (local, peer) = (line(BUG, "cute.arch.mbarrier_arrive(gate)"), line(BUG, "cute.arch.mbarrier_arrive(gate, peer)"));
+        let wait = line(BUG, "cute.arch.mbarrier_wait(gate");
         assert!(
-            md.contains("- **arrive** line 73: warps 0..3 of each CTA; 32 arrivals on their own CTA's barrier, 30 times\n"),
+            md.contains(&format!("- **arrive** line {local}: warps 0..3 of each CTA; 32 arrivals on their own CTA's barrier, 30 times\n")),
             "{md}"
         );
-        assert!(md.contains("- **arrive** line 74: warps 0..3 of each CTA; 32 arrivals on a peer CTA's barrier, 30 times\n"), "{md}");
-        assert!(md.contains("- **wait** line 75 (this call): warps 0..3 of each CTA; parity 0 every time (30 waits)\n"), "{md}");
+        assert!(md.contains(&format!("- **arrive** line {peer}: warps 0..3 of each CTA; 32 arrivals on a peer CTA's barrier, 30 times\n")), "{md}");
+        assert!(md.contains(&format!("- **wait** line {wait} (this call): warps 0..3 of each CTA; parity 0 every time (30 waits)\n")), "{md}");
         assert!(md.contains("Each CTA's barrier receives 7680 arrivals in all: 30 phases of 256."), "{md}");
     }
 
@@ -440,7 +447,8 @@ mod tests {
     #[test]
     fn arrive_and_cluster_barrier() {
         let h = hover(BUG, at(BUG, "cute.arch.mbarrier_arrive(gate, peer)"), &AnalysisOptions::default()).unwrap();
-        assert!(h.markdown.contains("line 74 (this call)"), "{}", h.markdown);
+        let peer = line(BUG, "cute.arch.mbarrier_arrive(gate, peer)");
+        assert!(h.markdown.contains(&format!("line {peer} (this call)")), "{}", h.markdown);
         let h = hover(BUG, at(BUG, "cute.arch.cluster_arrive_relaxed()"), &AnalysisOptions::default()).unwrap();
         assert!(h.markdown.starts_with("**the cluster barrier** (128 threads per CTA)"), "{}", h.markdown);
         assert!(h.markdown.contains("- ready before the kernel: 256 arrivals per phase"), "{}", h.markdown);

@@ -561,7 +561,8 @@ fn hover_shows_the_barrier_protocol() {
     for expected in [
         "**mbarrier `gate`**: one in each of 2 CTAs",
         "**init** line 49: warp 0 of each CTA; 256 arrivals per phase",
-        "**arrive** line 74: warps 0..3 of each CTA; 32 arrivals on a peer CTA's barrier, 30 times",
+        // The peer arrive is the line above the wait.
+        &format!("**arrive** line {line}: warps 0..3 of each CTA; 32 arrivals on a peer CTA's barrier, 30 times"),
         &format!("**wait** line {} (this call): warps 0..3 of each CTA; parity 0 every time (30 waits)", line + 1),
     ] {
         assert!(value.contains(expected), "{expected:?} not in the hover:\n{value}");
