@@ -270,11 +270,9 @@ fn only_synchronization_edits_re_check() {
     assert_eq!(checks_since(before), (0, 0));
 }
 
-/// Two copies of a kernel under different names: an edit inside one
-/// re-checks that one only.
-#[test]
-fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
-    let _serial = serial();
+/// Three copies of the clean Jacobi smoother (`k0`..`k2`, launched by
+/// `host0`..`host2` with 3, 4 and 5 rounds) in one file.
+fn three_smoothers() -> String {
     let clean = fixture("tests/fixtures/untoggled_phase/jacobi_cluster_clean.py");
     let kernel_at = clean.find("@cute.kernel").unwrap();
     let main_at = clean.find("if __name__").unwrap();
@@ -284,9 +282,18 @@ fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
         text.push_str(&body.replace("jacobi_kernel", &format!("k{i}")).replace("jacobi_smoother", &format!("host{i}")));
     }
     text.push_str("if __name__ == \"__main__\":\n    arr = make_fake_compact_tensor(cutlass.Float32, (2 * HALF,))\n");
-    for (i, rounds) in [3, 4, 5].iter().enumerate() {
-        text.push_str(&format!("    cute.compile(host{i}, arr, {rounds})\n"));
+    for i in 0..3 {
+        text.push_str(&format!("    cute.compile(host{i}, arr, {})\n", i + 3));
     }
+    text
+}
+
+/// Two copies of a kernel under different names: an edit inside one
+/// re-checks that one only.
+#[test]
+fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
+    let _serial = serial();
+    let text = three_smoothers();
     let mut db = Database::default();
     let file = SourceFile::new(&db, "three.py".to_string(), text.clone());
     assert!(lint_file(&db, file).is_empty());
@@ -319,18 +326,7 @@ fn an_edit_inside_one_kernel_re_checks_that_kernel_only() {
 #[test]
 fn a_line_typed_in_one_kernel_leaves_the_others_alone() {
     let _serial = serial();
-    let clean = fixture("tests/fixtures/untoggled_phase/jacobi_cluster_clean.py");
-    let kernel_at = clean.find("@cute.kernel").unwrap();
-    let main_at = clean.find("if __name__").unwrap();
-    let body = &clean[kernel_at..main_at];
-    let mut text = clean[..kernel_at].to_string();
-    for i in 0..3 {
-        text.push_str(&body.replace("jacobi_kernel", &format!("k{i}")).replace("jacobi_smoother", &format!("host{i}")));
-    }
-    text.push_str("if __name__ == \"__main__\":\n    arr = make_fake_compact_tensor(cutlass.Float32, (2 * HALF,))\n");
-    for i in 0..3 {
-        text.push_str(&format!("    cute.compile(host{i}, arr, {})\n", i + 3));
-    }
+    let text = three_smoothers();
     let mut db = Database::default();
     let file = SourceFile::new(&db, "typed.py".to_string(), text.clone());
     assert!(lint_file(&db, file).is_empty());

@@ -23,47 +23,14 @@ use crate::model::*;
 /// Buffers by identity: (space tag, name, CTA for shared memory).
 #[derive(Default)]
 pub(super) struct BufferTable {
-    keys: rustc_hash::FxHashMap<(String, u32, bool), BufferIx>,
+    pub(super) keys: rustc_hash::FxHashMap<(String, u32, bool), BufferIx>,
     pub(super) list: Vec<Buffer>,
     /// Whether a buffer's name is the one the threads index it by (the
     /// name to show, rather than that of a copy's partition).
-    indexed_name: Vec<bool>,
+    pub(super) indexed_name: Vec<bool>,
 }
 
 impl BufferTable {
-    /// Takes in the buffers of `other` (filled by threads that run after
-    /// this table's), as if its threads had interned them here: returns
-    /// where each of its buffers now is.
-    pub(super) fn absorb(&mut self, other: BufferTable) -> Vec<BufferIx> {
-        let mut keys: Vec<Option<(String, u32, bool)>> = vec![None; other.list.len()];
-        for (key, ix) in other.keys {
-            keys[ix as usize] = Some(key);
-        }
-        let mut map = Vec::with_capacity(other.list.len());
-        for ((buffer, indexed), key) in other.list.into_iter().zip(other.indexed_name).zip(keys) {
-            let key = key.expect("every buffer has its key");
-            let ix = match self.keys.get(&key) {
-                Some(&ix) => {
-                    // The name a thread indexes it by wins, as in `intern`.
-                    if indexed && !self.indexed_name[ix as usize] {
-                        self.list[ix as usize].name = buffer.name;
-                        self.indexed_name[ix as usize] = true;
-                    }
-                    ix
-                }
-                None => {
-                    let ix = self.list.len() as BufferIx;
-                    self.list.push(buffer);
-                    self.indexed_name.push(indexed);
-                    self.keys.insert(key, ix);
-                    ix
-                }
-            };
-            map.push(ix);
-        }
-        map
-    }
-
     fn intern(&mut self, name: &str, display: &str, space: Space, indexed: bool) -> BufferIx {
         let key = match &space {
             Space::Shared { cta } => (name.to_string(), *cta, true),

@@ -92,8 +92,18 @@ fn merge(
             return None;
         }
         let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, barrier_uses, .. } = shared;
-        let barrier_map = absorb_barriers(&mut merged, barriers);
-        let buffer_map = merged.buffers.absorb(buffers);
+        let table = &mut merged.barriers;
+        let barrier_map = absorb(
+            (&mut table.keys, &mut table.list, &mut table.named_in_kernel),
+            (barriers.keys, barriers.list, barriers.named_in_kernel),
+            |kept, later| kept.name = later.name,
+        );
+        let table = &mut merged.buffers;
+        let buffer_map = absorb(
+            (&mut table.keys, &mut table.list, &mut table.indexed_name),
+            (buffers.keys, buffers.list, buffers.indexed_name),
+            |kept, later| kept.name = later.name,
+        );
         for (stmt, condition) in open {
             let on_memory = condition.on_memory;
             merged.open.entry(stmt).or_insert(condition).on_memory |= on_memory;
@@ -123,31 +133,38 @@ fn merge(
     Some((merged, results))
 }
 
-/// Takes in a run's barriers after those of the runs before it: the first
-/// user's index, and the name the kernel's own code gives it when one of its
-/// users is there (as `BarrierTable::intern_named` does).
-fn absorb_barriers(merged: &mut Shared, barriers: super::BarrierTable) -> Vec<BarrierIx> {
-    let table = &mut merged.barriers;
-    let mut keys = vec![None; barriers.list.len()];
-    for (key, ix) in barriers.keys {
-        keys[ix as usize] = Some(key);
+/// Takes in an interning table of a run (barriers or buffers: keys, entries
+/// in the order first met, and whether each entry's name is the preferred
+/// spelling) after the tables of the runs before it, as if its threads had
+/// interned its entries there: an entry keeps the index its first user gave
+/// it, and takes a later run's name when only that one is preferred (as
+/// `BarrierTable::intern_named` and `BufferTable::intern` do). Returns where
+/// each of the run's entries now is.
+fn absorb<K: std::hash::Hash + Eq, V>(
+    (keys, list, preferred): (&mut rustc_hash::FxHashMap<K, u32>, &mut Vec<V>, &mut Vec<bool>),
+    (run_keys, run_list, run_preferred): (rustc_hash::FxHashMap<K, u32>, Vec<V>, Vec<bool>),
+    rename: impl Fn(&mut V, V),
+) -> Vec<u32> {
+    let mut by_index: Vec<Option<K>> = (0..run_list.len()).map(|_| None).collect();
+    for (key, ix) in run_keys {
+        by_index[ix as usize] = Some(key);
     }
-    let mut map = Vec::with_capacity(barriers.list.len());
-    for ((barrier, in_kernel), key) in barriers.list.into_iter().zip(barriers.named_in_kernel).zip(keys) {
-        let key = key.expect("every barrier has its key");
-        let ix = match table.keys.get(&key) {
+    let mut map = Vec::with_capacity(run_list.len());
+    for ((entry, is_preferred), key) in run_list.into_iter().zip(run_preferred).zip(by_index) {
+        let key = key.expect("every entry has its key");
+        let ix = match keys.get(&key) {
             Some(&ix) => {
-                if in_kernel && !table.named_in_kernel[ix as usize] {
-                    table.list[ix as usize].name = barrier.name;
-                    table.named_in_kernel[ix as usize] = true;
+                if is_preferred && !preferred[ix as usize] {
+                    rename(&mut list[ix as usize], entry);
+                    preferred[ix as usize] = true;
                 }
                 ix
             }
             None => {
-                let ix = table.list.len() as BarrierIx;
-                table.list.push(barrier);
-                table.named_in_kernel.push(in_kernel);
-                table.keys.insert(key, ix);
+                let ix = list.len() as u32;
+                list.push(entry);
+                preferred.push(is_preferred);
+                keys.insert(key, ix);
                 ix
             }
         };
