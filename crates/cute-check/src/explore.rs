@@ -28,7 +28,7 @@
 //! thread qualifies, all enabled operations are explored. The naive
 //! per-thread explorer in `naive.rs` is the oracle the tests compare against.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
 
 use crate::model::{Model, OpKind};
@@ -372,9 +372,9 @@ pub static EXPLORATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::Ato
 pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
     EXPLORATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
-    let mut reducer = Reducer { model, cache: HashMap::new() };
+    let mut reducer = Reducer { model, cache: HashMap::default() };
     let init = initial_state(model);
-    let mut index: HashMap<State, u32> = HashMap::new();
+    let mut index: HashMap<State, u32> = HashMap::default();
     // Per state: parent and the move that reached it.
     let mut parents: Vec<(u32, Move)> = Vec::new();
     let mut states: Vec<State> = Vec::new();

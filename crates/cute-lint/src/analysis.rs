@@ -292,6 +292,9 @@ pub(crate) fn check_slice_with(
                     Verdict::Clean if model.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
                     _ => {}
                 }
+                if named.overrun == cute_check::overrun::Verdict::OutOfBudget {
+                    incomplete.push(analysis_incomplete::generations_not_settled(ctx, OVERRUN_STATES));
+                }
             }
         }
     }
@@ -331,7 +334,7 @@ struct NamedFindings {
     counts: Vec<named_barrier_count_mismatch::CountMismatch>,
     divergent: Vec<divergent_barrier::Divergent>,
     oversubscribed: Vec<barrier_recycling::Oversubscribed>,
-    overrun: Option<cute_check::overrun::Overrun>,
+    overrun: cute_check::overrun::Verdict,
 }
 
 /// States the search for mixed generations may visit.
@@ -350,7 +353,7 @@ impl NamedFindings {
             let budget = Budget { max_states: options.max_states.min(OVERRUN_STATES), max_time: options.max_time };
             cute_check::overrun::find(model, &budget)
         } else {
-            None
+            cute_check::overrun::Verdict::Clear
         };
         NamedFindings { counts, divergent, oversubscribed, overrun }
     }
@@ -375,7 +378,7 @@ impl NamedFindings {
         for o in &self.oversubscribed {
             out.push(barrier_recycling::oversubscribed_diagnostic(ctx, model, o, trace.take().unwrap_or_default(), notes.to_vec(), severity));
         }
-        if let Some(o) = &self.overrun {
+        if let cute_check::overrun::Verdict::Found(o) = &self.overrun {
             out.push(barrier_recycling::overrun_diagnostic(ctx, model, o, options.max_trace_steps, notes.to_vec(), severity));
         }
         out

@@ -101,6 +101,20 @@ pub fn budget(ctx: &KernelContext<'_>, reason: &str, states: usize) -> crate::Di
     )
 }
 
+/// The search for named-barrier generations that mix up (barrier
+/// recycling) ran out of budget without an answer.
+pub fn generations_not_settled(ctx: &KernelContext<'_>, states: usize) -> crate::Diagnostic {
+    info(
+        ctx.kernel.name_range,
+        format!(
+            "`{}` was checked only in part: whether a `barrier_arrive` can register with a named barrier's next generation early was not settled within {states} states",
+            ctx.kernel.display_name()
+        ),
+        "not fully checked",
+        Vec::new(),
+    )
+}
+
 /// The combinations of runtime conditions were not all explored in time.
 pub fn conditions_over_budget(ctx: &KernelContext<'_>, explored: usize, all: usize, budget: std::time::Duration) -> crate::Diagnostic {
     info(

@@ -68,28 +68,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut json = Vec::new();
     let mut errors = 0usize;
     let mut total = 0usize;
-    for path in &files {
+    // Files are checked on every core and reported in the order given, as
+    // each one and those before it are done.
+    let failed = for_each_in_order(&files, |path: &PathBuf| check_file(path), |path, checked| {
         let display = path.display().to_string();
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
+        let (text, diags) = match checked {
+            Ok(checked) => checked,
             Err(e) => {
                 eprintln!("cute-lsp: cannot read `{display}`: {e}");
-                return ExitCode::from(2);
+                return false;
             }
-        };
-        // `[tool.cute-lsp]` of the nearest pyproject.toml: rules, severities, budgets.
-        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        let (config, _, problems) = cute_lint::config::discover(&absolute);
-        for p in problems {
-            eprintln!("cute-lsp: {p}");
-        }
-        let options: AnalysisOptions = config.analysis_options();
-        let (text, diags) = match String::from_utf8(bytes) {
-            Ok(text) => {
-                let d = config.apply(&analyze_text(&text, &options));
-                (text, d)
-            }
-            Err(_) => (String::new(), vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")]),
         };
         let index = LineIndex::new(&text);
         errors += diags.iter().filter(|d| d.severity == Severity::Error).count();
@@ -98,6 +86,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Format::Json => json.extend(diags.iter().map(|d| d.to_json(&display, &index))),
             Format::Human => print_human(&display, &text, &diags),
         }
+        true
+    });
+    if failed {
+        return ExitCode::from(2);
     }
     match args.format {
         Format::Json => println!("{}", serde_json::Value::Array(json)),
@@ -114,6 +106,70 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// One file's text and findings, under the `[tool.cute-lsp]` table of the
+/// nearest `pyproject.toml` (rules, severities, budgets).
+fn check_file(path: &Path) -> std::io::Result<(String, Vec<Diagnostic>)> {
+    let bytes = std::fs::read(path)?;
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let (config, _, problems) = cute_lint::config::discover(&absolute);
+    for p in problems {
+        eprintln!("cute-lsp: {p}");
+    }
+    let options: AnalysisOptions = config.analysis_options();
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => {
+            let diags = config.apply(&analyze_text(&text, &options));
+            (text, diags)
+        }
+        Err(_) => (String::new(), vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")]),
+    })
+}
+
+/// Runs `work` on every item on all cores and hands the results to
+/// `report` in the items' order, each as soon as it and those before it
+/// are done. Stops at the first item `report` refuses (returns true then);
+/// the work already started finishes, the rest is not started.
+fn for_each_in_order<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    mut report: impl FnMut(&T, R) -> bool,
+) -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let sender = sender.clone();
+            let (next, stop, work) = (&next, &stop, &work);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if sender.send((i, work(&items[i]))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        let mut done = std::collections::BTreeMap::new();
+        let mut reported = 0;
+        for (i, result) in receiver {
+            done.insert(i, result);
+            while let Some(result) = done.remove(&reported) {
+                if !report(&items[reported], result) {
+                    stop.store(true, Ordering::Relaxed);
+                    return true;
+                }
+                reported += 1;
+            }
+        }
+        false
+    })
 }
 
 fn print_human(path: &str, text: &str, diags: &[Diagnostic]) {
