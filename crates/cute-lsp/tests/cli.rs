@@ -133,3 +133,28 @@ fn check_reads_tool_cute_lsp_from_pyproject() {
     let out = cute_lsp(&["check", "--format", "json", dir.join("k.py").to_str().unwrap()]);
     assert_eq!(stdout(&out).trim(), "[]");
 }
+
+/// A directory is checked on every core, and reported as if file by file:
+/// the findings of each file, in the order of the files' paths.
+#[test]
+fn a_directory_reports_file_by_file_in_path_order() {
+    let dir = "tests/fixtures/smem_race";
+    let whole = cute_lsp(&["check", "--format", "json", dir]);
+    let whole: serde_json::Value = serde_json::from_str(&stdout(&whole)).expect("one JSON array on stdout");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "fixtures not found");
+    let mut one_by_one = Vec::new();
+    for f in &files {
+        let path = format!("{dir}/{}", f.file_name().unwrap().to_string_lossy());
+        let out = cute_lsp(&["check", "--format", "json", &path]);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON array on stdout");
+        one_by_one.extend(v.as_array().unwrap().iter().cloned());
+    }
+    assert!(one_by_one.len() >= 2, "the bug twins are flagged");
+    assert_eq!(whole, serde_json::Value::Array(one_by_one));
+}
