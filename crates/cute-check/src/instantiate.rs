@@ -560,7 +560,7 @@ fn creates_clustered_pipeline(kernel: &FunctionDef) -> bool {
 
 #[derive(Default)]
 struct BarrierTable {
-    keys: HashMap<(String, i64, u32, u8), BarrierIx>,
+    keys: HashMap<(std::sync::Arc<str>, i64, u32, u8), BarrierIx>,
     list: Vec<Barrier>,
     /// Whether a barrier's name was taken from the kernel's own code (not
     /// from inside a helper it calls): that spelling is the one to show.
@@ -568,11 +568,11 @@ struct BarrierTable {
 }
 
 impl BarrierTable {
-    fn intern(&mut self, key: (String, i64, u32, u8), make: impl FnOnce() -> Barrier) -> BarrierIx {
+    fn intern(&mut self, key: (std::sync::Arc<str>, i64, u32, u8), make: impl FnOnce() -> Barrier) -> BarrierIx {
         self.intern_named(key, true, make)
     }
 
-    fn intern_named(&mut self, key: (String, i64, u32, u8), in_kernel: bool, make: impl FnOnce() -> Barrier) -> BarrierIx {
+    fn intern_named(&mut self, key: (std::sync::Arc<str>, i64, u32, u8), in_kernel: bool, make: impl FnOnce() -> Barrier) -> BarrierIx {
         if let Some(&ix) = self.keys.get(&key) {
             if in_kernel && !self.named_in_kernel[ix as usize] {
                 self.list[ix as usize].name = make().name;
@@ -865,7 +865,7 @@ impl ThreadRun<'_> {
                     Some(v) => v,
                     None => {
                         self.shared.bounded = true;
-                        let why = match &it { Value::Unknown(w) => w.clone(), _ => "the loop's trip count".to_string() };
+                        let why = match &it { Value::Unknown(w) => w.to_string(), _ => "the loop's trip count".to_string() };
                         self.shared.notes.insert(format!(
                             "{why} is not known statically: the loop is explored for {} iterations",
                             self.options.unknown_trip_count
@@ -1023,7 +1023,7 @@ impl ThreadRun<'_> {
 
     fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
         let why = match value {
-            Value::Unknown(w) => w.clone(),
+            Value::Unknown(w) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
         let site = match &s.kind {
@@ -1048,10 +1048,10 @@ impl ThreadRun<'_> {
                 // in this kernel (a parameter of a helper checked on its own,
                 // a pointer from a runtime tensor): its init and its other
                 // users are elsewhere, so nothing can be concluded here.
-                let why = match other { Value::Unknown(w) => w.clone(), _ => "a non-pointer".to_string() };
+                let why = match other { Value::Unknown(w) => w.to_string(), _ => "a non-pointer".to_string() };
                 let text = text();
                 self.unresolved(site, format!("the barrier `{text}` is not allocated in this kernel ({why})"));
-                ((format!("`{text}`"), 0, self.cta, 1u8), self.cta)
+                ((format!("`{text}`").into(), 0, self.cta, 1u8), self.cta)
             }
         };
         let in_kernel = self.inline_depth == 0;
@@ -1072,7 +1072,7 @@ impl ThreadRun<'_> {
             BarrierKind::Mbarrier => 5,
         };
         let id = if let BarrierKind::NamedBarrier(id) = kind { id } else { 0 };
-        self.shared.barriers.intern((name.clone(), id, cta, tag), || Barrier { name, cta, kind, preset_count: Some(count) })
+        self.shared.barriers.intern((name.as_str().into(), id, cta, tag), || Barrier { name, cta, kind, preset_count: Some(count) })
     }
 
     /// Note a registration with hardware barrier `id` by this lane.
@@ -1470,7 +1470,7 @@ impl ThreadRun<'_> {
                     }
                     other => {
                         let why = match other {
-                            Value::Unknown(w) => w.clone(),
+                            Value::Unknown(w) => w.to_string(),
                             _ => "not a `NamedBarrier`".to_string(),
                         };
                         self.unresolved(site, format!("the `barrier_for_retrieve` of this `TmemAllocator` is not known statically ({why})"));
@@ -1924,7 +1924,7 @@ impl CallHandler for ThreadRun<'_> {
                     "allocate" => {
                         if let Some(v @ Value::Object(o)) = arg("size_or_type", 0) {
                             if o.class == cute_ir::layout::STRUCT {
-                                self.structs.insert(smem.alloc.clone(), v.clone());
+                                self.structs.insert(smem.alloc.to_string(), v.clone());
                             }
                         }
                     }
@@ -1958,7 +1958,7 @@ impl CallHandler for ThreadRun<'_> {
                     "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
                     "subview" => match args.first().and_then(Value::as_int) {
                         Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
-                        None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), ..s.clone() }),
+                        None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc).into(), ..s.clone() }),
                     },
                     _ => Value::unknown(format!("`.{attr}(...)` on shared memory")),
                 };

@@ -20,7 +20,8 @@ use crate::ast::{BinOp, Call, CmpOp, Expr, Target, UnOp};
 /// window it points into when it was mapped to a peer (`None`: own CTA).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SmemRef {
-    pub alloc: String,
+    /// Shared: a pointer is copied into every expression that reads it.
+    pub alloc: std::sync::Arc<str>,
     pub offset: i64,
     pub cta: Option<u32>,
     /// A view of one stage of a staged buffer (`sA[None, None, stage]`):
@@ -32,7 +33,7 @@ pub struct SmemRef {
 }
 
 impl SmemRef {
-    pub fn new(alloc: impl Into<String>) -> SmemRef {
+    pub fn new(alloc: impl Into<std::sync::Arc<str>>) -> SmemRef {
         SmemRef { alloc: alloc.into(), offset: 0, cta: None, stage: None, tile: None }
     }
 }
@@ -90,12 +91,13 @@ pub enum Value {
     /// A function of this file, possibly bound to `self`.
     Function { class: Option<String>, name: String, bound_self: Option<Box<Value>> },
     /// A value produced at run time, unknown here. The string says where it
-    /// came from, for diagnostics that must explain an assumption.
-    Unknown(String),
+    /// came from, for diagnostics that must explain an assumption; shared,
+    /// since an unknown value flows through every expression that reads it.
+    Unknown(std::sync::Arc<str>),
 }
 
 impl Value {
-    pub fn unknown(why: impl Into<String>) -> Value {
+    pub fn unknown(why: impl Into<std::sync::Arc<str>>) -> Value {
         Value::Unknown(why.into())
     }
 
@@ -287,7 +289,7 @@ fn attribute(base: &Value, attr: &str, expr: &Expr) -> Value {
         // `.data_ptr()`/`.iterator` on a pointer is the same pointer.
         Value::Smem(s) => match attr {
             "iterator" | "ptr" | "llvm_ptr" => base.clone(),
-            _ => Value::Smem(SmemRef { alloc: format!("{}.{attr}", s.alloc), tile: None, ..s.clone() }),
+            _ => Value::Smem(SmemRef { alloc: format!("{}.{attr}", s.alloc).into(), tile: None, ..s.clone() }),
         },
         Value::Gmem(_) => match attr {
             "iterator" | "ptr" | "llvm_ptr" => base.clone(),
@@ -311,7 +313,7 @@ fn subscript(base: &Value, index: &Value) -> Value {
         }
         (Value::Smem(s), _) => {
             let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(std::sync::Arc::new);
-            Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc), tile, ..s.clone() })
+            Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc).into(), tile, ..s.clone() })
         }
         (Value::Gmem(g), Value::Tuple(_)) if stage_of_view(index).is_some() => {
             Value::Gmem(GmemRef { stage: stage_of_view(index), ..g.clone() })
@@ -347,7 +349,7 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
         (Int(i), Smem(s)) if op == BinOp::Add => Smem(SmemRef { offset: s.offset + i, tile: Option::None, ..s.clone() }),
         (Smem(s), Int(i)) if op == BinOp::Sub => Smem(SmemRef { offset: s.offset - i, tile: Option::None, ..s.clone() }),
         (Smem(s), _) if matches!(op, BinOp::Add | BinOp::Sub) => {
-            Smem(SmemRef { alloc: format!("{}+?", s.alloc), tile: Option::None, ..s.clone() })
+            Smem(SmemRef { alloc: format!("{}+?", s.alloc).into(), tile: Option::None, ..s.clone() })
         }
         _ => match (l.as_int(), r.as_int()) {
             (Some(a), Some(b)) if !matches!(l, Float) && !matches!(r, Float) => {
@@ -425,7 +427,7 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
             other => {
                 let why = match &other {
                     Value::Unknown(w) => w.clone(),
-                    _ => "an unpacking of a non-tuple".to_string(),
+                    _ => "an unpacking of a non-tuple".into(),
                 };
                 for t in items {
                     assign(t, Value::Unknown(why.clone()), env);

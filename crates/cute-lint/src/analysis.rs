@@ -134,14 +134,17 @@ pub(crate) fn check_slice_with(
     };
 
     let base = instantiate(module, kernel, kept, launch, &Scenario::new(), &inst_options);
-    let open = base.open_conditions.clone();
+    let open = base.open_conditions;
+    // The default scenario's model, taken (not copied: it holds every
+    // thread's memory operations) when that scenario is the one explored.
+    let mut base_model = Some(base.model);
     let mut scenarios: Vec<Scenario> = vec![Scenario::new()];
     let mut notes: Vec<String> = Vec::new();
     // A kernel whose threads ran out of time once, or that met a construct
     // the model does not represent, is not run again per scenario: it is
     // reported as not checked (with the constructs its default path meets;
     // the paths behind runtime conditions may meet others).
-    if !open.is_empty() && !base.model.out_of_time && base.model.unresolved.is_empty() {
+    if !open.is_empty() && base_model.as_ref().is_some_and(|m| !m.out_of_time && m.unresolved.is_empty()) {
         let n = open.len().min(MAX_OPEN_CONDITIONS);
         scenarios = (0..1u32 << n)
             .map(|bits| open.iter().take(n).enumerate().map(|(i, c)| (c.stmt, bits & (1 << i) != 0)).collect())
@@ -176,7 +179,7 @@ pub(crate) fn check_slice_with(
         }
         explored += 1;
         let model = if scenario.is_empty() {
-            base.model.clone()
+            base_model.take().expect("the default scenario is explored once")
         } else {
             instantiate(module, kernel, kept, launch, scenario, &inst_options).model
         };

@@ -183,7 +183,9 @@ pub struct CheckedModel<'db> {
 #[salsa::tracked(returns(ref), lru = 2048)]
 pub fn explore_model<'db>(db: &'db dyn Db, key: CheckedModel<'db>) -> Arc<Outcome> {
     let (model, max_states, max_time) = (key.model(db).clone(), *key.max_states(db), *key.max_time(db));
-    db.caches().explorations.run(db, &(model.clone(), max_states, max_time), move || {
+    let inflight = (model, max_states, max_time);
+    let model = inflight.0.clone();
+    db.caches().explorations.run(db, &inflight, move || {
         let options = ExploreOptions { budget: Budget { max_states, max_time }, full_expansion: false };
         Arc::new(explore(&model, &options))
     })
@@ -224,6 +226,7 @@ pub struct MemoryModel<'db> {
 /// The memory-ordering analysis of one model, memoized across edits.
 #[salsa::tracked(returns(ref), lru = 2048)]
 pub fn analyze_memory<'db>(db: &'db dyn Db, key: MemoryModel<'db>) -> Arc<MemoryResult> {
-    let model = key.model(db).clone();
-    db.caches().memory_analyses.run(db, &model.clone(), move || Arc::new(cute_check::memory::analyze(&model)))
+    let model = key.model(db);
+    let analysed = model.clone();
+    db.caches().memory_analyses.run(db, model, move || Arc::new(cute_check::memory::analyze(&analysed)))
 }

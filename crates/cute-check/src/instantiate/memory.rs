@@ -23,7 +23,7 @@ use crate::model::*;
 /// Buffers by identity: (space tag, name, CTA for shared memory).
 #[derive(Default)]
 pub(super) struct BufferTable {
-    pub(super) keys: rustc_hash::FxHashMap<(String, u32, bool), BufferIx>,
+    pub(super) keys: rustc_hash::FxHashMap<(std::sync::Arc<str>, u32, bool), BufferIx>,
     pub(super) list: Vec<Buffer>,
     /// Whether a buffer's name is the one the threads index it by (the
     /// name to show, rather than that of a copy's partition).
@@ -31,10 +31,10 @@ pub(super) struct BufferTable {
 }
 
 impl BufferTable {
-    fn intern(&mut self, name: &str, display: &str, space: Space, indexed: bool) -> BufferIx {
+    fn intern(&mut self, name: std::sync::Arc<str>, display: &str, space: Space, indexed: bool) -> BufferIx {
         let key = match &space {
-            Space::Shared { cta } => (name.to_string(), *cta, true),
-            Space::Global => (name.to_string(), 0, false),
+            Space::Shared { cta } => (name, *cta, true),
+            Space::Global => (name, 0, false),
         };
         if let Some(&ix) = self.keys.get(&key) {
             if indexed && !self.indexed_name[ix as usize] {
@@ -102,11 +102,14 @@ impl ThreadRun<'_> {
             Value::Smem(s) => {
                 let cta = s.cta.unwrap_or(self.cta);
                 // `p + k` and `p[k]` with `k` unknown are still `p`'s buffer.
-                let root = s.alloc.split(['+', '[']).next().unwrap_or(&s.alloc);
+                let root = match s.alloc.find(['+', '[']) {
+                    Some(end) => s.alloc[..end].into(),
+                    None => s.alloc.clone(),
+                };
                 let ix = self.shared.buffers.intern(root, display, Space::Shared { cta }, indexed);
                 Some((ix, s.stage))
             }
-            Value::Gmem(g) => Some((self.shared.buffers.intern(&g.param, &g.param, Space::Global, true), g.stage)),
+            Value::Gmem(g) => Some((self.shared.buffers.intern(g.param.as_str().into(), &g.param, Space::Global, true), g.stage)),
             _ => None,
         }
     }

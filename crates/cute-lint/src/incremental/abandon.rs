@@ -9,7 +9,6 @@
 //! result is kept here, so the next revision that asks for the same key (the
 //! same model after another keystroke) takes it instead of starting over.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -23,13 +22,14 @@ const MAX_UNCLAIMED: usize = 64;
 
 type Slot<V> = Arc<(Mutex<Option<Result<V, String>>>, Condvar)>;
 
+/// Keyed by whole models: hashed with a fast hash, as salsa's own tables are.
 pub struct Inflight<K, V> {
-    slots: Mutex<HashMap<K, Slot<V>>>,
+    slots: Mutex<rustc_hash::FxHashMap<K, Slot<V>>>,
 }
 
 impl<K, V> Default for Inflight<K, V> {
     fn default() -> Self {
-        Inflight { slots: Mutex::new(HashMap::new()) }
+        Inflight { slots: Mutex::new(rustc_hash::FxHashMap::default()) }
     }
 }
 
