@@ -150,6 +150,9 @@ pub fn instantiate(
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let lane_varying = lane_varying_names(kernel, &globals);
+    // Computed here rather than read off the module: the incremental path
+    // hands over a module of the reachable functions alone.
+    let sync_helpers = cute_ir::slice::sync_helpers(module);
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
     // With one CTA per cluster, the tcgen05 MMAs handed to the kernel span
     // one CTA.
@@ -177,6 +180,7 @@ pub fn instantiate(
         grid,
         globals: &globals,
         lane_varying: &lane_varying,
+        sync_helpers: &sync_helpers,
         observing: &observing,
         deadline: std::time::Instant::now() + MAX_TIME,
         block_assumed: model.block_assumed,
@@ -320,6 +324,8 @@ struct Setup<'a> {
     grid: Option<[u32; 3]>,
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
+    /// Functions of the module that (transitively) synchronize.
+    sync_helpers: &'a BTreeSet<String>,
     observing: &'a BTreeSet<String>,
     deadline: std::time::Instant,
     block_assumed: bool,
@@ -375,6 +381,7 @@ impl Setup<'_> {
                 shared.unresolved.insert(Unresolved {
                     site: kernel.name_range,
                     what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
+                    origin: None,
                 });
                 break;
             }
@@ -382,6 +389,7 @@ impl Setup<'_> {
                 shared.unresolved.insert(Unresolved {
                     site: kernel.name_range,
                     what: format!("its threads run more than {} statements together, too many to model", options.max_steps_total),
+                    origin: None,
                 });
                 break;
             }
@@ -412,6 +420,7 @@ impl Setup<'_> {
                 inlining: Vec::new(),
                 globals: self.globals,
                 lane_varying: self.lane_varying,
+                sync_helpers: self.sync_helpers,
                 divergence: 0,
                 observing: self.observing,
                 pending_guard: None,
@@ -625,7 +634,7 @@ impl PartialOrd for Unresolved {
 }
 impl Ord for Unresolved {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.site, &self.what).cmp(&(other.site, &other.what))
+        (self.site, &self.what, &self.origin).cmp(&(other.site, &other.what, &other.origin))
     }
 }
 
@@ -677,6 +686,8 @@ struct ThreadRun<'a> {
     globals: &'a Env,
     /// Names whose value differs between the lanes of a warp.
     lane_varying: &'a BTreeSet<String>,
+    /// Functions of the module that (transitively) synchronize.
+    sync_helpers: &'a BTreeSet<String>,
     /// Nesting depth of branches that split the warp.
     divergence: u32,
     /// Helpers of this file that read a synchronization variable.
@@ -751,7 +762,7 @@ impl ThreadRun<'_> {
     }
 
     fn unresolved(&mut self, site: TextRange, what: String) {
-        self.shared.unresolved.insert(Unresolved { site, what });
+        self.shared.unresolved.insert(Unresolved { site, what, origin: None });
     }
 
     /// Run a block. `sliced` says whether statements outside the slice are
@@ -1860,6 +1871,20 @@ impl CallHandler for ThreadRun<'_> {
             if c == crate::pipeline::TMEM_ALLOCATOR {
                 return self.tmem_method(obj, name, call.range);
             }
+        }
+        // A helper that synchronizes, handed to a call as a value (bound by
+        // `functools.partial`, passed to another function): where it runs
+        // is not followed, and its synchronization is never dropped in
+        // silence.
+        if let Some(helper) = cute_ir::slice::handed_on_sync_helper(call, self.sync_helpers) {
+            let callee = call.func.dotted().unwrap_or_else(|| "a call".to_string());
+            let defined = self.module.functions.iter().find(|f| f.name == helper).map(|f| f.name_range);
+            self.shared.unresolved.insert(Unresolved {
+                site: call.range,
+                what: format!("it hands `{helper}`, which synchronizes, to `{callee}(...)`: calls through it are not modelled"),
+                origin: defined.map(|at| (at, format!("`{helper}` synchronizes"))),
+            });
+            return Value::unknown(format!("`{callee}(...)`"));
         }
         // Functions and methods of this file are inlined.
         // (The module outlives this run: no copy of the function is made.)

@@ -146,6 +146,9 @@ fn ranges(ids: &[u32]) -> String {
 pub struct Unresolved {
     pub site: TextRange,
     pub what: String,
+    /// A place that explains it (the definition of a helper handed on),
+    /// shown next to it.
+    pub origin: Option<(TextRange, String)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

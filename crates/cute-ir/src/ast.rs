@@ -140,6 +140,20 @@ pub struct FunctionDef {
     pub name_range: TextRange,
 }
 
+impl FunctionDef {
+    /// The names its body reads, `self.` taken off (`self.load` reads
+    /// `load`), its own name aside: the functions of the file among them
+    /// are ones it calls or hands on.
+    pub fn names_read(&self) -> std::collections::BTreeSet<String> {
+        let mut uses = Vec::new();
+        for_each_expr(&self.body, &mut |e| e.collect_uses(&mut uses));
+        uses.into_iter()
+            .map(|name| name.strip_prefix("self.").map_or(name.clone(), str::to_string))
+            .filter(|name| *name != self.name)
+            .collect()
+    }
+}
+
 /// Whether a function with this decorator is inlined where device code
 /// calls it: every function but a kernel (kernels are launched; a
 /// `@cute.jit` function called from a kernel is a device function).

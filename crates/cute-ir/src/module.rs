@@ -38,16 +38,32 @@ pub struct Module {
 impl Module {
     /// Device code to check: `@cute.kernel` functions, and `@cute.jit`
     /// functions that synchronize themselves instead of launching a kernel
-    /// and that no function of the file calls (snippets that show a kernel
-    /// body under `@cute.jit`; a device function called from a kernel is
-    /// checked inlined there, where its arguments are known).
+    /// and that no function of the file calls or hands on (snippets that
+    /// show a kernel body under `@cute.jit`; a device function called from
+    /// a kernel is checked inlined there, where its arguments are known).
     pub fn kernels(&self) -> impl Iterator<Item = &FunctionDef> {
-        let called = self.called_names();
+        let mut used = self.called_names();
+        used.extend(self.names_handed_on());
         self.functions.iter().filter(move |f| match f.decorator {
             Some(DecoratorKind::Kernel) => true,
-            Some(DecoratorKind::Jit) => synchronizes_without_launching(f) && !called.contains(&f.name),
+            Some(DecoratorKind::Jit) => synchronizes_without_launching(f) && !used.contains(&f.name),
             None => false,
         })
+    }
+
+    /// Functions and methods of the file that device code uses as values
+    /// (`partial(self.load, pipeline)`, a helper passed to another): they
+    /// run with arguments their user supplies, so checking them on their own
+    /// can only say that those are unknown. Host code (undecorated
+    /// functions) handing a function to `cute.compile` does not count.
+    fn names_handed_on(&self) -> std::collections::BTreeSet<String> {
+        let functions: std::collections::BTreeSet<&str> = self.functions.iter().map(|f| f.name.as_str()).collect();
+        self.functions
+            .iter()
+            .filter(|f| f.decorator.is_some())
+            .flat_map(|f| f.names_read())
+            .filter(|name| functions.contains(name.as_str()))
+            .collect()
     }
 
     /// Names of the functions and methods the file's functions call
@@ -130,4 +146,47 @@ fn synchronizes_without_launching(f: &FunctionDef) -> bool {
     };
     crate::ast::for_each_expr(&f.body, &mut visit);
     syncs && !launches
+}
+
+#[cfg(test)]
+mod tests {
+    const SOURCE: &str = r#"
+from functools import partial
+import cutlass
+import cutlass.cute as cute
+
+
+class Kernel:
+    @cute.jit
+    def load(self, gate: cute.Pointer):
+        cute.arch.mbarrier_wait(gate, 0)
+
+    @cute.jit
+    def snippet(self, gate: cute.Pointer):
+        cute.arch.mbarrier_wait(gate, 0)
+
+    @cute.kernel
+    def kernel(self, gate: cute.Pointer):
+        load_fn = partial(self.load, gate)
+        load_fn()
+
+
+def host(k: Kernel):
+    cute.compile(k.snippet)
+"#;
+
+    fn checked() -> Vec<String> {
+        let module = crate::lower_text(SOURCE).unwrap();
+        module.kernels().map(|k| k.name.clone()).collect()
+    }
+
+    #[test]
+    fn a_device_function_handed_on_by_device_code_is_not_checked_on_its_own() {
+        assert!(!checked().contains(&"load".to_string()), "{:?}", checked());
+    }
+
+    #[test]
+    fn host_code_handing_a_function_on_does_not_count() {
+        assert_eq!(checked(), vec!["snippet".to_string(), "kernel".to_string()]);
+    }
 }

@@ -254,7 +254,7 @@ fn first_line(text: &str, range: TextRange) -> String {
 
 /// Names of same-file functions and methods that (transitively) call a
 /// synchronization primitive.
-pub(crate) fn sync_helpers(module: &Module) -> BTreeSet<String> {
+pub fn sync_helpers(module: &Module) -> BTreeSet<String> {
     helpers_calling(module, |c| matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync)))
 }
 
@@ -303,11 +303,28 @@ fn seed_of(exprs: &[&Expr], sync_helpers: &BTreeSet<String>) -> Option<Reason> {
                     if let Some(n) = callee_name(c).filter(|n| sync_helpers.contains(*n)) {
                         return Some(Reason::SyncHelper(n.to_string()));
                     }
+                    // A helper handed on (`partial(self.load, ...)`)
+                    // synchronizes wherever it is called from: the
+                    // instantiation has to see it go.
+                    if let Some(n) = handed_on_sync_helper(c, sync_helpers) {
+                        return Some(Reason::SyncHelper(n.to_string()));
+                    }
                 }
             }
         }
     }
     topology
+}
+
+/// A helper of this file that synchronizes, passed to `call` as a value.
+pub fn handed_on_sync_helper<'c>(call: &'c crate::ast::Call, sync_helpers: &BTreeSet<String>) -> Option<&'c str> {
+    call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).find_map(|a| match a {
+        Expr::Name(n) if sync_helpers.contains(n) => Some(n.as_str()),
+        Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") && sync_helpers.contains(attr) => {
+            Some(attr.as_str())
+        }
+        _ => None,
+    })
 }
 
 fn api_label(call: &crate::ast::Call) -> String {

@@ -149,10 +149,12 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
     let mut facts = Facts { ok: pieces.iter().all(|p| p.ok), ..Facts::default() };
     let classes: BTreeSet<&str> = pieces.iter().flat_map(|p| p.classes.iter().map(String::as_str)).collect();
     // As `Module::kernels`: a `@cute.jit` function some function of the
-    // file calls is checked where it is called, not on its own.
+    // file calls, or device code hands on, is checked where it is called,
+    // not on its own.
     let mut called: BTreeSet<&str> = BTreeSet::new();
     for f in pieces.iter().flat_map(|p| p.functions.iter()) {
         called.extend(f.callees.iter().map(String::as_str).filter(|n| *n != f.name));
+        called.extend(f.names_read.iter().map(String::as_str));
     }
     for (i, piece) in pieces.iter().enumerate() {
         for (j, f) in piece.functions.iter().enumerate() {

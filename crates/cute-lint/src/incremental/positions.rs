@@ -189,6 +189,9 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
     }
     for u in &mut m.unresolved {
         u.site = r.range(u.site);
+        if let Some((at, _)) = &mut u.origin {
+            *at = r.range(*at);
+        }
     }
     for (site, ..) in &mut m.partial_warp_collectives {
         *site = r.range(*site);

@@ -438,6 +438,9 @@ pub struct FnFacts {
     pub compiles: bool,
     /// Names called bare (`Name(...)`), which may be constructors.
     pub bare_calls: Vec<String>,
+    /// For device code: the names it reads, which take in the functions it
+    /// hands on (`partial(self.load, ...)`, as `Module::kernels` counts them).
+    pub names_read: Vec<String>,
 }
 
 /// One chunk, lowered.
@@ -471,6 +474,7 @@ fn fn_facts(module: &Module) -> Vec<FnFacts> {
                 callees: Vec::new(),
                 compiles: false,
                 bare_calls: Vec::new(),
+                names_read: if f.decorator.is_some() { f.names_read().into_iter().collect() } else { Vec::new() },
             };
             cute_ir::ast::for_each_expr(&f.body, &mut |e| {
                 let mut calls = Vec::new();

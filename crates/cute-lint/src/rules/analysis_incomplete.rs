@@ -78,6 +78,9 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
         "not resolved",
         notes,
     );
+    if let Some((range, message)) = &first.origin {
+        diagnostic.related.push(crate::Related { range: *range, message: message.clone() });
+    }
     // A construct met in a helper: say which kernel reaches it.
     let kernel = ctx.kernel.range;
     if !(kernel.start <= first.site.start && first.site.end <= kernel.end) {
