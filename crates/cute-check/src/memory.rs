@@ -768,7 +768,7 @@ impl<'m> Execution<'m> {
         buffers.sort_by_key(|(b, _)| *b);
         for (buffer, events) in buffers {
             let space = &model.buffers[buffer as usize].space;
-            let pairs = candidate_pairs(&self.events, &events);
+            let pairs = candidate_pairs(&self.events, &events, matches!(space, Space::Shared { .. }));
             checked += pairs.len();
             if checked > MAX_PAIRS {
                 return Err(format!(
@@ -1165,7 +1165,16 @@ impl<'m> Execution<'m> {
 /// Pairs (in execution order) of a buffer's events that may conflict:
 /// accesses of known elements meet only accesses of the same element and
 /// those of unknown extent, instead of every other access.
-fn candidate_pairs(events: &[Event], of_buffer: &[usize]) -> Vec<(usize, usize)> {
+/// The pairs of accesses to compare, among `of_buffer` (ascending, which is
+/// the order they ran in).
+///
+/// With `prune` (shared memory, where a pair of the threads' own accesses
+/// ordered by the memory clock is never a finding), a thread's earlier
+/// accesses of an element are skipped once one of them is ordered before
+/// the access at hand: the thread's clock only grows along its program, so
+/// all its accesses before that one are ordered too. Copies pair with
+/// everything.
+fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(usize, usize)> {
     let mut by_element: HashMap<(Option<i64>, Vec<i64>), Vec<usize>> = HashMap::new();
     let mut wide = Vec::new();
     for &i in of_buffer {
@@ -1179,8 +1188,35 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize]) -> Vec<(usize, usize)>
     }
     let mut pairs = Vec::new();
     for group in by_element.values() {
-        for (x, &i) in group.iter().enumerate() {
-            pairs.extend(group[x + 1..].iter().map(|&j| (i, j)));
+        if !prune {
+            for (x, &i) in group.iter().enumerate() {
+                pairs.extend(group[x + 1..].iter().map(|&j| (i, j)));
+            }
+            continue;
+        }
+        // Per thread, its accesses of the element so far; copies apart.
+        let mut by_actor: HashMap<usize, Vec<usize>> = HashMap::default();
+        let mut copies: Vec<usize> = Vec::new();
+        for &j in group {
+            let later = &events[j];
+            if later.async_id.is_some() {
+                pairs.extend(by_actor.values().flatten().chain(&copies).map(|&i| (i, j)));
+                copies.push(j);
+                continue;
+            }
+            pairs.extend(copies.iter().map(|&i| (i, j)));
+            for (&actor, earlier) in &by_actor {
+                if actor == later.actor {
+                    continue;
+                }
+                for &i in earlier.iter().rev() {
+                    if events[i].mmo[actor] <= later.mmo[actor] {
+                        break;
+                    }
+                    pairs.push((i, j));
+                }
+            }
+            by_actor.entry(later.actor).or_default().push(j);
         }
     }
     // Known elements of different stages or places never overlap; accesses
