@@ -24,8 +24,7 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
 /// out ([`cute_syntax::recover`]): the module of the rest, with the file's
 /// errors and the kernels left out.
 pub fn lower_recovering(tree: &SyntaxTree) -> Module {
-    let mut parse = |text: &str| cute_syntax::parse(text).ok().map(|parsed| parsed.tree);
-    match cute_syntax::recover(tree, &mut parse) {
+    match cute_syntax::recover(tree, &mut cute_syntax::recover::Fresh) {
         Some((recovery, recovered)) => {
             let mut module = lower_module(&SyntaxTree { text: recovery.text, tree: recovered });
             module.syntax_errors = recovery.errors;

@@ -10,7 +10,7 @@ pub mod kernels;
 mod line_index;
 mod parse;
 mod queries;
-mod recover;
+pub mod recover;
 
 pub use imports::ImportMap;
 pub use kernels::{find_kernels, DecoratorKind, KernelDef};

@@ -11,8 +11,12 @@
 //! starts at each line that starts a statement in column 0, a decorated
 //! definition's decorators and `def` line staying together), and a section
 //! that holds an error of the file's tree and does not parse on its own is
-//! left out: its bytes become spaces (lines and offsets stay where they are)
-//! and the rest is parsed again. What the broken sections define is missing
+//! left out: each of its lines becomes a comment of the same length (lines
+//! and offsets stay where they are) and the rest is parsed again. Comments,
+//! not spaces: tree-sitter re-parses a text incrementally around an edit
+//! inside a comment, but an edit inside a run of blank lines makes the
+//! Python scanner read everything after it again, which is a whole parse on
+//! every keystroke while a section stays broken. What the broken sections define is missing
 //! from the file until they parse; the kernels they define are named, so
 //! that the user is told they are not checked.
 
@@ -38,11 +42,37 @@ pub struct Recovery {
 /// blanked again, at most this many times.
 const ROUNDS: usize = 3;
 
-/// Recovers `parsed` when it has a syntax error. `parse` parses a text (the
-/// caller may reuse trees); `None` from it stops the recovery. Returns the
-/// recovery and the tree of its text, or `None` when there is no error or no
-/// section can be left out.
-pub fn recover(parsed: &SyntaxTree, parse: &mut dyn FnMut(&str) -> Option<Tree>) -> Option<(Recovery, Tree)> {
+/// How [`recover`] parses. An editor re-parses the same file on every
+/// keystroke, so it can reuse the trees of the texts it parsed last and
+/// remember which sections parse on their own; [`Fresh`] does neither.
+pub trait Parses {
+    /// The tree of a whole text; `None` stops the recovery.
+    fn parse(&mut self, text: &str) -> Option<Tree>;
+
+    /// Whether `section` parses without error on its own.
+    fn parses_alone(&mut self, section: &str) -> bool {
+        parses_alone(section)
+    }
+}
+
+/// Every text parsed from scratch.
+pub struct Fresh;
+
+impl Parses for Fresh {
+    fn parse(&mut self, text: &str) -> Option<Tree> {
+        crate::parse(text).ok().map(|parsed| parsed.tree)
+    }
+}
+
+/// Whether `section` parses without error on its own, parsed from scratch.
+pub fn parses_alone(section: &str) -> bool {
+    crate::parse(section).is_ok_and(|t| !t.root().has_error())
+}
+
+/// Recovers `parsed` when it has a syntax error. Returns the recovery and
+/// the tree of its text, or `None` when there is no error or no section can
+/// be left out.
+pub fn recover(parsed: &SyntaxTree, parses: &mut dyn Parses) -> Option<(Recovery, Tree)> {
     if !parsed.root().has_error() {
         return None;
     }
@@ -51,22 +81,18 @@ pub fn recover(parsed: &SyntaxTree, parse: &mut dyn FnMut(&str) -> Option<Tree>)
     let mut tree = parsed.tree.clone();
     let mut broken: Vec<TextRange> = Vec::new();
     for _ in 0..ROUNDS {
-        let found = broken_sections(&text, &tree);
+        let found = broken_sections(&text, &tree, parses);
         if found.is_empty() {
             break;
         }
         let mut bytes = text.into_bytes();
         for section in &found {
-            for b in &mut bytes[section.start as usize..section.end as usize] {
-                if *b != b'\n' {
-                    *b = b' ';
-                }
-            }
+            blank(&mut bytes[section.start as usize..section.end as usize]);
         }
         // Only ASCII bytes were written over whole sections of lines, so
         // the text is still UTF-8.
         text = String::from_utf8(bytes).ok()?;
-        tree = parse(&text)?;
+        tree = parses.parse(&text)?;
         broken.extend(found);
         if !tree.root_node().has_error() {
             break;
@@ -80,9 +106,23 @@ pub fn recover(parsed: &SyntaxTree, parse: &mut dyn FnMut(&str) -> Option<Tree>)
     Some((Recovery { text, broken, errors, kernels }, tree))
 }
 
+/// Turns whole lines into comments of the same length: `#` then spaces,
+/// line breaks kept.
+fn blank(lines: &mut [u8]) {
+    let mut line_start = true;
+    for b in lines {
+        if *b == b'\n' {
+            line_start = true;
+        } else {
+            *b = if line_start { b'#' } else { b' ' };
+            line_start = false;
+        }
+    }
+}
+
 /// The sections of `text` that hold one of its errors and do not parse
 /// on their own.
-fn broken_sections(text: &str, tree: &Tree) -> Vec<TextRange> {
+fn broken_sections(text: &str, tree: &Tree, parses: &mut dyn Parses) -> Vec<TextRange> {
     let starts = section_starts(text, tree);
     let section_of = |offset: u32| {
         let i = starts.partition_point(|&s| s <= offset as usize).saturating_sub(1);
@@ -104,7 +144,7 @@ fn broken_sections(text: &str, tree: &Tree) -> Vec<TextRange> {
         .into_iter()
         .filter(|s| {
             let own = &text[s.start as usize..s.end as usize];
-            !own.trim().is_empty() && crate::parse(own).map_or(true, |t| t.root().has_error())
+            !own.trim().is_empty() && !parses.parses_alone(own)
         })
         .collect()
 }
@@ -184,23 +224,22 @@ fn kernels_in(text: &str, section: TextRange) -> Vec<(String, TextRange)> {
 mod tests {
     use super::*;
 
-    fn fresh(text: &str) -> Option<Tree> {
-        crate::parse(text).ok().map(|t| t.tree)
-    }
-
     const FILE: &str = "import cutlass.cute as cute\n\nN = 4\n\n@cute.kernel\ndef first():\n    x = 1\n    y = (x +\n    cute.arch.sync_threads()\n\n@cute.kernel\ndef second():\n    cur, nxt = 1, 2\n    cute.arch.sync_threads()\n\n\ndef host():\n    first().launch(block=(128, 1, 1))\n";
 
     #[test]
     fn an_unclosed_bracket_leaves_out_its_section_only() {
         let parsed = crate::parse(FILE).unwrap();
-        let (recovery, tree) = recover(&parsed, &mut fresh).expect("recovered");
+        let (recovery, tree) = recover(&parsed, &mut Fresh).expect("recovered");
         assert!(!tree.root_node().has_error());
         assert_eq!(recovery.text.len(), FILE.len());
         assert_eq!(recovery.text.matches('\n').count(), FILE.matches('\n').count());
         let start = FILE.find("@cute.kernel").unwrap();
         let end = FILE[start + 1..].find("@cute.kernel").unwrap() + start + 1;
         assert_eq!(recovery.broken, [TextRange::new(start, end)]);
-        assert!(recovery.text[start..end].trim().is_empty());
+        // Every line of the section is a comment now, of the same length.
+        let blanked = &recovery.text[start..end];
+        assert!(blanked.lines().all(|l| l.is_empty() || (l.starts_with('#') && l[1..].trim().is_empty())), "{blanked:?}");
+        assert!(!blanked.trim().is_empty());
         assert_eq!(&recovery.text[end..], &FILE[end..]);
         assert_eq!(&recovery.text[..start], &FILE[..start]);
         let at = FILE.find("first").unwrap();
@@ -208,10 +247,42 @@ mod tests {
         assert!(!recovery.errors.is_empty());
     }
 
+    /// Answers `parses_alone` with `alone`, and records what it was asked.
+    struct Told {
+        alone: bool,
+        asked: Vec<String>,
+    }
+
+    impl Parses for Told {
+        fn parse(&mut self, text: &str) -> Option<Tree> {
+            Fresh.parse(text)
+        }
+
+        fn parses_alone(&mut self, section: &str) -> bool {
+            self.asked.push(section.to_string());
+            self.alone
+        }
+    }
+
+    #[test]
+    fn the_caller_decides_which_sections_parse_alone() {
+        let parsed = crate::parse(FILE).unwrap();
+        // Told that every section parses: nothing is left out.
+        let mut told = Told { alone: true, asked: Vec::new() };
+        assert!(recover(&parsed, &mut told).is_none());
+        assert!(told.asked.iter().any(|s| s.contains("def first")), "{:?}", told.asked);
+        // Told that none does: the sections holding the error are left out,
+        // the broken one among them.
+        let mut told = Told { alone: false, asked: Vec::new() };
+        let (recovery, _) = recover(&parsed, &mut told).expect("recovered");
+        let start = FILE.find("@cute.kernel").unwrap();
+        assert_eq!(recovery.broken.first().map(|r| r.start as usize), Some(start));
+    }
+
     #[test]
     fn a_valid_file_needs_no_recovery() {
         let valid = FILE.replace("y = (x +", "y = (x + 1)");
-        assert!(recover(&crate::parse(&valid).unwrap(), &mut fresh).is_none());
+        assert!(recover(&crate::parse(&valid).unwrap(), &mut Fresh).is_none());
     }
 
     #[test]

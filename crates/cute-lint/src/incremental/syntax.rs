@@ -61,7 +61,15 @@ pub struct TreeCache {
     /// last: the chunks an edit touches are re-parsed from them
     /// incrementally, and lowered from the same tree.
     recent: Mutex<std::collections::VecDeque<(String, Tree)>>,
+    /// Whether a top-level section parses on its own, by its text, for the
+    /// recovery from a syntax error (the sections around the one being
+    /// typed are the same from one keystroke to the next).
+    alone: Mutex<HashMap<String, bool>>,
 }
+
+/// Sections remembered in [`TreeCache::alone`]; past this the memo starts
+/// again (a few files' worth of top-level definitions).
+const ALONE: usize = 4096;
 
 /// Trees kept in [`TreeCache::recent`]: enough for every kernel of a large
 /// file, so that the first edit of any of them re-parses incrementally.
@@ -90,6 +98,19 @@ impl TreeCache {
         let tree = parse_whole(previous, new)?;
         self.remember(new, &tree);
         Some(tree)
+    }
+
+    fn parses_alone(&self, section: &str) -> bool {
+        if let Some(&known) = self.alone.lock().unwrap_or_else(PoisonError::into_inner).get(section) {
+            return known;
+        }
+        let parses = cute_syntax::recover::parses_alone(section);
+        let mut alone = self.alone.lock().unwrap_or_else(PoisonError::into_inner);
+        if alone.len() >= ALONE {
+            alone.clear();
+        }
+        alone.insert(section.to_string(), parses);
+        parses
     }
 
     fn remember(&self, text: &str, tree: &Tree) {
@@ -328,6 +349,33 @@ fn patch(cache: &TreeCache, file: salsa::Id, old_text: &str, old: &Layout, text:
     Some(Layout { parsed: true, chunks, first_error: None, left_out: Vec::new(), broken_kernels: Vec::new() })
 }
 
+/// The recovery's parses for an editor: the recovered text re-parsed from
+/// the last one, or from the file's last tree when the file had no error,
+/// and the sections' own parses remembered.
+struct Reparse<'a> {
+    cache: &'a TreeCache,
+    /// The recovered text of the file's last layout with a syntax error.
+    previous: Option<String>,
+    /// The file's last whole tree and its text.
+    base: Option<(String, Tree)>,
+}
+
+impl cute_syntax::recover::Parses for Reparse<'_> {
+    fn parse(&mut self, recovered: &str) -> Option<Tree> {
+        let from = match &self.previous {
+            Some(old) => self.cache.recent_tree(old).map(|tree| (old.clone(), tree)),
+            None => None,
+        };
+        let tree = parse_whole(from.or_else(|| self.base.clone()), recovered)?;
+        self.cache.remember(recovered, &tree);
+        Some(tree)
+    }
+
+    fn parses_alone(&mut self, section: &str) -> bool {
+        self.cache.parses_alone(section)
+    }
+}
+
 /// The top-level chunks of `text`.
 pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
     let previous = cache.files.lock().unwrap_or_else(PoisonError::into_inner).remove(&file).unwrap_or_default();
@@ -338,17 +386,14 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
             return layout;
         }
     }
+    let base = previous.tree.clone();
     let Some(tree) = parse_whole(previous.tree, text) else { return Layout::default() };
     let parsed = SyntaxTree { text: text.to_string(), tree };
     // A syntax error is kept to the sections that hold it, as lowering the
     // whole file does; the rest is chunked from the recovered text (the
-    // same bytes outside those sections), parsed from the last one.
-    let previous_recovered = previous.recovered;
-    let mut parse_recovered = |recovered: &str| match &previous_recovered {
-        Some(old) => cache.parse_recent(old, recovered),
-        None => parse_whole(None, recovered).inspect(|tree| cache.remember(recovered, tree)),
-    };
-    let recovery = cute_syntax::recover(&parsed, &mut parse_recovered);
+    // same bytes outside those sections), parsed from the last tree.
+    let mut parses = Reparse { cache, previous: previous.recovered, base };
+    let recovery = cute_syntax::recover(&parsed, &mut parses);
     let SyntaxTree { tree: whole_tree, .. } = parsed;
     let (tree, recovered, left_out, broken_kernels, errors) = match recovery {
         Some((r, recovered_tree)) => (recovered_tree, Some(r.text), r.broken, r.kernels, Some(r.errors)),
