@@ -16,7 +16,7 @@ pub mod module;
 pub mod ptx;
 pub mod slice;
 
-pub use lower::{lower_module, lower_recovering};
+pub use lower::{lower_module, lower_module_importing, lower_recovering};
 pub use module::Module;
 pub use slice::{slice_kernel, Kept, Slice};
 

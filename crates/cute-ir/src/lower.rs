@@ -6,7 +6,14 @@ use crate::ast::*;
 use crate::module::{ClassDef, Module};
 
 pub fn lower_module(tree: &SyntaxTree) -> Module {
-    let imports = ImportMap::from_tree(tree);
+    lower_module_importing(tree, ImportMap::from_tree(tree))
+}
+
+/// [`lower_module`] with the imports given: they must be what
+/// `ImportMap::from_tree` finds in `tree` (an editor lowering a file's
+/// import lines followed by a chunk with no `import` in it knows them
+/// already, and a query over the whole tree is most of a lowering's cost).
+pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
     let mut lower = Lowerer { text: &tree.text, imports: &imports, next_id: 0 };
     let mut module = Module::default();
     let root = tree.root();

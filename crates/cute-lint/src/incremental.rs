@@ -151,10 +151,20 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
     // As `Module::kernels`: a `@cute.jit` function some function of the
     // file calls, or device code hands on, is checked where it is called,
     // not on its own.
+    // Only the names of `@cute.jit` kernels are looked for (usually none),
+    // not every name every function reads.
+    let jit: BTreeSet<&str> = pieces
+        .iter()
+        .flat_map(|p| p.functions.iter())
+        .filter(|f| f.kernel && f.decorator == Some(DecoratorKind::Jit))
+        .map(|f| f.name.as_str())
+        .collect();
     let mut called: BTreeSet<&str> = BTreeSet::new();
-    for f in pieces.iter().flat_map(|p| p.functions.iter()) {
-        called.extend(f.callees.iter().map(String::as_str).filter(|n| *n != f.name));
-        called.extend(f.names_read.iter().map(String::as_str));
+    if !jit.is_empty() {
+        for f in pieces.iter().flat_map(|p| p.functions.iter()) {
+            let callees = f.callees.iter().map(String::as_str).filter(|n| *n != f.name);
+            called.extend(callees.chain(f.names_read.iter().map(String::as_str)).filter(|n| jit.contains(n)));
+        }
     }
     for (i, piece) in pieces.iter().enumerate() {
         for (j, f) in piece.functions.iter().enumerate() {

@@ -570,7 +570,11 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
     // first line into it) makes the piece unusable; see `ok` below.
     let starts_in_chunk = nodes.first().is_none_or(|n| n.start_byte() >= base);
     let errors = (starts_in_chunk && nodes.iter().any(|n| n.has_error())).then(|| signature(nodes.iter().copied(), base));
-    let mut module = cute_ir::lower_module(&tree);
+    let mut module = if chunk.contains("import") {
+        cute_ir::lower_module(&tree)
+    } else {
+        cute_ir::lower_module_importing(&tree, header_imports.clone())
+    };
     // The header is import statements only: nothing of it is lowered.
     let ok = module.imports == *header_imports
         && starts_in_chunk
