@@ -192,6 +192,16 @@ impl KernelContext<'_> {
         Some(TextRange { start: site.start + pick.0 as u32, end: site.start + pick.1 as u32 })
     }
 
+    /// How the call at `site` names the `arch` module (`cute.arch`,
+    /// `cutlass.cute.arch`), for a call inserted next to it; `cute.arch`
+    /// when it names none.
+    pub fn arch_prefix(&self, site: TextRange) -> String {
+        self.call_at(site)
+            .and_then(|c| c.func.dotted())
+            .and_then(|d| d.find(".arch.").map(|i| d[..i + ".arch".len()].to_string()))
+            .unwrap_or_else(|| "cute.arch".to_string())
+    }
+
     /// The call whose range is exactly `site`.
     pub fn call_at(&self, site: TextRange) -> Option<&Call> {
         let (_, chain) = self.ancestors(site)?;

@@ -108,13 +108,6 @@ fn is_inline_asm(ctx: &KernelContext<'_>, site: TextRange) -> bool {
 }
 
 /// The `cute.arch` prefix the file uses, read off the call at `site`.
-fn arch_prefix(ctx: &KernelContext<'_>, site: TextRange) -> String {
-    ctx.call_at(site)
-        .and_then(|c| c.func.dotted())
-        .and_then(|d| d.find(".arch.").map(|i| d[..i + ".arch".len()].to_string()))
-        .unwrap_or_else(|| "cute.arch".to_string())
-}
-
 fn insert_line_before(ctx: &KernelContext<'_>, site: TextRange, line: &str) -> Edit {
     let at = ctx.full_line(site.start).start;
     Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{line}\n", ctx.indentation_at(site.start)) }
@@ -139,7 +132,7 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             })
         }
         Repair::InsertProxyFenceBefore { site } => {
-            let prefix = arch_prefix(ctx, *site);
+            let prefix = ctx.arch_prefix(*site);
             Some(Fix {
                 title: "Insert a proxy fence before the barrier".to_string(),
                 edits: vec![insert_line_before(ctx, *site, &format!("{prefix}.fence_proxy(\"async.shared\", space=\"cta\")"))],
@@ -190,7 +183,7 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
                     _ => break,
                 }
             }
-            let prefix = arch_prefix(ctx, site);
+            let prefix = ctx.arch_prefix(site);
             Some(Fix {
                 title: "Insert a CTA barrier before the release".to_string(),
                 edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.sync_threads()"))],

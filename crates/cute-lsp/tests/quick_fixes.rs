@@ -20,6 +20,12 @@ const RULES_WITH_FIXES: &[&str] = &[
     "missing-acquire",
     "missing-release",
     "scope-too-narrow",
+    "arrive-count-mismatch",
+    "mbarrier-init-hazard",
+    "named-barrier-count-mismatch",
+    "tx-count-mismatch",
+    "vacuous-wait",
+    "named-barrier-deadlock",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

@@ -3,11 +3,12 @@
 
 use cute_check::model::{describe_threads, BarrierKind, Model, OpKind};
 use cute_check::semantics::Hazard;
+use cute_ir::ast::{Expr, Stmt, StmtKind};
 use cute_syntax::TextRange;
 
 use super::Rule;
 use crate::context::KernelContext;
-use crate::{Related, Severity};
+use crate::{Edit, Fix, Related, Severity};
 
 pub const RULE: Rule = Rule {
     code: "CUTE005",
@@ -80,7 +81,7 @@ pub fn repeated_init_diagnostic(
             .collect(),
         notes: Vec::new(),
         help: Some("guard the initialisation with `if cute.arch.warp_idx() == 0:` around `elect_one`".to_string()),
-        fixes: Vec::new(),
+        fixes: if per_warp { guard_with_first_warp(ctx, *site).into_iter().collect() } else { Vec::new() },
     }
 }
 
@@ -110,6 +111,91 @@ pub fn hazard_diagnostic(
             "initialise from one thread, then `mbarrier_init_fence()` and `sync_threads()` (or `cluster_arrive()`/`cluster_wait()` when other CTAs use it) before the first use"
                 .to_string(),
         ),
-        fixes: Vec::new(),
+        fixes: match hazard {
+            Hazard::ArriveBeforeInit { bar, .. } | Hazard::WaitBeforeInit { bar, .. } => {
+                order_after_init(ctx, model, *bar).into_iter().collect()
+            }
+            Hazard::InitWhileInUse { .. } => Vec::new(),
+        },
     }
+}
+
+/// The fix of an init that `elect_one` runs once per warp: the `with
+/// elect_one()` block that holds it, under `if <arch>.warp_idx() == 0:`.
+/// Only when no branch encloses that block (its warps are then every warp
+/// of the CTA, and the first one is among them).
+fn guard_with_first_warp(ctx: &KernelContext<'_>, init: TextRange) -> Option<Fix> {
+    let (function, chain) = ctx.ancestors(init)?;
+    if function.range != ctx.kernel.range {
+        return None;
+    }
+    let elect = chain.iter().position(|s| match &s.kind {
+        StmtKind::With { items, .. } => items.iter().any(|(e, _)| calls(e, "elect_one")),
+        _ => false,
+    })?;
+    if chain[..elect].iter().any(|s| !matches!(s.kind, StmtKind::With { .. })) {
+        return None;
+    }
+    let block = chain[elect];
+    let lines = TextRange { start: ctx.full_line(block.range.start).start, end: ctx.next_line_start(block.range.end.saturating_sub(1)) };
+    let indent = ctx.indentation_at(block.range.start);
+    let mut new_text = format!("{indent}if {}.warp_idx() == 0:\n", ctx.arch_prefix(init));
+    for line in ctx.slice(lines).split_inclusive('\n') {
+        if !line.trim().is_empty() {
+            new_text.push_str("    ");
+        }
+        new_text.push_str(line);
+    }
+    Some(Fix { title: "Initialise from the first warp only".to_string(), edits: vec![Edit { range: lines, new_text }] })
+}
+
+/// The fix of a use that can reach a barrier before its init: after the
+/// kernel statement that initialises it (and the `mbarrier_init_fence()`
+/// right after that statement, inserted when missing), a barrier that
+/// orders the initialising thread before every user: the cluster's when a
+/// thread of another CTA uses the barrier, the CTA's otherwise.
+fn order_after_init(ctx: &KernelContext<'_>, model: &Model, bar: u32) -> Option<Fix> {
+    let init = model.groups.iter().flat_map(|g| &g.ops).find_map(|o| match o.kind {
+        OpKind::Init { bar: b, .. } if b == bar => Some(o.site),
+        _ => None,
+    })?;
+    let (function, chain) = ctx.ancestors(init)?;
+    if function.range != ctx.kernel.range {
+        return None;
+    }
+    let top = *chain.first()?;
+    let body = &ctx.kernel.body;
+    let at = body.iter().position(|s| std::ptr::eq(s, top))?;
+    let prefix = ctx.arch_prefix(init);
+    let is_call = |s: &Stmt, name: &str| matches!(&s.kind, StmtKind::Expr(e) if calls(e, name));
+    let mut inserted = Vec::new();
+    let after = match body.get(at + 1) {
+        Some(fence) if is_call(fence, "mbarrier_init_fence") => fence,
+        _ => {
+            inserted.push(format!("{prefix}.mbarrier_init_fence()"));
+            top
+        }
+    };
+    let owner = model.barriers.get(bar as usize)?.cta;
+    let from_other_cta = model.groups.iter().any(|g| {
+        g.threads.iter().any(|&(cta, _)| cta != owner)
+            && g.ops.iter().any(|o| matches!(o.kind, OpKind::Arrive { bar: b, .. } | OpKind::Wait { bar: b, .. } if b == bar))
+    });
+    let title = if from_other_cta {
+        inserted.push(format!("{prefix}.cluster_arrive_relaxed()"));
+        inserted.push(format!("{prefix}.cluster_wait()"));
+        "Synchronize the cluster after the initialisation"
+    } else {
+        inserted.push(format!("{prefix}.sync_threads()"));
+        "Synchronize the CTA after the initialisation"
+    };
+    let indent = ctx.indentation_at(top.range.start);
+    let start = ctx.next_line_start(after.range.end.saturating_sub(1));
+    let new_text: String = inserted.iter().map(|line| format!("{indent}{line}\n")).collect();
+    Some(Fix { title: title.to_string(), edits: vec![Edit { range: TextRange { start, end: start }, new_text }] })
+}
+
+/// Whether `e` is a call of a function whose dotted name ends in `name`.
+fn calls(e: &Expr, name: &str) -> bool {
+    matches!(e, Expr::Call(c) if c.func.dotted().is_some_and(|d| d.rsplit('.').next() == Some(name)))
 }
