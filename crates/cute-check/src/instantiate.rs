@@ -1555,7 +1555,37 @@ impl ThreadRun<'_> {
             return v;
         }
         let action = crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas);
+        if let crate::pipeline::Action::NotAPipeline(what) = &action {
+            return self.not_a_pipeline(call, what, receiver);
+        }
         self.run_pipeline_action(action, call.range)
+    }
+
+    /// A pipeline method called on something that is not a pipeline the
+    /// kernel creates: the kernel is not checked, and the note says what the
+    /// receiver is. A pipeline handed in by a caller this check does not see
+    /// is the common case (a device function checked on its own); calls on
+    /// what an unmodelled `create` gave add nothing to its own note.
+    fn not_a_pipeline(&mut self, call: &Call, what: &str, receiver: Option<&Value>) -> Value {
+        let unknown = Value::unknown(crate::pipeline::UNMODELLED_PIPELINE);
+        let holder = match &call.func {
+            Expr::Attr { base, .. } => base.dotted(),
+            _ => None,
+        };
+        let why = match (receiver, &holder) {
+            (Some(Value::Unknown(why)), _) if why.as_ref() == crate::pipeline::UNMODELLED_PIPELINE => return unknown,
+            // An argument no launch in the file gives a pipeline.
+            (Some(Value::Unknown(why)), Some(name)) if why.starts_with("the argument `") || why.as_ref() == format!("`{name}`") => {
+                format!(
+                    "on a pipeline it is passed (`{name}`), not one it creates: its stages and groups are known only where it is created"
+                )
+            }
+            (Some(Value::Unknown(why)), Some(name)) => format!("on `{name}`, which holds {why}, not a pipeline this kernel creates"),
+            (_, Some(name)) => format!("on `{name}`, which is not a pipeline this kernel creates"),
+            (_, None) => "on something that is not a pipeline this kernel creates".to_string(),
+        };
+        self.unresolved(call.range, format!("it synchronizes through `{what}` {why}"));
+        unknown
     }
 
     /// `pipeline_init_arrive` / `pipeline_init_wait` (the two halves of the
@@ -1731,7 +1761,11 @@ impl ThreadRun<'_> {
                     site,
                     format!("it synchronizes through {what}, which the `cutlass.pipeline` model does not cover yet"),
                 );
-                Value::unknown("a pipeline object")
+                Value::unknown(crate::pipeline::UNMODELLED_PIPELINE)
+            }
+            Action::NotAPipeline(what) => {
+                self.unresolved(site, format!("it synchronizes through `{what}`, not on a pipeline this kernel creates"));
+                Value::unknown(crate::pipeline::UNMODELLED_PIPELINE)
             }
         }
     }

@@ -134,7 +134,15 @@ pub enum Action {
     Tail { waits: Vec<(SmemRef, i64)> },
     Nothing,
     Unsupported(String),
+    /// A pipeline method called on something that is not a pipeline this
+    /// kernel creates (the call, as written): a parameter, or what an
+    /// unmodelled `create` gave.
+    NotAPipeline(String),
 }
+
+/// What an unmodelled `create` gives: its own note says why, so the calls
+/// on it add none.
+pub const UNMODELLED_PIPELINE: &str = "a pipeline whose creation is not modelled";
 
 fn last_segment(call: &Call) -> String {
     call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or("").to_string()).unwrap_or_else(|| match &call.func {
@@ -310,7 +318,7 @@ pub fn action(
         }
         "make_participants" | "make_producer" | "make_consumer" => {
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
-                return Action::Unsupported(call.func.dotted().unwrap_or(name.clone()));
+                return Action::NotAPipeline(call.func.dotted().unwrap_or(name.clone()));
             };
             let participant = |producer: bool| {
                 let id = format!("{}@{}", if producer { "producer" } else { "consumer" }, call.range.start);
@@ -330,7 +338,7 @@ pub fn action(
         },
         method => {
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
-                return Action::Unsupported(call.func.dotted().unwrap_or(method.to_string()));
+                return Action::NotAPipeline(call.func.dotted().unwrap_or(method.to_string()));
             };
             let state = args.first().cloned().unwrap_or(Value::None);
             stage_action(pipe, method, &state)

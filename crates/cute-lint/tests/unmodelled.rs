@@ -55,3 +55,40 @@ def host(x: cute.Tensor, flags: cute.Tensor):
     let line = src[..diags[0].range.start as usize].matches('\n').count();
     assert_eq!(src.lines().nth(line).map(str::trim), Some("cute.arch.mbarrier_wait(bar, flags[0])"));
 }
+
+/// A device function checked on its own (no kernel of the file calls it)
+/// that synchronizes through a pipeline it is handed: the note names the
+/// argument, not a method the model would lack; and calls on a pipeline
+/// whose `create` is not modelled add no note to the one `create` has.
+#[test]
+fn a_pipeline_handed_in_is_named_as_such() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+
+@cute.jit
+def epilogue(acc_pipeline: pipeline.PipelineAsync, state: pipeline.PipelineState):
+    acc_pipeline.consumer_wait(state)
+    acc_pipeline.consumer_release(state)
+
+@cute.kernel
+def k(n: cutlass.Int32):
+    producers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 1)
+    consumers = pipeline.CooperativeGroup(pipeline.Agent.Thread, n)
+    p = pipeline.PipelineTmaUmma.create(num_stages=2, producer_group=producers, consumer_group=consumers, barrier_storage=None)
+    s = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+    p.consumer_wait(s)
+    p.consumer_release(s)
+"#;
+    let diags = analyze_text(src, &AnalysisOptions::default());
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    let of = |kernel: &str| diags.iter().find(|d| d.message.starts_with(&format!("`{kernel}`"))).unwrap();
+    let handed = of("epilogue");
+    assert_eq!(handed.name, "analysis-incomplete");
+    assert!(handed.message.contains("a pipeline it is passed (`acc_pipeline`)"), "{}", handed.message);
+    assert!(!handed.message.contains("does not cover"), "{}", handed.message);
+    let created = of("k");
+    assert!(created.message.contains("PipelineTmaUmma.create"), "{}", created.message);
+    assert!(created.notes.iter().all(|n| !n.contains("consumer_wait") && !n.contains("consumer_release")), "{:?}", created.notes);
+}
