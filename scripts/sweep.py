@@ -101,7 +101,9 @@ def check_one(binary, path, timeout):
 def incomplete_reason(message):
     m = NAME_RE.sub("`K`", message)
     # The receiver of the call named after "through": `pipeline_q.producer_acquire` -> `*.producer_acquire`.
-    m = re.sub(r"(through )[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\.(?=[A-Za-z_])", r"\1*.", m)
+    m = re.sub(r"(through `?)[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\.(?=[A-Za-z_])", r"\1*.", m)
+    # The pipeline's holder: "on a pipeline it is passed (`acc_pipeline`)" -> "(`*`)".
+    m = re.sub(r"(on a pipeline it is passed \(|on )`[\w.]+`", r"\1`*`", m)
     m = re.sub(r"\d+", "N", m)
     return m
 
