@@ -1561,28 +1561,33 @@ impl ThreadRun<'_> {
         self.run_pipeline_action(action, call.range)
     }
 
-    /// A pipeline method called on something that is not a pipeline the
-    /// kernel creates: the kernel is not checked, and the note says what the
-    /// receiver is. A pipeline handed in by a caller this check does not see
-    /// is the common case (a device function checked on its own); calls on
-    /// what an unmodelled `create` gave add nothing to its own note.
+    /// A pipeline or named-barrier method called on something the kernel
+    /// does not create: the kernel is not checked, and the note says what
+    /// the receiver is. One handed in by a caller this check does not see is
+    /// the common case (a device function checked on its own); calls on what
+    /// an unmodelled `create` gave add nothing to its own note.
     fn not_a_pipeline(&mut self, call: &Call, what: &str, receiver: Option<&Value>) -> Value {
         let unknown = Value::unknown(crate::pipeline::UNMODELLED_PIPELINE);
-        let holder = match &call.func {
-            Expr::Attr { base, .. } => base.dotted(),
-            _ => None,
+        let (holder, method) = match &call.func {
+            Expr::Attr { base, attr } => (base.dotted(), attr.as_str()),
+            _ => (None, ""),
+        };
+        // What the method's name says the receiver is, and what of it only
+        // its creation tells.
+        let (noun, known_at_creation) = if crate::pipeline::is_named_barrier_method(method) {
+            ("a named barrier", "its id and thread count")
+        } else {
+            ("a pipeline", "its stages and groups")
         };
         let why = match (receiver, &holder) {
             (Some(Value::Unknown(why)), _) if why.as_ref() == crate::pipeline::UNMODELLED_PIPELINE => return unknown,
-            // An argument no launch in the file gives a pipeline.
+            // An argument no launch in the file gives a value.
             (Some(Value::Unknown(why)), Some(name)) if why.starts_with("the argument `") || why.as_ref() == format!("`{name}`") => {
-                format!(
-                    "on a pipeline it is passed (`{name}`), not one it creates: its stages and groups are known only where it is created"
-                )
+                format!("on {noun} it is passed (`{name}`), not one it creates: {known_at_creation} are known only where it is created")
             }
-            (Some(Value::Unknown(why)), Some(name)) => format!("on `{name}`, which holds {why}, not a pipeline this kernel creates"),
-            (_, Some(name)) => format!("on `{name}`, which is not a pipeline this kernel creates"),
-            (_, None) => "on something that is not a pipeline this kernel creates".to_string(),
+            (Some(Value::Unknown(why)), Some(name)) => format!("on `{name}`, which holds {why}, not {noun} this kernel creates"),
+            (_, Some(name)) => format!("on `{name}`, which is not {noun} this kernel creates"),
+            (_, None) => format!("on something that is not {noun} this kernel creates"),
         };
         self.unresolved(call.range, format!("it synchronizes through `{what}` {why}"));
         unknown

@@ -144,6 +144,14 @@ pub enum Action {
 /// on it add none.
 pub const UNMODELLED_PIPELINE: &str = "a pipeline whose creation is not modelled";
 
+/// Methods only a `NamedBarrier` has (`arrive` and `wait` are pipelines' too).
+pub fn is_named_barrier_method(method: &str) -> bool {
+    matches!(
+        method,
+        "arrive_and_wait" | "arrive_unaligned" | "wait_unaligned" | "sync" | "arrive_w_index" | "arrive_and_wait_w_index" | "get_barrier"
+    )
+}
+
 fn last_segment(call: &Call) -> String {
     call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or("").to_string()).unwrap_or_else(|| match &call.func {
         Expr::Attr { attr, .. } => attr.clone(),

@@ -57,8 +57,8 @@ def host(x: cute.Tensor, flags: cute.Tensor):
 }
 
 /// A device function checked on its own (no kernel of the file calls it)
-/// that synchronizes through a pipeline it is handed: the note names the
-/// argument, not a method the model would lack; and calls on a pipeline
+/// that synchronizes through a pipeline or a named barrier it is handed: the
+/// note names the argument, not a method the model would lack; and calls on a pipeline
 /// whose `create` is not modelled add no note to the one `create` has.
 #[test]
 fn a_pipeline_handed_in_is_named_as_such() {
@@ -72,6 +72,10 @@ def epilogue(acc_pipeline: pipeline.PipelineAsync, state: pipeline.PipelineState
     acc_pipeline.consumer_wait(state)
     acc_pipeline.consumer_release(state)
 
+@cute.jit
+def epilogue_sync(epilogue_barrier: pipeline.NamedBarrier):
+    epilogue_barrier.arrive_and_wait()
+
 @cute.kernel
 def k(n: cutlass.Int32):
     producers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 1)
@@ -82,12 +86,14 @@ def k(n: cutlass.Int32):
     p.consumer_release(s)
 "#;
     let diags = analyze_text(src, &AnalysisOptions::default());
-    assert_eq!(diags.len(), 2, "{diags:?}");
+    assert_eq!(diags.len(), 3, "{diags:?}");
     let of = |kernel: &str| diags.iter().find(|d| d.message.starts_with(&format!("`{kernel}`"))).unwrap();
     let handed = of("epilogue");
     assert_eq!(handed.name, "analysis-incomplete");
     assert!(handed.message.contains("a pipeline it is passed (`acc_pipeline`)"), "{}", handed.message);
     assert!(!handed.message.contains("does not cover"), "{}", handed.message);
+    let barrier = of("epilogue_sync");
+    assert!(barrier.message.contains("a named barrier it is passed (`epilogue_barrier`)"), "{}", barrier.message);
     let created = of("k");
     assert!(created.message.contains("PipelineTmaUmma.create"), "{}", created.message);
     assert!(created.notes.iter().all(|n| !n.contains("consumer_wait") && !n.contains("consumer_release")), "{:?}", created.notes);
