@@ -53,7 +53,17 @@ use syntax::{Layout, Piece};
 #[salsa::tracked(returns(ref))]
 fn layout(db: &dyn Db, file: SourceFile) -> Arc<Layout> {
     use salsa::plumbing::AsId;
-    Arc::new(syntax::layout(&db.caches().trees, file.as_id(), file.text(db)))
+    let (trees, id, text) = (&db.caches().trees, file.as_id(), file.text(db));
+    // Parsing gives up when an edit is waiting (it cannot be interrupted
+    // otherwise: salsa cancels a query only when it calls another one).
+    let pending_edit = || salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| db.unwind_if_revision_cancelled())).is_err();
+    match syntax::layout(trees, id, text, &pending_edit) {
+        Some(layout) => Arc::new(layout),
+        None => {
+            db.unwind_if_revision_cancelled();
+            Arc::new(syntax::layout(trees, id, text, &|| false).unwrap_or_default())
+        }
+    }
 }
 
 /// The text of a chunk: whole lines, with their line breaks.

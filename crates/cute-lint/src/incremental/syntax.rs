@@ -195,16 +195,31 @@ fn parser() -> Option<Parser> {
 
 /// Parses `text` whole, from `previous` (a tree and its text) when given.
 fn parse_whole(previous: Option<(String, Tree)>, text: &str) -> Option<Tree> {
+    parse_whole_until(previous, text, &|| false)
+}
+
+/// [`parse_whole`], given up (`None`) as soon as `stop` says so: a file with
+/// an open bracket takes tree-sitter's error recovery through the rest of
+/// the file, tens of milliseconds that a newer edit should not wait for.
+fn parse_whole_until(previous: Option<(String, Tree)>, text: &str, stop: &dyn Fn() -> bool) -> Option<Tree> {
     let mut parser = parser()?;
-    match previous {
-        Some((old_text, mut old_tree)) => {
-            if old_text != text {
-                old_tree.edit(&edit_between(&old_text, text));
-            }
-            parser.parse(text, Some(&old_tree))
+    let old_tree = previous.map(|(old_text, mut old_tree)| {
+        if old_text != text {
+            old_tree.edit(&edit_between(&old_text, text));
         }
-        None => parser.parse(text, None),
-    }
+        old_tree
+    });
+    let bytes = text.as_bytes();
+    let mut read = |offset: usize, _: Point| bytes.get(offset..).unwrap_or_default();
+    let mut progress = |_: &cute_syntax::tree_sitter::ParseState| {
+        if stop() {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let options = cute_syntax::tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+    parser.parse_with_options(&mut read, old_tree.as_ref(), Some(options))
 }
 
 /// The nodes under `nodes`, depth first, with offsets from `base`.
@@ -358,6 +373,7 @@ struct Reparse<'a> {
     previous: Option<String>,
     /// The file's last whole tree and its text.
     base: Option<(String, Tree)>,
+    stop: &'a dyn Fn() -> bool,
 }
 
 impl cute_syntax::recover::Parses for Reparse<'_> {
@@ -366,7 +382,7 @@ impl cute_syntax::recover::Parses for Reparse<'_> {
             Some(old) => self.cache.recent_tree(old).map(|tree| (old.clone(), tree)),
             None => None,
         };
-        let tree = parse_whole(from.or_else(|| self.base.clone()), recovered)?;
+        let tree = parse_whole_until(from.or_else(|| self.base.clone()), recovered, self.stop)?;
         self.cache.remember(recovered, &tree);
         Some(tree)
     }
@@ -376,24 +392,34 @@ impl cute_syntax::recover::Parses for Reparse<'_> {
     }
 }
 
-/// The top-level chunks of `text`.
-pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
+/// The top-level chunks of `text`; `None` when `stop` said to give up (a
+/// newer text is coming), the cache then left as it was.
+pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str, stop: &dyn Fn() -> bool) -> Option<Layout> {
     let previous = cache.files.lock().unwrap_or_else(PoisonError::into_inner).remove(&file).unwrap_or_default();
     if let Some((old_text, old)) = &previous.layout {
         if let Some(layout) = if old_text == text { Some(old.clone()) } else { patch(cache, file, old_text, old, text) } {
             let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: previous.tree, recovered: previous.recovered };
             cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
-            return layout;
+            return Some(layout);
         }
     }
     let base = previous.tree.clone();
-    let Some(tree) = parse_whole(previous.tree, text) else { return Layout::default() };
+    let given_up = |previous: Parsed| {
+        cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, previous);
+        None
+    };
+    let Some(tree) = parse_whole_until(base.clone(), text, stop) else {
+        return if stop() { given_up(previous) } else { Some(Layout::default()) };
+    };
     let parsed = SyntaxTree { text: text.to_string(), tree };
     // A syntax error is kept to the sections that hold it, as lowering the
     // whole file does; the rest is chunked from the recovered text (the
     // same bytes outside those sections), parsed from the last tree.
-    let mut parses = Reparse { cache, previous: previous.recovered, base };
+    let mut parses = Reparse { cache, previous: previous.recovered.clone(), base, stop };
     let recovery = cute_syntax::recover(&parsed, &mut parses);
+    if stop() {
+        return given_up(previous);
+    }
     let SyntaxTree { tree: whole_tree, .. } = parsed;
     let (tree, recovered, left_out, broken_kernels, errors) = match recovery {
         Some((r, recovered_tree)) => (recovered_tree, Some(r.text), r.broken, r.kernels, Some(r.errors)),
@@ -443,7 +469,7 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str) -> Layout {
     let layout = Layout { parsed: true, chunks: out, first_error, left_out, broken_kernels };
     let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: Some((text.to_string(), whole_tree)), recovered };
     cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
-    layout
+    Some(layout)
 }
 
 /// The import statements of a chunk, as text (imports anywhere in a file
@@ -592,4 +618,51 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
     let functions = fn_facts(&module);
     let classes = module.classes.iter().map(|c| c.name.clone()).collect();
     Piece { module, ids, ok, errors, functions, classes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLEAN: &str = "import cutlass.cute as cute\n\n@cute.kernel\ndef k():\n    x = 1\n    cute.arch.sync_threads()\n\n@cute.kernel\ndef j():\n    y = 2\n    cute.arch.sync_threads()\n";
+
+    fn file() -> salsa::Id {
+        salsa::Id::from_bits(1)
+    }
+
+    /// A kernel being typed with a bracket left open: the file's parse goes
+    /// through tree-sitter's error recovery, the case a pending edit stops.
+    fn typing() -> String {
+        CLEAN.replace("    x = 1\n", "    x = (1 +\n")
+    }
+
+    #[test]
+    fn a_parse_told_to_stop_gives_up_and_leaves_the_cache_as_it_was() {
+        let cache = TreeCache::default();
+        let clean = layout(&cache, file(), CLEAN, &|| false).expect("not stopped");
+        assert!(layout(&cache, file(), &typing(), &|| true).is_none(), "a parse told to stop gives up");
+        // The cache still holds the clean text's layout and tree, and the
+        // broken text comes out as it does unstopped.
+        {
+            let files = cache.files.lock().unwrap();
+            let kept = files.get(&file()).expect("the file's entry is back");
+            assert_eq!(kept.layout.as_ref().map(|(text, layout)| (text.as_str(), layout)), Some((CLEAN, &clean)));
+            assert!(kept.tree.is_some());
+        }
+        let fresh = layout(&TreeCache::default(), file(), &typing(), &|| false).expect("not stopped");
+        assert!(fresh.first_error.is_some() && !fresh.left_out.is_empty(), "{fresh:?}");
+        assert_eq!(layout(&cache, file(), &typing(), &|| false), Some(fresh));
+    }
+
+    #[test]
+    fn stopping_is_asked_while_the_file_is_parsed() {
+        let cache = TreeCache::default();
+        let asked = std::cell::Cell::new(0);
+        let never = || {
+            asked.set(asked.get() + 1);
+            false
+        };
+        assert!(layout(&cache, file(), &typing(), &never).is_some());
+        assert!(asked.get() > 0, "the parse never asked whether to stop");
+    }
 }
