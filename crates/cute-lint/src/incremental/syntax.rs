@@ -373,6 +373,7 @@ struct Reparse<'a> {
     previous: Option<String>,
     /// The file's last whole tree and its text.
     base: Option<(String, Tree)>,
+    /// Whether to give up: an edit is pending.
     stop: &'a dyn Fn() -> bool,
 }
 
