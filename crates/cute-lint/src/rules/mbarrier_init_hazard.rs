@@ -3,6 +3,7 @@
 
 use cute_check::model::{describe_threads, BarrierKind, Model, OpKind};
 use cute_check::semantics::Hazard;
+use cute_ir::api::Api;
 use cute_ir::ast::{Expr, Stmt, StmtKind};
 use cute_syntax::TextRange;
 
@@ -130,7 +131,7 @@ fn guard_with_first_warp(ctx: &KernelContext<'_>, init: TextRange) -> Option<Fix
         return None;
     }
     let elect = chain.iter().position(|s| match &s.kind {
-        StmtKind::With { items, .. } => items.iter().any(|(e, _)| calls(e, "elect_one")),
+        StmtKind::With { items, .. } => items.iter().any(|(e, _)| calls(e, Api::ElectOne)),
         _ => false,
     })?;
     if chain[..elect].iter().any(|s| !matches!(s.kind, StmtKind::With { .. })) {
@@ -167,10 +168,9 @@ fn order_after_init(ctx: &KernelContext<'_>, model: &Model, bar: u32) -> Option<
     let body = &ctx.kernel.body;
     let at = body.iter().position(|s| std::ptr::eq(s, top))?;
     let prefix = ctx.arch_prefix(init);
-    let is_call = |s: &Stmt, name: &str| matches!(&s.kind, StmtKind::Expr(e) if calls(e, name));
     let mut inserted = Vec::new();
     let after = match body.get(at + 1) {
-        Some(fence) if is_call(fence, "mbarrier_init_fence") => fence,
+        Some(fence @ Stmt { kind: StmtKind::Expr(e), .. }) if calls(e, Api::MbarrierInitFence) => fence,
         _ => {
             inserted.push(format!("{prefix}.mbarrier_init_fence()"));
             top
@@ -195,7 +195,7 @@ fn order_after_init(ctx: &KernelContext<'_>, model: &Model, bar: u32) -> Option<
     Some(Fix { title: title.to_string(), edits: vec![Edit { range: TextRange { start, end: start }, new_text }] })
 }
 
-/// Whether `e` is a call of a function whose dotted name ends in `name`.
-fn calls(e: &Expr, name: &str) -> bool {
-    matches!(e, Expr::Call(c) if c.func.dotted().is_some_and(|d| d.rsplit('.').next() == Some(name)))
+/// Whether `e` is a call of the DSL function `api`.
+fn calls(e: &Expr, api: Api) -> bool {
+    matches!(e, Expr::Call(c) if Api::of_call(c) == Some(api))
 }
