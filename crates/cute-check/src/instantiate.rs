@@ -343,6 +343,7 @@ impl Setup<'_> {
     fn shared(&self) -> Shared {
         Shared {
             lane_varying_conditions: Default::default(),
+            unknown_results: Default::default(),
             barriers: BarrierTable::default(),
             buffers: memory::BufferTable::default(),
             open: BTreeMap::new(),
@@ -602,6 +603,10 @@ struct Shared {
     /// module and kernel are borrowed for the whole run, so addresses are
     /// not reused).
     lane_varying_conditions: rustc_hash::FxHashMap<usize, bool>,
+    /// The unknown value a call the model gives no meaning to returns, by
+    /// the address of the call (as above): its description is built once,
+    /// not by every thread that makes the call.
+    unknown_results: rustc_hash::FxHashMap<usize, Value>,
     barriers: BarrierTable,
     buffers: memory::BufferTable,
     open: BTreeMap<StmtId, OpenCondition>,
@@ -1205,7 +1210,7 @@ impl ThreadRun<'_> {
                 // (`scope=MemScopeKind.CLUSTER`); `relaxed=True` does not
                 // release at all. For a remote arrive, CTA scope does not
                 // reach the peer's threads.
-                let scope = api::arg(call, "scope").and_then(Expr::dotted).and_then(|d| Scope::parse(d.rsplit('.').next().unwrap_or("")));
+                let scope = api::arg(call, "scope").filter(|e| e.is_dotted()).and_then(Expr::last_segment).and_then(Scope::parse);
                 let relaxed = matches!(kwargs.iter().find(|(k, _)| k == "relaxed"), Some((_, Value::Bool(true))));
                 let remote = matches!(&target, Value::Smem(SmemRef { cta: Some(c), .. }) if *c != self.cta);
                 if relaxed {
@@ -1598,8 +1603,7 @@ impl ThreadRun<'_> {
     /// `agent_sync`, as the package implements them: over a cluster of more
     /// than one CTA a cluster arrive and wait, else a CTA barrier.
     fn pipeline_sync(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
-        let name = call.func.dotted()?;
-        let name = name.rsplit('.').next()?;
+        let name = call.name();
         let arg = |key: &str| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).or_else(|| args.first().cloned());
         let clustered = !matches!(arg("cluster_shape_mn"), None | Some(Value::None)) && self.ctas > 1;
         let relaxed = matches!(kwargs.iter().find(|(k, _)| k == "is_relaxed").map(|(_, v)| v), Some(Value::Bool(true)))
@@ -2031,7 +2035,12 @@ impl CallHandler for ThreadRun<'_> {
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {
             return self.single_cta_mmas(v);
         }
-        Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string())))
+        let key = call as *const Call as usize;
+        self.shared
+            .unknown_results
+            .entry(key)
+            .or_insert_with(|| Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string()))))
+            .clone()
     }
 }
 

@@ -84,7 +84,7 @@ const MAX_CLOCKS: usize = 4096;
 
 type Clock = Vec<u32>;
 
-fn join(into: &mut Clock, from: &Clock) {
+fn join(into: &mut [u32], from: &[u32]) {
     for (a, b) in into.iter_mut().zip(from) {
         *a = (*a).max(*b);
     }
@@ -101,7 +101,9 @@ struct Actor<'m> {
     /// For lane 0: the other lanes of its warp that act on their own.
     lanes: Vec<usize>,
     /// For lane 0: clocks right after each converged operation of the warp.
-    snapshots: Vec<(Clock, Clock)>,
+    /// Shared with the lanes that join them, whose memory events then stamp
+    /// with these clocks when they know nothing else (see [`Stamp`]).
+    snapshots: Vec<(Rc<[u32]>, Rc<[u32]>)>,
     /// For other lanes: converged operations of the warp joined so far.
     joined_point: u32,
     next_op: usize,
@@ -173,8 +175,10 @@ struct BarrierRun {
     open_expects: u32,
     ctl: Clock,
     mmo: Clock,
-    /// Clocks of completed phases, by phase number.
-    completed: Vec<(Clock, Clock)>,
+    /// Clocks of completed phases, by phase number. Shared: the threads
+    /// that pass a phase's wait mostly know nothing else, and their memory
+    /// events then stamp with these very clocks (see [`Stamp`]).
+    completed: Vec<(Rc<[u32]>, Rc<[u32]>)>,
 }
 
 struct UpdateRec {
@@ -475,6 +479,9 @@ impl<'m> Execution<'m> {
                 if let Some((ctl, mmo)) = b.phase.checked_sub(1).and_then(|p| b.completed.get(p as usize)) {
                     join(&mut actor.ctl, ctl);
                     join(&mut actor.mmo, mmo);
+                    if same_except(ctl, &actor.ctl, a) && same_except(mmo, &actor.mmo, a) {
+                        actor.stamp_base = Some((ctl.clone(), mmo.clone()));
+                    }
                 }
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
@@ -483,7 +490,7 @@ impl<'m> Execution<'m> {
         let actor = &mut self.actors[a];
         actor.next_op += 1;
         if point.is_some_and(|p| p.converged) {
-            let snapshot = (actor.ctl.clone(), actor.mmo.clone());
+            let snapshot = (Rc::from(&actor.ctl[..]), Rc::from(&actor.mmo[..]));
             actor.snapshots.push(snapshot);
         }
         true
@@ -524,6 +531,9 @@ impl<'m> Execution<'m> {
         let (ctl, mmo) = &leader.snapshots[point as usize - 1];
         join(&mut actor.ctl, ctl);
         join(&mut actor.mmo, mmo);
+        if same_except(ctl, &actor.ctl, a) && same_except(mmo, &actor.mmo, a) {
+            actor.stamp_base = Some((ctl.clone(), mmo.clone()));
+        }
         actor.joined_point = point;
         true
     }
@@ -581,7 +591,7 @@ impl<'m> Execution<'m> {
                 return;
             }
             b.arrived -= expected;
-            b.completed.push((b.ctl.clone(), b.mmo.clone()));
+            b.completed.push((Rc::from(&b.ctl[..]), Rc::from(&b.mmo[..])));
             b.phase += 1;
         }
     }
@@ -639,8 +649,10 @@ impl<'m> Execution<'m> {
                         join(&mut b.ctl, &ctl);
                         join(&mut b.mmo, &mmo);
                     } else if let Some(done) = b.completed.get_mut(target as usize) {
-                        join(&mut done.0, &ctl);
-                        join(&mut done.1, &mmo);
+                        // Copy on write: events stamped with the phase's
+                        // clocks keep what they saw.
+                        join(Rc::make_mut(&mut done.0), &ctl);
+                        join(Rc::make_mut(&mut done.1), &mmo);
                     }
                 }
             }

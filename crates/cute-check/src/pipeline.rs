@@ -152,13 +152,6 @@ pub fn is_named_barrier_method(method: &str) -> bool {
     )
 }
 
-fn last_segment(call: &Call) -> String {
-    call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or("").to_string()).unwrap_or_else(|| match &call.func {
-        Expr::Attr { attr, .. } => attr.clone(),
-        _ => String::new(),
-    })
-}
-
 fn kwarg<'a>(kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
     kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
@@ -214,9 +207,9 @@ pub fn action(
     threads_per_cta: u32,
     ctas: u32,
 ) -> Action {
-    let name = last_segment(call);
+    let name = call.name();
     let arg_text = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_default();
-    match name.as_str() {
+    match name {
         "CooperativeGroup" => {
             let agent = arg_text(0).rsplit('.').next().unwrap_or("").to_string();
             let size = args.get(1).cloned().or_else(|| kwarg(kwargs, "size").cloned()).unwrap_or(Value::Int(1));
@@ -326,13 +319,13 @@ pub fn action(
         }
         "make_participants" | "make_producer" | "make_consumer" => {
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
-                return Action::NotAPipeline(call.func.dotted().unwrap_or(name.clone()));
+                return Action::NotAPipeline(call.func.dotted().unwrap_or_else(|| name.to_string()));
             };
             let participant = |producer: bool| {
                 let id = format!("{}@{}", if producer { "producer" } else { "consumer" }, call.range.start);
                 obj(PARTICIPANT, &[("pipeline", pipe.clone()), ("producer", Value::Bool(producer)), ("id", Value::Str(id))])
             };
-            Action::Value(match name.as_str() {
+            Action::Value(match name {
                 "make_producer" => participant(true),
                 "make_consumer" => participant(false),
                 _ => Value::Tuple(vec![participant(true), participant(false)]),

@@ -174,7 +174,28 @@ impl FunctionDef {
     }
 }
 
+impl Call {
+    /// The called function's own name: `mbarrier_wait` in
+    /// `cute.arch.mbarrier_wait(...)`, `advance` in `state.advance()`; empty
+    /// when the callee is not a name or an attribute. Read off the
+    /// expression, without building [`Expr::dotted`]: interpreters ask on
+    /// every call they evaluate.
+    pub fn name(&self) -> &str {
+        self.func.last_segment().unwrap_or("")
+    }
+}
+
 impl Expr {
+    /// The last name of a name or attribute chain (`c` in `a.b.c`, also in
+    /// `f().c`).
+    pub fn last_segment(&self) -> Option<&str> {
+        match self {
+            Expr::Name(name) => Some(name),
+            Expr::Attr { attr, .. } => Some(attr),
+            _ => None,
+        }
+    }
+
     /// `a.b.c` for a chain of names and attributes.
     pub fn dotted(&self) -> Option<String> {
         let mut out = String::new();

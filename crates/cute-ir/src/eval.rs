@@ -59,8 +59,13 @@ pub const NAMED_BARRIER: &str = "NamedBarrier";
 
 /// Whether a call constructs a `cutlass.pipeline.NamedBarrier`.
 pub fn constructs_named_barrier(call: &Call) -> bool {
-    let name = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
-    name == "cutlass.pipeline.NamedBarrier" || name.ends_with("pipeline.NamedBarrier")
+    let named = |name: &str| name == "cutlass.pipeline.NamedBarrier" || name.ends_with("pipeline.NamedBarrier");
+    match &call.qualname {
+        Some(q) => named(q),
+        // Every pipeline call of every thread asks: the dotted name is
+        // built only for a call to something called `NamedBarrier`.
+        None => matches!(&call.func, Expr::Attr { attr, .. } if attr == "NamedBarrier") && call.func.dotted().is_some_and(|d| named(&d)),
+    }
 }
 
 /// The object a `NamedBarrier(...)` call makes (its methods are the named
@@ -152,15 +157,28 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
             if attr == "WARP_SIZE" && b.is_unknown() {
                 return Value::Int(32); // cute.arch.WARP_SIZE
             }
+            // Module attributes (`cutlass.Float32`) are unknown values here;
+            // the attribute's name is tested before the dotted name is built,
+            // as every thread evaluates them.
             if b.is_unknown() {
-                if let Some(t) = expr.dotted().and_then(|d| crate::layout::dtype_named(&d)) {
-                    return t;
+                if crate::layout::is_dtype_name(attr) {
+                    if let Some(t) = expr.dotted().and_then(|d| crate::layout::dtype_named(&d)) {
+                        return t;
+                    }
                 }
                 // `tcgen05.CtaGroup.ONE` / `.TWO`: the CTAs one MMA spans.
-                if let (Some(d), Some(n)) = (expr.dotted(), match attr.as_str() { "ONE" => Some(1), "TWO" => Some(2), _ => None }) {
-                    if d.ends_with(&format!("CtaGroup.{attr}")) {
-                        return crate::layout::cta_group(n);
-                    }
+                let group = match attr.as_str() {
+                    "ONE" => Some(1),
+                    "TWO" => Some(2),
+                    _ => None,
+                };
+                let class = match base.as_ref() {
+                    Expr::Attr { attr, base } if base.is_dotted() => Some(attr),
+                    Expr::Name(name) => Some(name),
+                    _ => None,
+                };
+                if let (Some(n), Some("CtaGroup")) = (group, class.map(String::as_str)) {
+                    return crate::layout::cta_group(n);
                 }
             }
             attribute(&b, attr, expr)

@@ -51,6 +51,12 @@ const DTYPES: &[(&str, u32)] = &[
     ("Uint4", 4),
 ];
 
+/// Whether `name` is the name of an element type (`Float16`): the cheap
+/// test before [`dtype_named`] builds the dotted name.
+pub fn is_dtype_name(name: &str) -> bool {
+    DTYPES.iter().any(|(n, _)| *n == name)
+}
+
 /// The element type a dotted name spells (`cutlass.Float16`,
 /// `cutlass.cute.Float32`, `Float16`).
 pub fn dtype_named(dotted: &str) -> Option<Value> {

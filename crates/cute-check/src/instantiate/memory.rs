@@ -31,20 +31,22 @@ pub(super) struct BufferTable {
 }
 
 impl BufferTable {
-    fn intern(&mut self, name: std::sync::Arc<str>, display: &str, space: Space, indexed: bool) -> BufferIx {
+    /// `display` names the buffer in diagnostics: asked for only when the
+    /// buffer is new or first indexed (building it on every access costs).
+    fn intern(&mut self, name: std::sync::Arc<str>, display: &dyn Fn() -> String, space: Space, indexed: bool) -> BufferIx {
         let key = match &space {
             Space::Shared { cta } => (name, *cta, true),
             Space::Global => (name, 0, false),
         };
         if let Some(&ix) = self.keys.get(&key) {
             if indexed && !self.indexed_name[ix as usize] {
-                self.list[ix as usize].name = display.to_string();
+                self.list[ix as usize].name = display();
                 self.indexed_name[ix as usize] = true;
             }
             return ix;
         }
         let ix = self.list.len() as BufferIx;
-        self.list.push(Buffer { name: display.to_string(), space });
+        self.list.push(Buffer { name: display(), space });
         self.indexed_name.push(indexed);
         self.keys.insert(key, ix);
         ix
@@ -93,11 +95,11 @@ impl ThreadRun<'_> {
 
     /// The buffer a value points into, and the stage of its view.
     fn buffer_of(&mut self, v: &Value, display: &str) -> Option<(BufferIx, Option<i64>)> {
-        self.buffer_named(v, display, false)
+        self.buffer_named(v, &|| display.to_string(), false)
     }
 
     /// `indexed`: the name is the one the threads index the buffer by.
-    fn buffer_named(&mut self, v: &Value, display: &str, indexed: bool) -> Option<(BufferIx, Option<i64>)> {
+    fn buffer_named(&mut self, v: &Value, display: &dyn Fn() -> String, indexed: bool) -> Option<(BufferIx, Option<i64>)> {
         match v {
             Value::Smem(s) => {
                 let cta = s.cta.unwrap_or(self.cta);
@@ -109,7 +111,7 @@ impl ThreadRun<'_> {
                 let ix = self.shared.buffers.intern(root, display, Space::Shared { cta }, indexed);
                 Some((ix, s.stage))
             }
-            Value::Gmem(g) => Some((self.shared.buffers.intern(g.param.as_str().into(), &g.param, Space::Global, true), g.stage)),
+            Value::Gmem(g) => Some((self.shared.buffers.intern(g.param.as_str().into(), &|| g.param.clone(), Space::Global, true), g.stage)),
             _ => None,
         }
     }
@@ -146,7 +148,7 @@ impl ThreadRun<'_> {
             return;
         }
         let b = eval(base, env, self);
-        let display = base.dotted().unwrap_or_default();
+        let display = || base.dotted().unwrap_or_default();
         // The peer's window is named after the local buffer when that is
         // indexed too; prefer names from the owning CTA's own accesses.
         let own = matches!(&b, Value::Smem(s) if s.cta.is_none_or(|c| c == self.cta));
@@ -285,11 +287,10 @@ impl ThreadRun<'_> {
         let name = call.args.first().map(root_name).unwrap_or_else(|| "counter".to_string());
         let Some((buffer, _)) = self.buffer_of(ptr, &name) else { return };
         let offset = pointer_offset(ptr);
-        let op = call.func.dotted().unwrap_or_default();
-        let op = op.rsplit('.').next().unwrap_or("").to_string();
+        let op = call.name();
         let val = args.get(1).or(kwargs.iter().find(|(k, _)| k == "val").map(|(_, v)| v)).and_then(Value::as_int);
         let red_op = kwargs.iter().find(|(k, _)| k == "op").map(|(_, v)| v.clone());
-        let update = match (op.as_str(), val) {
+        let update = match (op, val) {
             ("atomic_add", Some(v)) => Update::Add(v),
             ("atomic_exch" | "store", Some(v)) => Update::Set(v),
             ("red", Some(v)) if matches!(&red_op, Some(Value::Str(s)) if s.contains("add")) => Update::Add(v),
@@ -481,8 +482,7 @@ impl ThreadRun<'_> {
                 }
             }
             Api::FenceAcqRel => {
-                let name = call.func.dotted().unwrap_or_default();
-                let scope = name.rsplit('_').next().and_then(Scope::parse).unwrap_or(Scope::Gpu);
+                let scope = call.name().rsplit('_').next().and_then(Scope::parse).unwrap_or(Scope::Gpu);
                 self.record_mem(MemKind::Fence { scope }, call.range);
             }
             _ => {}
