@@ -8,19 +8,25 @@
 //! sees of the file.
 //!
 //! So a file with a syntax error is cut into top-level sections (a section
-//! starts at each line that starts a statement in column 0, a decorated
-//! definition's decorators and `def` line staying together), and a section
-//! that holds an error of the file's tree and does not parse on its own is
-//! left out: each of its lines becomes a comment of the same length (lines
-//! and offsets stay where they are) and the rest is parsed again. Comments,
-//! not spaces: tree-sitter re-parses a text incrementally around an edit
-//! inside a comment, but an edit inside a run of blank lines makes the
-//! Python scanner read everything after it again, which is a whole parse on
-//! every keystroke while a section stays broken. What the broken sections define is missing
-//! from the file until they parse; the kernels they define are named, so
-//! that the user is told they are not checked.
+//! starts at each line that starts a statement in column 0, outside strings,
+//! a decorated definition's decorators and `def` line staying together), and
+//! every section that does not parse on its own is left out: each of its
+//! lines becomes a comment of the same length (lines and offsets stay where
+//! they are) and the rest is parsed again. The errors reported are those of
+//! the sections left out, parsed on their own: where the user typed, not
+//! where tree-sitter's recovery gave up. Comments, not spaces: tree-sitter
+//! re-parses a text incrementally around an edit inside a comment, but an
+//! edit inside a run of blank lines makes the Python scanner read everything
+//! after it again, which is a whole parse on every keystroke while a section
+//! stays broken. What the broken sections define is missing from the file
+//! until they parse; the kernels they define are named, so that the user is
+//! told they are not checked.
+//!
+//! Sections are found from the text alone and judged each on its own, so an
+//! editor that knows which sections parse (they did before the edit) finds
+//! the same recovery without parsing the whole broken text ([`leave_out`]).
 
-use tree_sitter::{Node, Tree};
+use tree_sitter::Tree;
 
 use crate::{SyntaxTree, TextRange};
 
@@ -76,34 +82,65 @@ pub fn recover(parsed: &SyntaxTree, parses: &mut dyn Parses) -> Option<(Recovery
     if !parsed.root().has_error() {
         return None;
     }
-    let errors = parsed.error_ranges();
-    let mut text = parsed.text.clone();
-    let mut tree = parsed.tree.clone();
-    let mut broken: Vec<TextRange> = Vec::new();
-    for _ in 0..ROUNDS {
-        let found = broken_sections(&text, &tree, parses);
-        if found.is_empty() {
-            break;
-        }
-        let mut bytes = text.into_bytes();
-        for section in &found {
-            blank(&mut bytes[section.start as usize..section.end as usize]);
-        }
-        // Only ASCII bytes were written over whole sections of lines, so
-        // the text is still UTF-8.
-        text = String::from_utf8(bytes).ok()?;
-        tree = parses.parse(&text)?;
-        broken.extend(found);
-        if !tree.root_node().has_error() {
-            break;
-        }
-    }
+    let broken = broken_sections(&parsed.text, parses);
+    leave_out(&parsed.text, broken, parses)
+}
+
+/// `text`, which has a syntax error, with the sections `broken` (those
+/// that do not parse on their own) left out, and again while what is left
+/// has an error and sections that do not parse alone: the recovery and its
+/// tree, or `None` when `broken` is empty.
+///
+/// [`recover`] is this with every broken section of the text. A caller that
+/// knows them without parsing the whole text (an editor, after an edit
+/// inside one section, while every other section parses alone) gets the
+/// same recovery without tree-sitter's error recovery through the rest of
+/// the file, which an open bracket makes slow.
+pub fn leave_out(text: &str, broken: Vec<TextRange>, parses: &mut dyn Parses) -> Option<(Recovery, Tree)> {
     if broken.is_empty() {
         return None;
     }
+    let mut recovery = left_out(text, broken)?;
+    let mut tree = parses.parse(&recovery.text)?;
+    for _ in 1..ROUNDS {
+        if !tree.root_node().has_error() {
+            break;
+        }
+        let found = broken_sections(&recovery.text, parses);
+        if found.is_empty() {
+            break;
+        }
+        recovery = left_out(text, recovery.broken.iter().copied().chain(found).collect())?;
+        tree = parses.parse(&recovery.text)?;
+    }
+    Some((recovery, tree))
+}
+
+/// `text` with the sections `broken` left out, what is left not parsed:
+/// the recovery [`leave_out`] gives when what is left parses without error.
+pub fn left_out(text: &str, mut broken: Vec<TextRange>) -> Option<Recovery> {
     broken.sort();
-    let kernels = broken.iter().flat_map(|s| kernels_in(&parsed.text, *s)).collect();
-    Some((Recovery { text, broken, errors, kernels }, tree))
+    let mut bytes = text.as_bytes().to_vec();
+    for section in &broken {
+        blank(&mut bytes[section.start as usize..section.end as usize]);
+    }
+    // Only ASCII bytes were written over whole sections of lines, so the
+    // text is still UTF-8.
+    let blanked = String::from_utf8(bytes).ok()?;
+    let errors = broken.iter().flat_map(|s| section_errors(text, *s)).collect();
+    let kernels = broken.iter().flat_map(|s| kernels_in(text, *s)).collect();
+    Some(Recovery { text: blanked, broken, errors, kernels })
+}
+
+/// The syntax errors of `section` of `text`, parsed on its own, where they
+/// are in `text`. They are what the user typed: the whole file's tree may
+/// place an error of an unclosed bracket lines or kernels further down.
+fn section_errors(text: &str, section: TextRange) -> Vec<TextRange> {
+    let own = &text[section.start as usize..section.end as usize];
+    match crate::parse(own) {
+        Ok(tree) => tree.error_ranges().into_iter().map(|e| TextRange::new((e.start + section.start) as usize, (e.end + section.start) as usize)).collect(),
+        Err(_) => vec![section],
+    }
 }
 
 /// Turns whole lines into comments of the same length: `#` then spaces,
@@ -120,27 +157,13 @@ fn blank(lines: &mut [u8]) {
     }
 }
 
-/// The sections of `text` that hold one of its errors and do not parse
-/// on their own.
-fn broken_sections(text: &str, tree: &Tree, parses: &mut dyn Parses) -> Vec<TextRange> {
-    let starts = section_starts(text, tree);
-    let section_of = |offset: u32| {
-        let i = starts.partition_point(|&s| s <= offset as usize).saturating_sub(1);
-        let end = starts.get(i + 1).copied().unwrap_or(text.len());
-        TextRange::new(starts[i], end)
-    };
-    let mut candidates: Vec<TextRange> = Vec::new();
-    for error in crate::parse::error_ranges(tree) {
-        let first = section_of(error.start);
-        let last = section_of(error.end.saturating_sub(1).max(error.start));
-        for &start in starts.iter().filter(|&&s| s >= first.start as usize && s <= last.start as usize) {
-            let section = section_of(start as u32);
-            if !candidates.contains(&section) {
-                candidates.push(section);
-            }
-        }
-    }
-    candidates
+/// The sections of `text` that do not parse on their own. Each section is
+/// a whole top-level statement (or a decorated definition) starting in
+/// column 0 of a line, which parses on its own wherever the file is valid,
+/// with one exception: brackets left open over lines that start in column
+/// 0, where a later section holds the closing bracket and fails too.
+fn broken_sections(text: &str, parses: &mut dyn Parses) -> Vec<TextRange> {
+    sections(text)
         .into_iter()
         .filter(|s| {
             let own = &text[s.start as usize..s.end as usize];
@@ -149,19 +172,35 @@ fn broken_sections(text: &str, tree: &Tree, parses: &mut dyn Parses) -> Vec<Text
         .collect()
 }
 
+/// The top-level sections of `text`, in order, covering it.
+pub fn sections(text: &str) -> Vec<TextRange> {
+    let starts = section_starts(text);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| TextRange::new(start, starts.get(i + 1).copied().unwrap_or(text.len())))
+        .collect()
+}
+
 /// Offsets of the lines that start a section: the first line, and each line
 /// that starts in column 0 with a statement (not a comment, a closing
-/// bracket or a clause of the statement above), outside strings, unless it
-/// is the definition its decorators above belong to.
-fn section_starts(text: &str, tree: &Tree) -> Vec<usize> {
+/// bracket or a clause of the statement above), outside strings and not
+/// continued from the line above by a backslash, unless it is the
+/// definition its decorators above belong to.
+///
+/// Read from the text alone (not from a tree, which an error can make read
+/// strings where there are none), so that an editor finds the same sections
+/// as a whole-file parse.
+fn section_starts(text: &str) -> Vec<usize> {
+    let inside = lines_inside_tokens(text);
     let mut starts = vec![0];
     let mut under_decorator = false;
     let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    for (line, inside) in text.split_inclusive('\n').zip(inside) {
         let at = offset;
         offset += line.len();
         let Some(first) = line.chars().next() else { continue };
-        if first.is_whitespace() || matches!(first, '#' | ')' | ']' | '}') || inside_string(tree, at) {
+        if inside || first.is_whitespace() || matches!(first, '#' | ')' | ']' | '}') {
             continue;
         }
         let word = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
@@ -177,16 +216,66 @@ fn section_starts(text: &str, tree: &Tree) -> Vec<usize> {
     starts
 }
 
-/// Whether `offset` lies inside a string literal (past its opening quote).
-fn inside_string(tree: &Tree, offset: usize) -> bool {
-    let mut node: Option<Node<'_>> = tree.root_node().descendant_for_byte_range(offset, offset);
-    while let Some(n) = node {
-        if n.kind() == "string" && n.start_byte() < offset {
-            return true;
+/// For each line of `text` (as `split_inclusive('\n')` gives them): whether
+/// it starts inside a string literal (a triple-quoted string, or a quoted
+/// one continued by a backslash) or continues the line above (a backslash
+/// at the end of it, outside strings and comments). A lexical scan: quotes,
+/// escapes and comments, as Python's tokenizer reads them.
+fn lines_inside_tokens(text: &str) -> Vec<bool> {
+    let bytes = text.as_bytes();
+    let mut out = vec![false];
+    // The open string: its quote and whether it is triple-quoted.
+    let mut string: Option<(u8, bool)> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match string {
+            None => match b {
+                b'#' => {
+                    while i < bytes.len() && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                b'\'' | b'"' => {
+                    let triple = bytes.get(i + 1) == Some(&b) && bytes.get(i + 2) == Some(&b);
+                    string = Some((b, triple));
+                    i += if triple { 3 } else { 1 };
+                    continue;
+                }
+                b'\\' if matches!(bytes.get(i + 1), Some(b'\n')) || bytes.get(i + 1..i + 3) == Some(b"\r\n") => {
+                    i += if bytes[i + 1] == b'\r' { 3 } else { 2 };
+                    out.push(true);
+                    continue;
+                }
+                b'\n' => out.push(false),
+                _ => {}
+            },
+            Some((quote, triple)) => match b {
+                b'\\' => {
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        out.push(true);
+                    }
+                    i += 2;
+                    continue;
+                }
+                b'\n' if triple => out.push(true),
+                // An unterminated quoted string ends with its line.
+                b'\n' => {
+                    string = None;
+                    out.push(false);
+                }
+                _ if b == quote && (!triple || (bytes.get(i + 1) == Some(&quote) && bytes.get(i + 2) == Some(&quote))) => {
+                    string = None;
+                    i += if triple { 3 } else { 1 };
+                    continue;
+                }
+                _ => {}
+            },
         }
-        node = n.parent();
+        i += 1;
     }
-    false
+    out
 }
 
 /// Functions defined in `section` under a decorator that names `kernel`
@@ -271,12 +360,13 @@ mod tests {
         let mut told = Told { alone: true, asked: Vec::new() };
         assert!(recover(&parsed, &mut told).is_none());
         assert!(told.asked.iter().any(|s| s.contains("def first")), "{:?}", told.asked);
-        // Told that none does: the sections holding the error are left out,
-        // the broken one among them.
+        // Told that none does: every section is left out, the broken one
+        // among them.
         let mut told = Told { alone: false, asked: Vec::new() };
         let (recovery, _) = recover(&parsed, &mut told).expect("recovered");
         let start = FILE.find("@cute.kernel").unwrap();
-        assert_eq!(recovery.broken.first().map(|r| r.start as usize), Some(start));
+        assert_eq!(recovery.broken.len(), sections(FILE).len());
+        assert!(recovery.broken.iter().any(|r| r.start as usize == start));
     }
 
     #[test]
@@ -288,15 +378,39 @@ mod tests {
     #[test]
     fn column_zero_lines_in_strings_do_not_start_sections() {
         let text = "def f():\n    s = \"\"\"\nclass Doc:\n\"\"\"\n    y = (1 +\n\ndef g():\n    pass\n";
-        let parsed = crate::parse(text).unwrap();
-        let starts = section_starts(text, &parsed.tree);
+        let starts = section_starts(text);
         assert_eq!(starts, [0, text.find("def g").unwrap()]);
+    }
+
+    #[test]
+    fn continued_lines_and_quotes_do_not_start_sections() {
+        let text = "x = 1 + \\\n2\ns = 'a # not a comment'\nt = \"b\\\"\"\nu = '''\nv\n'''\ny = 3\n";
+        let at = |s: &str| text.find(s).unwrap();
+        assert_eq!(section_starts(text), [0, at("s ="), at("t ="), at("u ="), at("y =")]);
+    }
+
+    #[test]
+    fn the_error_reported_is_where_the_section_breaks() {
+        let parsed = crate::parse(FILE).unwrap();
+        let (recovery, _) = recover(&parsed, &mut Fresh).expect("recovered");
+        let section = recovery.broken[0];
+        assert!(!recovery.errors.is_empty());
+        assert!(recovery.errors.iter().all(|e| section.start <= e.start && e.end <= section.end), "{:?}", recovery.errors);
+    }
+
+    #[test]
+    fn leaving_out_the_broken_section_is_the_recovery() {
+        let parsed = crate::parse(FILE).unwrap();
+        let whole = recover(&parsed, &mut Fresh).expect("recovered");
+        let broken: Vec<TextRange> =
+            sections(FILE).into_iter().filter(|s| !parses_alone(&FILE[s.start as usize..s.end as usize])).collect();
+        let given = leave_out(FILE, broken, &mut Fresh).expect("recovered");
+        assert_eq!(whole.0, given.0);
     }
 
     #[test]
     fn decorators_stay_with_their_definition() {
         let text = "@a\n@b(\n    1,\n)\ndef f():\n    pass\nclass C:\n    pass\n";
-        let parsed = crate::parse(text).unwrap();
-        assert_eq!(section_starts(text, &parsed.tree), [0, text.find("class").unwrap()]);
+        assert_eq!(section_starts(text), [0, text.find("class").unwrap()]);
     }
 }

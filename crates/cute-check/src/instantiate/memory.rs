@@ -147,6 +147,13 @@ impl ThreadRun<'_> {
         if !base.is_dotted() {
             return;
         }
+        // An element that differs across the lanes of a converged warp is
+        // recorded by lane 0 and the last lane alone (see below); the lanes
+        // between record nothing, and skip evaluating it. The buffer does not
+        // vary across lanes, so lane 0 has already named it.
+        if self.converged() && self.lane() != 0 && !self.is_last_lane() && self.is_lane_varying(index) && !self.is_lane_varying(base) {
+            return;
+        }
         let b = eval(base, env, self);
         let display = || base.dotted().unwrap_or_default();
         // The peer's window is named after the local buffer when that is

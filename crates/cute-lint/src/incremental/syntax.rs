@@ -393,6 +393,71 @@ impl cute_syntax::recover::Parses for Reparse<'_> {
     }
 }
 
+/// Whether `new` is `old` with one edit inside one line, past its
+/// indentation: no line is added, removed or re-indented.
+fn edits_inside_a_line(old: &str, new: &str) -> bool {
+    let (start, old_end, new_end) = edited_range(old, new);
+    let line_start = old.as_bytes()[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let past_indentation = old.as_bytes()[line_start..start].iter().any(|b| !b.is_ascii_whitespace());
+    past_indentation && !old.as_bytes()[start..old_end].contains(&b'\n') && !new.as_bytes()[start..new_end].contains(&b'\n')
+}
+
+/// The layout of `text`, just edited inside a line, when exactly one of its
+/// sections does not parse on its own, as while a line is typed inside a
+/// kernel: that section left out, and the rest laid out as an edit of the
+/// last layout ([`patch`]), without parsing the whole text (tree-sitter's
+/// recovery from a bracket left open reads through the rest of the file,
+/// tens of milliseconds per keystroke). Returns the layout and the
+/// recovered text.
+///
+/// It is the layout the whole text gives through [`cute_syntax::recover`],
+/// which leaves out the sections that fail alone when the whole text has an
+/// error. That the text has one is inferred: the failing section holds an
+/// error no other section closes (a bracket or string closed in another
+/// section leaves that one failing too), and an edit inside a line changes
+/// no indentation, which is where the parser accepts in a file what it
+/// rejects in a section. The two neighbours are parsed with it to rule out
+/// that they complete it (an indented decorator closing a section, the
+/// definition it decorates opening the next). The sections' own parses are
+/// remembered, so a keystroke parses the section it is in and its
+/// neighbours. `None` when no section or more than one fails, or when the
+/// edit cannot be patched: the whole text is parsed then.
+fn one_broken_section(
+    cache: &TreeCache,
+    file: salsa::Id,
+    previous: &Parsed,
+    text: &str,
+    parses: &mut Reparse<'_>,
+) -> Option<(Layout, String)> {
+    use cute_syntax::recover::Parses;
+    let sections = cute_syntax::recover::sections(text);
+    let own = |s: &cute_syntax::TextRange| &text[s.start as usize..s.end as usize];
+    let mut failing = sections.iter().enumerate().filter(|(_, s)| !own(s).trim().is_empty() && !parses.parses_alone(own(s)));
+    let (i, &broken) = failing.next()?;
+    if failing.next().is_some() {
+        return None;
+    }
+    let with_previous = i.checked_sub(1).map(|p| &text[sections[p].start as usize..broken.end as usize]);
+    let with_next = sections.get(i + 1).map(|n| &text[broken.start as usize..n.end as usize]);
+    if with_previous.into_iter().chain(with_next).any(|joined| parses.parses_alone(joined)) {
+        return None;
+    }
+    let recovery = cute_syntax::recover::left_out(text, vec![broken])?;
+    // The last layout laid out its recovered text (if it had one) without
+    // error: the sections it left out are comments there.
+    let (old_text, old) = previous.layout.as_ref()?;
+    let old_chunks_text = previous.recovered.as_deref().unwrap_or(old_text);
+    let clean = Layout { first_error: None, left_out: Vec::new(), broken_kernels: Vec::new(), ..old.clone() };
+    let patched = patch(cache, file, old_chunks_text, &clean, &recovery.text)?;
+    let layout = Layout {
+        first_error: recovery.errors.first().copied(),
+        left_out: recovery.broken,
+        broken_kernels: recovery.kernels,
+        ..patched
+    };
+    Some((layout, recovery.text))
+}
+
 /// The top-level chunks of `text`; `None` when `stop` said to give up (a
 /// newer text is coming), the cache then left as it was.
 pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str, stop: &dyn Fn() -> bool) -> Option<Layout> {
@@ -409,14 +474,31 @@ pub fn layout(cache: &TreeCache, file: salsa::Id, text: &str, stop: &dyn Fn() ->
         cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, previous);
         None
     };
-    let Some(tree) = parse_whole_until(base.clone(), text, stop) else {
-        return if stop() { given_up(previous) } else { Some(Layout::default()) };
-    };
-    let parsed = SyntaxTree { text: text.to_string(), tree };
     // A syntax error is kept to the sections that hold it, as lowering the
     // whole file does; the rest is chunked from the recovered text (the
     // same bytes outside those sections), parsed from the last tree.
-    let mut parses = Reparse { cache, previous: previous.recovered.clone(), base, stop };
+    let mut parses = Reparse { cache, previous: previous.recovered.clone(), base: base.clone(), stop };
+    // Typing inside a line of one section: that section alone is broken,
+    // and the rest is laid out as an edit of the last layout. The last whole
+    // tree stays the base of the next whole parse: the text typed into is
+    // closer to it than the recovered text, whose section is comments.
+    if previous.layout.as_ref().is_some_and(|(old_text, _)| edits_inside_a_line(old_text, text)) {
+        if let Some((layout, recovered)) = one_broken_section(cache, file, &previous, text, &mut parses) {
+            if stop() {
+                return given_up(previous);
+            }
+            let parsed = Parsed { layout: Some((text.to_string(), layout.clone())), tree: previous.tree, recovered: Some(recovered) };
+            cache.files.lock().unwrap_or_else(PoisonError::into_inner).insert(file, parsed);
+            return Some(layout);
+        }
+    }
+    if stop() {
+        return given_up(previous);
+    }
+    let Some(tree) = parse_whole_until(base, text, stop) else {
+        return if stop() { given_up(previous) } else { Some(Layout::default()) };
+    };
+    let parsed = SyntaxTree { text: text.to_string(), tree };
     let recovery = cute_syntax::recover(&parsed, &mut parses);
     if stop() {
         return given_up(previous);
@@ -665,5 +747,26 @@ mod tests {
         };
         assert!(layout(&cache, file(), &typing(), &never).is_some());
         assert!(asked.get() > 0, "the parse never asked whether to stop");
+    }
+
+    #[test]
+    fn a_bracket_typed_inside_a_line_is_laid_out_without_parsing_the_whole_file() {
+        let cache = TreeCache::default();
+        layout(&cache, file(), CLEAN, &|| false).expect("not stopped");
+        let typed = layout(&cache, file(), &typing(), &|| false).expect("not stopped");
+        // What the whole text gives, parsed from scratch.
+        assert_eq!(Some(typed.clone()), layout(&TreeCache::default(), file(), &typing(), &|| false));
+        // Only the kernel typed into is left out, and the error is where the
+        // bracket was typed, not where tree-sitter's recovery ended.
+        let text = typing();
+        let (k, j) = (text.find("@cute.kernel").unwrap(), text.rfind("@cute.kernel").unwrap());
+        assert_eq!(typed.left_out, [cute_syntax::TextRange::new(k, j)]);
+        let error = typed.first_error.expect("a syntax error");
+        assert!(k <= error.start as usize && error.end as usize <= j, "{error:?}");
+        // The whole text was not parsed: the file's last whole tree is still
+        // the clean text's.
+        let files = cache.files.lock().unwrap();
+        let kept = files.get(&file()).expect("the file's entry");
+        assert_eq!(kept.tree.as_ref().map(|(t, _)| t.as_str()), Some(CLEAN));
     }
 }
