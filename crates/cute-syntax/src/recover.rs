@@ -38,7 +38,8 @@ pub struct Recovery {
     pub text: String,
     /// The broken sections (whole lines), in order.
     pub broken: Vec<TextRange>,
-    /// The syntax errors of the original text.
+    /// The syntax errors of the broken sections, each parsed on its own,
+    /// where they are in the text (in the order of the sections).
     pub errors: Vec<TextRange>,
     /// Kernels defined in broken sections: name and where the name is.
     pub kernels: Vec<(String, TextRange)>,
@@ -92,10 +93,11 @@ pub fn recover(parsed: &SyntaxTree, parses: &mut dyn Parses) -> Option<(Recovery
 /// tree, or `None` when `broken` is empty.
 ///
 /// [`recover`] is this with every broken section of the text. A caller that
-/// knows them without parsing the whole text (an editor, after an edit
-/// inside one section, while every other section parses alone) gets the
-/// same recovery without tree-sitter's error recovery through the rest of
-/// the file, which an open bracket makes slow.
+/// knows them without parsing the whole text, and knows that what is left
+/// parses (an editor, after an edit inside one section, while every other
+/// section parses alone), takes the first round alone ([`left_out`]) and
+/// avoids tree-sitter's error recovery through the rest of the file, which
+/// an open bracket makes slow.
 pub fn leave_out(text: &str, broken: Vec<TextRange>, parses: &mut dyn Parses) -> Option<(Recovery, Tree)> {
     if broken.is_empty() {
         return None;
