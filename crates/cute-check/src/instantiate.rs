@@ -1210,7 +1210,7 @@ impl ThreadRun<'_> {
                 // (`scope=MemScopeKind.CLUSTER`); `relaxed=True` does not
                 // release at all. For a remote arrive, CTA scope does not
                 // reach the peer's threads.
-                let scope = api::arg(call, "scope").filter(|e| e.is_dotted()).and_then(Expr::last_segment).and_then(Scope::parse);
+                let scope = api::arg(call, "scope").and_then(Expr::dotted_last).and_then(Scope::parse);
                 let relaxed = matches!(kwargs.iter().find(|(k, _)| k == "relaxed"), Some((_, Value::Bool(true))));
                 let remote = matches!(&target, Value::Smem(SmemRef { cta: Some(c), .. }) if *c != self.cta);
                 if relaxed {
@@ -1851,8 +1851,7 @@ fn expr_text(e: &Expr) -> String {
         }
         Expr::Int(i) => i.to_string(),
         Expr::Call(c) => {
-            let f = c.func.dotted().unwrap_or_default();
-            let f = f.rsplit('.').next().unwrap_or("").to_string();
+            let f = c.dotted_name().unwrap_or_default();
             if f == "data_ptr" || f == "subview" || f == "get_tensor" {
                 if let Expr::Attr { base, .. } = &c.func {
                     return expr_text(base);

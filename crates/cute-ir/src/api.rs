@@ -244,8 +244,7 @@ impl Api {
         if let Some(p) = call.qualname.as_deref().and_then(by_name) {
             return p;
         }
-        let Some(dotted) = call.func.dotted() else { return &[] };
-        let last = dotted.rsplit('.').next().unwrap_or(&dotted);
+        let Some(last) = call.dotted_name() else { return &[] };
         by_name(&format!("{ARCH}{last}")).unwrap_or(&[])
     }
 

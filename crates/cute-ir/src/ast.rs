@@ -183,6 +183,12 @@ impl Call {
     pub fn name(&self) -> &str {
         self.func.last_segment().unwrap_or("")
     }
+
+    /// [`Call::name`] when the callee is a dotted name (`a.b.c(...)`), the
+    /// last segment of [`Expr::dotted`] without building it.
+    pub fn dotted_name(&self) -> Option<&str> {
+        self.func.dotted_last()
+    }
 }
 
 impl Expr {
@@ -194,6 +200,11 @@ impl Expr {
             Expr::Attr { attr, .. } => Some(attr),
             _ => None,
         }
+    }
+
+    /// The last name of a dotted name (`c` in `a.b.c`, not in `f().c`).
+    pub fn dotted_last(&self) -> Option<&str> {
+        self.last_segment().filter(|_| self.is_dotted())
     }
 
     /// `a.b.c` for a chain of names and attributes.

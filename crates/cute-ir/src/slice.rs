@@ -328,7 +328,7 @@ pub fn handed_on_sync_helper<'c>(call: &'c crate::ast::Call, sync_helpers: &BTre
 }
 
 fn api_label(call: &crate::ast::Call) -> String {
-    call.func.dotted().map(|d| d.rsplit('.').next().unwrap_or(&d).to_string()).unwrap_or_default()
+    call.dotted_name().unwrap_or_default().to_string()
 }
 
 fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, buffers: &BTreeSet<String>, out: &mut Vec<Flat>) {
@@ -506,10 +506,7 @@ fn buffer_names(kernel: &FunctionDef) -> BTreeSet<String> {
             let mut calls = Vec::new();
             value.calls(&mut calls);
             let allocates = calls.iter().any(|c| {
-                c.func.dotted().is_some_and(|d| {
-                    let last = d.rsplit('.').next().unwrap_or(&d);
-                    ALLOCATIONS.contains(&last) || last.starts_with("alloc")
-                })
+                c.dotted_name().is_some_and(|last| ALLOCATIONS.contains(&last) || last.starts_with("alloc"))
             });
             if allocates || uses.iter().any(|u| names.contains(u)) {
                 names.extend(defs.iter().cloned());

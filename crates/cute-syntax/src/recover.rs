@@ -165,13 +165,14 @@ fn blank(lines: &mut [u8]) {
 /// with one exception: brackets left open over lines that start in column
 /// 0, where a later section holds the closing bracket and fails too.
 fn broken_sections(text: &str, parses: &mut dyn Parses) -> Vec<TextRange> {
-    sections(text)
-        .into_iter()
-        .filter(|s| {
-            let own = &text[s.start as usize..s.end as usize];
-            !own.trim().is_empty() && !parses.parses_alone(own)
-        })
-        .collect()
+    sections(text).into_iter().filter(|s| is_broken(text, *s, parses)).collect()
+}
+
+/// Whether `section` of `text` is one [`recover`] leaves out when the text
+/// has an error: it holds code and does not parse on its own.
+pub fn is_broken(text: &str, section: TextRange, parses: &mut dyn Parses) -> bool {
+    let own = &text[section.start as usize..section.end as usize];
+    !own.trim().is_empty() && !parses.parses_alone(own)
 }
 
 /// The top-level sections of `text`, in order, covering it.

@@ -237,8 +237,7 @@ impl ThreadRun<'_> {
     /// Calls the API table does not know that still touch memory or make a
     /// view of it. Returns the value of the call when it is a view.
     pub(super) fn memory_call(&mut self, call: &cute_ir::ast::Call, receiver: Option<&Value>, args: &[Value]) -> Option<Value> {
-        let func = call.func.dotted()?;
-        let last = func.rsplit('.').next().unwrap_or(&func);
+        let last = call.dotted_name()?;
         if GENERIC_COPIES.contains(&last) {
             let name = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_else(|| "tensor".to_string());
             if let (Some(src), Some(dst)) = (args.first(), args.get(1)) {

@@ -431,8 +431,7 @@ fn one_broken_section(
 ) -> Option<(Layout, String)> {
     use cute_syntax::recover::Parses;
     let sections = cute_syntax::recover::sections(text);
-    let own = |s: &cute_syntax::TextRange| &text[s.start as usize..s.end as usize];
-    let mut failing = sections.iter().enumerate().filter(|(_, s)| !own(s).trim().is_empty() && !parses.parses_alone(own(s)));
+    let mut failing = sections.iter().enumerate().filter(|(_, s)| cute_syntax::recover::is_broken(text, **s, parses));
     let (i, &broken) = failing.next()?;
     if failing.next().is_some() {
         return None;
