@@ -5,7 +5,7 @@
 //! text ──layout──▶ chunks (top-level statements as whole lines; only the edited ones re-parsed)
 //!   chunk text + imports ──lower_chunk──▶ Piece (lowered, offsets from the chunk)
 //!   pieces ──facts──▶ kernels, helpers, sync helpers      pieces ──launches──▶ Launch per kernel
-//!   per kernel: KernelUnit (its chunk, the helper chunks, launch, options; no positions)
+//!   per kernel: KernelUnit (its chunk, the helper chunks it names, launch, options; no positions)
 //!     ──kernel_result──▶ diagnostics in a frame of those chunks alone
 //!         ├─ instantiate_key (slice cut, positions ranked: no position, no datapath)
 //!         ├─ explore_model   (model without positions)
@@ -16,7 +16,9 @@
 //! Early cutoff: `chunks`, `facts` and `launch_modules` hold no positions and
 //! compare equal when an edit leaves them alone; a kernel's unit holds its
 //! chunk's text but no position, so moving a kernel (lines inserted above)
-//! reuses its result; an instantiation is keyed by the kernel's slice with
+//! reuses its result, and it holds only the helper chunks the kernel can
+//! reach by name, so editing a host function or another kernel's helper
+//! reuses it too; an instantiation is keyed by the kernel's slice with
 //! positions ranked, so editing a kernel's datapath or comments re-runs its
 //! rules on the memoized model (well under a millisecond) but no check.
 //!
@@ -149,6 +151,9 @@ struct Facts {
     kernels: Vec<(u32, u32)>,
     /// Chunks holding a function `instantiate` may inline (any but a kernel).
     helpers: Vec<u32>,
+    /// Per helper chunk, the names a call can find it by: its functions'
+    /// names and the classes they belong to.
+    helper_names: Vec<Vec<String>>,
     /// Per chunk and function: whether a launch can depend on its body.
     launch_bodies: Vec<Vec<bool>>,
 }
@@ -186,6 +191,11 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
         }
         if piece.functions.iter().any(|f| cute_ir::ast::inlined_when_called(f.decorator)) {
             facts.helpers.push(i as u32);
+            let mut names: Vec<String> =
+                piece.functions.iter().flat_map(|f| std::iter::once(&f.name).chain(&f.class)).chain(&piece.classes).cloned().collect();
+            names.sort();
+            names.dedup();
+            facts.helper_names.push(names);
         }
         facts.launch_bodies.push(
             piece
@@ -281,19 +291,95 @@ fn launches(db: &dyn Db, file: SourceFile) -> Arc<Vec<Launch>> {
     Arc::new(launches)
 }
 
+/// The helper chunks of a file, in order, each with the names it defines.
+#[salsa::interned]
+struct HelperChunks<'db> {
+    #[returns(ref)]
+    chunks: Vec<(LowerKey<'db>, Vec<String>)>,
+}
+
+/// A kernel's chunk, the file's helper chunks, and the functions its launch
+/// hands it as values.
+#[salsa::interned]
+struct FrameQuery<'db> {
+    kernel: LowerKey<'db>,
+    helpers: HelperChunks<'db>,
+    #[returns(ref)]
+    handed: Vec<String>,
+}
+
+/// Which helper chunks (indices into [`HelperChunks`]) a kernel's check can
+/// read: those defining a name that the kernel's chunk spells or its launch
+/// hands it, then those defining a name spelled in the chunks taken, to a
+/// fixpoint. Instantiation finds functions and methods only by names the
+/// code spells (or the launch's values hold), so every helper it can inline
+/// is in the frame; the others stay out of it, and editing them (a host
+/// function, another kernel's helper) leaves the kernel's unit unchanged.
+#[salsa::tracked(returns(ref))]
+fn frame_helpers<'db>(db: &'db dyn Db, query: FrameQuery<'db>) -> Vec<u32> {
+    let kernel = *query.kernel(db);
+    let helpers = query.helpers(db).chunks(db);
+    let mut names: BTreeSet<&str> = lower_chunk(db, kernel).identifiers.iter().map(String::as_str).collect();
+    names.extend(query.handed(db).iter().map(String::as_str));
+    let mut taken = vec![false; helpers.len()];
+    loop {
+        let mut grew = false;
+        for (i, (key, defines)) in helpers.iter().enumerate() {
+            if !taken[i] && *key != kernel && defines.iter().any(|d| names.contains(d.as_str())) {
+                taken[i] = true;
+                grew = true;
+                names.extend(lower_chunk(db, *key).identifiers.iter().map(String::as_str));
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    (0..helpers.len() as u32).filter(|&i| taken[i as usize]).collect()
+}
+
 /// What one kernel's diagnostics depend on, without positions.
 #[salsa::interned]
 struct KernelUnit<'db> {
-    /// Its chunk and every helper chunk, in file order.
+    /// Its chunk and the helper chunks it can reach, in file order.
     #[returns(ref)]
     frame: Vec<LowerKey<'db>>,
     /// Which of them is the kernel's, and which function in it.
     kernel: (u32, u32),
     context: FileContext<'db>,
-    #[returns(ref)]
-    launch: Launch,
+    launch: KernelLaunch<'db>,
     #[returns(ref)]
     options: AnalysisOptions,
+}
+
+/// A kernel's launch, as one id: interned once per change of the file's
+/// launches, not hashed again by every edit that keys the kernel.
+#[salsa::interned]
+struct KernelLaunch<'db> {
+    #[returns(ref)]
+    launch: Launch,
+}
+
+/// Per kernel, in the order of [`Facts::kernels`]: its launch, and the
+/// functions the launch's values hand it (see [`frame_helpers`]).
+#[salsa::tracked(returns(ref))]
+fn kernel_launches<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<(KernelLaunch<'db>, Vec<String>)> {
+    launches(db, file).iter().map(|l| (KernelLaunch::new(db, l.clone()), canonical::functions_handed(l))).collect()
+}
+
+/// What every kernel of the file shares, interned when it changes.
+#[salsa::tracked]
+fn file_context<'db>(db: &'db dyn Db, file: SourceFile) -> FileContext<'db> {
+    let facts = facts(db, file);
+    FileContext::new(db, header(db, file), facts.sync_helpers.clone(), facts.directory.clone())
+}
+
+/// The file's helper chunks with the names each defines, interned when they change.
+#[salsa::tracked]
+fn helper_chunks<'db>(db: &'db dyn Db, file: SourceFile) -> HelperChunks<'db> {
+    let (facts, keys) = (facts(db, file), pieces(db, file));
+    let chunks = facts.helpers.iter().zip(&facts.helper_names).map(|(&c, names)| (keys[c as usize], names.clone()));
+    HelperChunks::new(db, chunks.collect::<Vec<_>>())
 }
 
 /// What every kernel of a file shares.
@@ -415,7 +501,7 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
     let kernel = &module.functions[kernel_index];
     let ctx = KernelContext { text: &text, index: &index, module: &module, kernel };
     let directory = context.directory(db);
-    let (launch, options) = (unit.launch(db), unit.options(db));
+    let (launch, options) = (unit.launch(db).launch(db), unit.options(db));
     let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
     let inst_options = analysis::instantiate_options(options);
     let clean_key = canonical::key(directory, &module, kernel, &kept, launch, &cute_check::Scenario::new(), &inst_options)
@@ -502,6 +588,20 @@ fn chunks_match(db: &dyn Db, file: SourceFile, layout: &Layout) -> bool {
     code == keys.len()
 }
 
+/// The chunks the check of the file's `k`-th kernel reads, in file order:
+/// its own and the helper chunks it can reach (see [`frame_helpers`]).
+fn kernel_frame(db: &dyn Db, file: SourceFile, k: usize) -> Vec<u32> {
+    let facts = facts(db, file);
+    let chunk = facts.kernels[k].0;
+    let handed = kernel_launches(db, file)[k].1.clone();
+    let query = FrameQuery::new(db, pieces(db, file)[chunk as usize], helper_chunks(db, file), handed);
+    let mut frame: Vec<u32> = frame_helpers(db, query).iter().map(|&i| facts.helpers[i as usize]).collect();
+    if let Err(at) = frame.binary_search(&chunk) {
+        frame.insert(at, chunk);
+    }
+    frame
+}
+
 /// The diagnostics of `file`: per kernel, moved to where its chunks are.
 pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<Vec<Diagnostic>> {
     let layout = layout(db, file);
@@ -509,9 +609,9 @@ pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> 
     if !layout.parsed || !facts.ok || !chunks_match(db, file, layout) {
         return whole_file(db, file, options);
     }
-    let launches = launches(db, file);
+    let launches = kernel_launches(db, file);
     let code: Vec<&syntax::Span> = layout.chunks.iter().filter(|c| c.code).collect();
-    let context = FileContext::new(db, header(db, file), facts.sync_helpers.clone(), facts.directory.clone());
+    let context = file_context(db, file);
     let keys = pieces(db, file);
 
     let mut diags = Vec::new();
@@ -520,17 +620,14 @@ pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> 
         diags.push(analysis_incomplete::syntax_error(first, !layout.left_out.is_empty(), &kernels));
     }
     for (k, &(chunk, function)) in facts.kernels.iter().enumerate() {
-        let mut frame: Vec<u32> = facts.helpers.clone();
-        if let Err(at) = frame.binary_search(&chunk) {
-            frame.insert(at, chunk);
-        }
+        let frame = kernel_frame(db, file, k);
         let entry = frame.binary_search(&chunk).unwrap_or(0) as u32;
         let unit = KernelUnit::new(
             db,
             frame.iter().map(|&c| keys[c as usize]).collect::<Vec<_>>(),
             (entry, function),
             context,
-            launches[k].clone(),
+            launches[k].0,
             options.clone(),
         );
         let mut result = kernel_result(db, unit);
@@ -583,4 +680,96 @@ fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<V
         diags.extend(found);
     }
     Arc::new(finish(diags, index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Database;
+
+    /// Kernel `a` calls `load`; kernel `b` builds a `Runner`, whose method
+    /// calls `store`; `unrelated` and the host function are nobody's.
+    const FILE: &str = "import cutlass.cute as cute
+
+def load(x):
+    cute.arch.sync_threads()
+
+def store(x):
+    return x
+
+def unrelated():
+    return 1
+
+@cute.kernel
+def a():
+    load(1)
+
+class Runner:
+    def __init__(self):
+        self.n = 1
+
+    def go(self):
+        return store(1)
+
+@cute.kernel
+def b():
+    r = Runner()
+    r.go()
+
+@cute.jit
+def host():
+    a().launch(grid=(1, 1, 1), block=(32, 1, 1))
+";
+
+    /// The first lines of the chunks of a frame.
+    fn frame_heads(db: &Database, file: SourceFile, k: usize) -> Vec<String> {
+        let text = file.text(db);
+        let code: Vec<&syntax::Span> = layout(db, file).chunks.iter().filter(|c| c.code).collect();
+        kernel_frame(db, file, k)
+            .iter()
+            .map(|&c| text[code[c as usize].start as usize..].lines().next().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_kernel_frame_holds_the_helpers_it_reaches_by_name_and_no_other() {
+        let db = Database::default();
+        let file = SourceFile::new(&db, "frames.py".to_string(), FILE.to_string());
+        assert_eq!(facts(&db, file).kernels.len(), 2);
+        assert_eq!(frame_heads(&db, file, 0), ["def load(x):", "@cute.kernel"]);
+        // `store` is reached through the class's chunk, which `b` names.
+        assert_eq!(frame_heads(&db, file, 1), ["def store(x):", "class Runner:", "@cute.kernel"]);
+    }
+
+    /// Per kernel, what its [`KernelUnit`] is made of that an edit can
+    /// change: the chunks of its frame, the file's context, its launch.
+    fn unit_parts(db: &Database, file: SourceFile) -> Vec<(Vec<salsa::Id>, salsa::Id, salsa::Id)> {
+        use salsa::plumbing::AsId;
+        let keys = pieces(db, file);
+        (0..facts(db, file).kernels.len())
+            .map(|k| {
+                let frame = kernel_frame(db, file, k).iter().map(|&c| keys[c as usize].as_id()).collect();
+                (frame, file_context(db, file).as_id(), kernel_launches(db, file)[k].0.as_id())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn editing_a_function_no_kernel_reaches_keeps_every_kernel_unit() {
+        let mut db = Database::default();
+        let file = SourceFile::new(&db, "frames.py".to_string(), FILE.to_string());
+        let options = AnalysisOptions::default();
+        let before = lint(&db, file, &options);
+        let old = unit_parts(&db, file);
+        use salsa::Setter;
+        file.set_text(&mut db).to(FILE.replace("    return 1\n", "    return 2\n"));
+        let new = unit_parts(&db, file);
+        assert_eq!(old, new, "an edit of `unrelated` changed a kernel's unit");
+        assert_eq!(lint(&db, file, &options), before);
+        // An edit of `load` changes `a`'s unit and not `b`'s.
+        file.set_text(&mut db).to(FILE.replace("    cute.arch.sync_threads()\n", "    cute.arch.sync_threads()\n    x = 2\n"));
+        let edited = unit_parts(&db, file);
+        assert_ne!(old[0], edited[0]);
+        assert_eq!(old[1], edited[1]);
+    }
 }

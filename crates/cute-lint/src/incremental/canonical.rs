@@ -218,6 +218,16 @@ fn names_in_function(f: &FunctionDef, out: &mut BTreeSet<String>) {
     cute_ir::ast::for_each_expr(&f.body, &mut |e| names_in(e, out));
 }
 
+/// Names of the functions the launch's values hold (its parameters and the
+/// module constants), which a kernel can call without spelling them.
+pub fn functions_handed(launch: &Launch) -> Vec<String> {
+    let mut names = BTreeSet::new();
+    for v in launch.params.values().chain(launch.globals.values()) {
+        function_values(v, &mut names);
+    }
+    names.into_iter().collect()
+}
+
 /// Names of the functions a value holds.
 fn function_values(v: &cute_ir::eval::Value, out: &mut BTreeSet<String>) {
     use cute_ir::eval::Value;
@@ -430,8 +440,10 @@ pub fn key(
     let memory_only = &kept.memory_only;
     let kept = &kept.ids;
     let inlined = cute_ir::ast::inlined_when_called;
+    // The module holds the file's helpers or some of them (every definition
+    // of each name it holds), in file order.
     let all_helpers: Vec<&FunctionDef> = module.functions.iter().filter(|f| inlined(f.decorator)).collect();
-    if all_helpers.len() != directory.iter().filter(|e| inlined(e.2)).count() || inlined(kernel.decorator) {
+    if inlined(kernel.decorator) {
         return None;
     }
 
@@ -482,12 +494,21 @@ pub fn key(
 
     let mut encode = Encode(&canon, true);
     positions::function(&mut cut_kernel, &mut encode);
-    let mut helpers_in_order = all_helpers.into_iter();
+    let mut helpers_in_order = all_helpers.into_iter().peekable();
     let mut functions = Vec::new();
     for (class, name, decorator) in directory {
-        let helper = if inlined(*decorator) { Some(helpers_in_order.next()?) } else { None };
+        let helper = match helpers_in_order.peek() {
+            Some(h) if inlined(*decorator) && (&h.class_name, &h.name, &h.decorator) == (class, name, decorator) => {
+                helpers_in_order.next()
+            }
+            _ => None,
+        };
         if !reachable.contains(name) {
             continue;
+        }
+        // A helper the kernel can reach that the module does not hold.
+        if inlined(*decorator) && helper.is_none() {
+            return None;
         }
         match helper {
             None => functions.push(FunctionDef {
@@ -505,6 +526,10 @@ pub fn key(
                 functions.push(h);
             }
         }
+    }
+    // Helpers out of the directory's order: the module is not the file's.
+    if helpers_in_order.next().is_some() {
+        return None;
     }
     let kept: Vec<StmtId> = kept.iter().map(|&i| encode.id(i)).collect();
     let memory_only: Vec<StmtId> = memory_only.iter().map(|&i| encode.id(i)).collect();

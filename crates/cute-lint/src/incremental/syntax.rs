@@ -609,6 +609,36 @@ pub struct Piece {
     pub errors: Option<Vec<Sig>>,
     pub functions: Vec<FnFacts>,
     pub classes: Vec<String>,
+    /// Every identifier the chunk's text spells, sorted, once each: a
+    /// superset of the names its code can look a function or class up by.
+    pub identifiers: Vec<String>,
+}
+
+/// The identifiers spelled in `text` (comments and strings included, which
+/// only adds names), sorted and without repeats.
+fn identifiers(text: &str) -> Vec<String> {
+    // Bytes past ASCII belong to identifiers too: Python allows them there,
+    // and counting one too many only adds a name.
+    let word = |b: u8| b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80;
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if word(bytes[i]) {
+            let start = i;
+            while i < bytes.len() && word(bytes[i]) {
+                i += 1;
+            }
+            if !bytes[start].is_ascii_digit() {
+                found.push(&text[start..i]);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found.into_iter().map(str::to_string).collect()
 }
 
 fn fn_facts(module: &Module) -> Vec<FnFacts> {
@@ -668,6 +698,7 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
             errors: None,
             functions: Vec::new(),
             classes: Vec::new(),
+            identifiers: Vec::new(),
         };
     };
     let base = header.len();
@@ -699,7 +730,7 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
     );
     let functions = fn_facts(&module);
     let classes = module.classes.iter().map(|c| c.name.clone()).collect();
-    Piece { module, ids, ok, errors, functions, classes }
+    Piece { module, ids, ok, errors, functions, classes, identifiers: identifiers(chunk) }
 }
 
 #[cfg(test)]
