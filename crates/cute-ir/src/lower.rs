@@ -49,8 +49,21 @@ struct Lowerer<'a> {
     next_id: StmtId,
 }
 
+/// The child of `node` in field `name`. Field ids are looked up once per
+/// name: tree-sitter's own lookup by name compares it with every field name
+/// of the grammar, on every call, and lowering asks for fields at every node.
 fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
-    node.child_by_field_name(name)
+    static IDS: std::sync::OnceLock<rustc_hash::FxHashMap<String, std::num::NonZeroU16>> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        let language = node.language();
+        (1..=language.field_count() as u16)
+            .filter_map(|id| Some((language.field_name_for_id(id)?.to_string(), std::num::NonZeroU16::new(id)?)))
+            .collect()
+    });
+    match ids.get(name) {
+        Some(&id) => node.child_by_field_id(id.get()),
+        None => node.child_by_field_name(name),
+    }
 }
 
 impl<'a> Lowerer<'a> {

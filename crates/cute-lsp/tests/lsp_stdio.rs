@@ -884,6 +884,7 @@ fn edit_latency() {
         ("comment line inserted in a kernel", OTHER, "0", vec![], vec![]),
         ("line inserted at the top of the file", OTHER, "0", vec![], vec![]),
         ("a datapath line typed key by key (syntax broken until it ends)", TYPED, "what the broken text implies", vec![], vec![]),
+        ("comment line inserted in a host function", OTHER, "0", vec![], vec![]),
     ];
     let mut record = |row: usize, (time, _, checks): (Duration, usize, (i64, i64, i64, i64))| {
         rows[row].3.push(time);
@@ -914,6 +915,11 @@ fn edit_latency() {
         let result = edit(&mut client, &mut text, 1, 0, 0, "# edited\n");
         assert_eq!(result.1, 0);
         record(7, result);
+        // The host function that launches the kernel.
+        let (line, _) = nth_position(&text, "    jacobi_kernel_", k);
+        let result = edit(&mut client, &mut text, line, 0, 0, "    # one cluster of two CTAs\n");
+        assert_eq!(result.1, 0);
+        record(9, result);
         if k % 6 == 0 {
             // Typed above the stencil: `(` and `[` stay open for a while.
             let (line, _) = nth_position(&text, "        nxt[tid] = (left", k);
