@@ -34,6 +34,8 @@ pub struct Caches {
     pub(crate) instantiations: Inflight<canonical::Key, Arc<CheckedInstance>>,
     pub(crate) explorations: Inflight<(Model, usize, std::time::Duration), Arc<Outcome>>,
     pub(crate) memory_analyses: Inflight<Model, Arc<MemoryResult>>,
+    /// The last line index of each file, which the next one is an edit of.
+    line_indexes: std::sync::Mutex<rustc_hash::FxHashMap<salsa::Id, Arc<LineIndex>>>,
 }
 
 #[salsa::db]
@@ -58,10 +60,19 @@ impl Db for Database {
     }
 }
 
-/// Line starts of the file, for converting byte ranges to positions.
+/// Line starts of the file, for converting byte ranges to positions: found
+/// again only where the text differs from the file's last index.
 #[salsa::tracked(returns(ref))]
-pub fn line_index(db: &dyn salsa::Database, file: SourceFile) -> Arc<LineIndex> {
-    Arc::new(LineIndex::new(file.text(db)))
+pub fn line_index(db: &dyn Db, file: SourceFile) -> Arc<LineIndex> {
+    use salsa::plumbing::AsId;
+    let text = file.text(db);
+    let mut last = db.caches().line_indexes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let index = Arc::new(match last.get(&file.as_id()) {
+        Some(previous) => previous.edited(text),
+        None => LineIndex::new(text),
+    });
+    last.insert(file.as_id(), index.clone());
+    index
 }
 
 /// Every diagnostic of the file, in source order; the same as

@@ -5,6 +5,7 @@
 //! import statements allow (`cute.arch.mbarrier_wait` -> the qualified path
 //! `cutlass.cute.arch.mbarrier_wait`); meaning is given by `cute-ir`.
 
+mod edit;
 mod imports;
 pub mod kernels;
 mod line_index;
@@ -12,6 +13,7 @@ mod parse;
 mod queries;
 pub mod recover;
 
+pub use edit::edited_range;
 pub use imports::ImportMap;
 pub use kernels::{find_kernels, DecoratorKind, KernelDef};
 pub use line_index::{LineCol, LineIndex, PositionEncoding};

@@ -37,6 +37,23 @@ impl LineIndex {
         LineIndex { text: text.to_string(), line_starts }
     }
 
+    /// The index of `text`, an edit of this index's text: the line starts
+    /// before the first byte that differs and after the last one are taken
+    /// over (the latter moved), and only the edited bytes are searched. An
+    /// editor sends one keystroke at a time; this is two memory comparisons
+    /// and a search of the keystroke, not a search of the whole file.
+    pub fn edited(&self, text: &str) -> Self {
+        let (prefix, old_end, new_end) = crate::edited_range(&self.text, text);
+        let new = text.as_bytes();
+        let mut line_starts = Vec::with_capacity(self.line_starts.len() + 1);
+        // A start `s` follows the line break at `s - 1`.
+        line_starts.extend(self.line_starts.iter().copied().take_while(|&s| s as usize <= prefix));
+        line_starts.extend(memchr::memchr_iter(b'\n', &new[prefix..new_end]).map(|i| (prefix + i) as u32 + 1));
+        let moved = self.line_starts.iter().copied().filter(|&s| s as usize > old_end);
+        line_starts.extend(moved.map(|s| (s as usize - old_end + new_end) as u32));
+        LineIndex { text: text.to_string(), line_starts }
+    }
+
     pub fn line_count(&self) -> usize {
         self.line_starts.len()
     }
@@ -112,6 +129,40 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edited_index_equals_a_fresh_one() {
+        let base = "import cutlass\n\n@cute.kernel\ndef k():\n    x = 1\n\n    y = 2\n".repeat(20);
+        // Insertions, deletions and replacements, with and without line
+        // breaks, at the ends and in the middle, inside runs of blank lines
+        // (where the shared prefix and suffix can overlap).
+        let edits: &[(usize, usize, &str)] = &[
+            (0, 0, "\n"),
+            (0, 5, ""),
+            (17, 0, "\n\n"),
+            (17, 1, ""),
+            (40, 3, "a\nb\nc"),
+            (base.len(), 0, "\nlast"),
+            (base.len() - 1, 1, ""),
+            (base.len() / 2, 0, "é\n"),
+            (100, 200, "\n"),
+            (0, base.len(), ""),
+        ];
+        let old = LineIndex::new(&base);
+        for &(at, len, new) in edits {
+            let mut text = base.clone();
+            text.replace_range(at..at + len, new);
+            assert_eq!(old.edited(&text), LineIndex::new(&text), "edit ({at}, {len}, {new:?})");
+        }
+        // Every single-byte deletion of a short text with repeated lines.
+        let short = "a\n\nb\n\n\nc\n";
+        let old = LineIndex::new(short);
+        for at in 0..short.len() {
+            let mut text = short.to_string();
+            text.remove(at);
+            assert_eq!(old.edited(&text), LineIndex::new(&text), "deleting byte {at}");
+        }
+    }
 
     #[test]
     fn ascii_round_trip() {

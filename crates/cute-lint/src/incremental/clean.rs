@@ -8,7 +8,6 @@
 //! the lines above it publishes at once, without taking its models out of
 //! the memo, decoding them and running the rules on them again.
 
-use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 use super::canonical;
@@ -19,9 +18,11 @@ const MAX_REMEMBERED: usize = 4096;
 
 pub type CleanKey = (canonical::Key, AnalysisOptions);
 
+/// Keys are whole kernel bodies, hashed on every edit of a kernel, so with
+/// FxHash rather than the standard SipHash.
 #[derive(Default)]
 pub struct CleanKernels {
-    keys: Mutex<HashSet<CleanKey>>,
+    keys: Mutex<rustc_hash::FxHashSet<CleanKey>>,
 }
 
 impl CleanKernels {

@@ -64,7 +64,7 @@ pub struct TreeCache {
     /// Whether a top-level section parses on its own, by its text, for the
     /// recovery from a syntax error (the sections around the one being
     /// typed are the same from one keystroke to the next).
-    alone: Mutex<HashMap<String, bool>>,
+    alone: Mutex<rustc_hash::FxHashMap<String, bool>>,
 }
 
 /// Sections remembered in [`TreeCache::alone`]; past this the memo starts
@@ -144,39 +144,9 @@ fn point(text: &str, offset: usize) -> Point {
     Point::new(row, column)
 }
 
-/// Length of the common prefix of `a` and `b` (compared a block at a time).
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    const BLOCK: usize = 64;
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
-        i += BLOCK;
-    }
-    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
-}
-
-/// Length of the common suffix of `a` and `b`, at most `max`.
-fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
-    const BLOCK: usize = 64;
-    let (la, lb) = (a.len(), b.len());
-    let mut i = 0;
-    while i + BLOCK <= max && a[la - i - BLOCK..la - i] == b[lb - i - BLOCK..lb - i] {
-        i += BLOCK;
-    }
-    i + a[..la - i].iter().rev().zip(b[..lb - i].iter().rev()).take(max - i).take_while(|(x, y)| x == y).count()
-}
-
-/// The byte range an edit replaced: `(start, old_end, new_end)`.
-fn edited_range(old: &str, new: &str) -> (usize, usize, usize) {
-    let (o, n) = (old.as_bytes(), new.as_bytes());
-    let prefix = common_prefix(o, n);
-    let suffix = common_suffix(o, n, o.len().min(n.len()) - prefix);
-    (prefix, o.len() - suffix, n.len() - suffix)
-}
-
 /// The edit that turns `old` into `new`: their common prefix and suffix kept.
 fn edit_between(old: &str, new: &str) -> InputEdit {
-    let (start, old_end, new_end) = edited_range(old, new);
+    let (start, old_end, new_end) = cute_syntax::edited_range(old, new);
     InputEdit {
         start_byte: start,
         old_end_byte: old_end,
@@ -312,7 +282,7 @@ fn patch(cache: &TreeCache, file: salsa::Id, old_text: &str, old: &Layout, text:
     if !old.parsed || old.first_error.is_some() || old.chunks.iter().any(|c| c.errors.is_some()) {
         return None;
     }
-    let (start, old_end, new_end) = edited_range(old_text, text);
+    let (start, old_end, new_end) = cute_syntax::edited_range(old_text, text);
     let delta = new_end as i64 - old_end as i64;
     let newlines = |t: &[u8]| t.iter().filter(|&&b| b == b'\n').count() as i64;
     let lines_delta = newlines(&text.as_bytes()[start..new_end]) - newlines(&old_text.as_bytes()[start..old_end]);
@@ -396,7 +366,7 @@ impl cute_syntax::recover::Parses for Reparse<'_> {
 /// Whether `new` is `old` with one edit inside one line, past its
 /// indentation: no line is added, removed or re-indented.
 fn edits_inside_a_line(old: &str, new: &str) -> bool {
-    let (start, old_end, new_end) = edited_range(old, new);
+    let (start, old_end, new_end) = cute_syntax::edited_range(old, new);
     let line_start = old.as_bytes()[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let past_indentation = old.as_bytes()[line_start..start].iter().any(|b| !b.is_ascii_whitespace());
     past_indentation && !old.as_bytes()[start..old_end].contains(&b'\n') && !new.as_bytes()[start..new_end].contains(&b'\n')
