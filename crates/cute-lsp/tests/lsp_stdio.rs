@@ -822,7 +822,8 @@ fn check_counts(client: &mut LspClient) -> (i64, i64, i64, i64) {
 /// each edit ran. Not part of the suite (it takes a while); run it with
 /// `cargo test --release -p cute-lsp --test lsp_stdio -- --ignored --nocapture edit_latency`
 /// (`CUTE_LSP_BENCH_KERNELS`, default 54, sets the number of kernels: two
-/// Jacobi smoothers for each pipelined ring).
+/// Jacobi smoothers for each pipelined ring; `CUTE_LSP_BENCH_FILE=PATH`
+/// writes the file there).
 #[test]
 #[ignore]
 fn edit_latency() {
@@ -831,6 +832,10 @@ fn edit_latency() {
     let jacobi = kernels - rings;
     let mut text = bench_file(jacobi, rings);
     let uri = "file:///tmp/cute-lsp-bench/many_kernels.py";
+    // The same file for `cargo bench -p cute-lint --bench edits`.
+    if let Ok(path) = std::env::var("CUTE_LSP_BENCH_FILE") {
+        std::fs::write(&path, &text).expect("write the benchmark file");
+    }
 
     // The whole file checked as one, in this process, as `cute-lsp check` does.
     let started = Instant::now();
