@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 export CUTE_LSP_REQUIRE_SPIN="${CUTE_LSP_REQUIRE_SPIN:-1}"
 cargo test --release --locked --workspace
+# The benchmarks BENCHMARKS.md runs keep building (they are not run here).
+cargo build --release --locked --workspace --benches
 
 if [ ! -x .venv/bin/python ]; then
   echo "test: .venv is missing; run scripts/setup.sh first" >&2
