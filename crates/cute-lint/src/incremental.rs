@@ -149,11 +149,10 @@ struct Facts {
     directory: Vec<canonical::Entry>,
     /// (chunk, function in the chunk) of each kernel, in order.
     kernels: Vec<(u32, u32)>,
-    /// Chunks holding a function `instantiate` may inline (any but a kernel).
-    helpers: Vec<u32>,
-    /// Per helper chunk, the names a call can find it by: its functions'
+    /// Chunks holding a function `instantiate` may inline (any but a
+    /// kernel), each with the names a call can find it by: its functions'
     /// names and the classes they belong to.
-    helper_names: Vec<Vec<String>>,
+    helpers: Vec<(u32, Vec<String>)>,
     /// Per chunk and function: whether a launch can depend on its body.
     launch_bodies: Vec<Vec<bool>>,
 }
@@ -190,12 +189,11 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
             }
         }
         if piece.functions.iter().any(|f| cute_ir::ast::inlined_when_called(f.decorator)) {
-            facts.helpers.push(i as u32);
             let mut names: Vec<String> =
                 piece.functions.iter().flat_map(|f| std::iter::once(&f.name).chain(&f.class)).chain(&piece.classes).cloned().collect();
             names.sort();
             names.dedup();
-            facts.helper_names.push(names);
+            facts.helpers.push((i as u32, names));
         }
         facts.launch_bodies.push(
             piece
@@ -378,7 +376,7 @@ fn file_context<'db>(db: &'db dyn Db, file: SourceFile) -> FileContext<'db> {
 #[salsa::tracked]
 fn helper_chunks<'db>(db: &'db dyn Db, file: SourceFile) -> HelperChunks<'db> {
     let (facts, keys) = (facts(db, file), pieces(db, file));
-    let chunks = facts.helpers.iter().zip(&facts.helper_names).map(|(&c, names)| (keys[c as usize], names.clone()));
+    let chunks = facts.helpers.iter().map(|(c, names)| (keys[*c as usize], names.clone()));
     HelperChunks::new(db, chunks.collect::<Vec<_>>())
 }
 
@@ -595,7 +593,7 @@ fn kernel_frame(db: &dyn Db, file: SourceFile, k: usize) -> Vec<u32> {
     let chunk = facts.kernels[k].0;
     let handed = kernel_launches(db, file)[k].1.clone();
     let query = FrameQuery::new(db, pieces(db, file)[chunk as usize], helper_chunks(db, file), handed);
-    let mut frame: Vec<u32> = frame_helpers(db, query).iter().map(|&i| facts.helpers[i as usize]).collect();
+    let mut frame: Vec<u32> = frame_helpers(db, query).iter().map(|&i| facts.helpers[i as usize].0).collect();
     if let Err(at) = frame.binary_search(&chunk) {
         frame.insert(at, chunk);
     }
