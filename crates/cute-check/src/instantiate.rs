@@ -43,6 +43,9 @@ pub struct InstantiateOptions {
     /// Cores the threads may run on (0: all available). The model does not
     /// depend on it.
     pub workers: usize,
+    /// Whether lane 1 of a warp may stand in for the lanes after it (see
+    /// [`StandIn`]). The model does not depend on it; off, every lane runs.
+    pub stand_ins: bool,
 }
 
 impl Default for InstantiateOptions {
@@ -54,6 +57,7 @@ impl Default for InstantiateOptions {
             max_steps_total: 4_000_000,
             default_threads_per_cta: 128,
             workers: 0,
+            stand_ins: true,
         }
     }
 }
@@ -76,6 +80,9 @@ pub struct Instantiated {
     pub model: Model,
     /// Conditions that were decided by the scenario (or defaulted to false).
     pub open_conditions: Vec<OpenCondition>,
+    /// Threads run; the others of the model's CTAs were stood in for (see
+    /// [`StandIn`]) or not reached.
+    pub threads_run: u32,
 }
 
 pub fn instantiate(
@@ -149,7 +156,8 @@ pub fn instantiate(
 
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let lane_varying = lane_varying_names(kernel, &globals);
+    let lane_varying = lane_varying_names(kernel, &globals, LaneVarying::Contents);
+    let lane_dependent = lane_varying_names(kernel, &globals, LaneVarying::Values);
     // Computed here rather than read off the module: the incremental path
     // hands over a module of the reachable functions alone.
     let sync_helpers = cute_ir::slice::sync_helpers(module);
@@ -180,6 +188,7 @@ pub fn instantiate(
         grid,
         globals: &globals,
         lane_varying: &lane_varying,
+        lane_dependent: &lane_dependent,
         sync_helpers: &sync_helpers,
         observing: &observing,
         deadline: std::time::Instant::now() + MAX_TIME,
@@ -197,7 +206,9 @@ pub fn instantiate(
     let mut groups: HashMap<Vec<Op>, usize> = HashMap::default();
     let mut group_list: Vec<Group> = Vec::new();
     let mut thread_memory = Vec::new();
-    for ThreadResult { thread, ops, memory } in results {
+    let mut threads_run = 0;
+    for ThreadResult { thread, ops, memory, ran } in results {
+        threads_run += u32::from(ran);
         thread_memory.extend(memory);
         match groups.get(&ops) {
             Some(&g) => group_list[g].threads.push(thread),
@@ -234,7 +245,7 @@ pub fn instantiate(
         })
         .collect();
     model.partial_warp_collectives = partial_warp_collectives(shared.partial_warp, model.threads_per_cta);
-    Instantiated { model, open_conditions: shared.open.into_values().collect() }
+    Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run }
 }
 
 /// The warp collectives some lanes of their member mask do not reach: for
@@ -324,11 +335,41 @@ struct Setup<'a> {
     grid: Option<[u32; 3]>,
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
+    lane_dependent: &'a BTreeSet<String>,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
     observing: &'a BTreeSet<String>,
     deadline: std::time::Instant,
     block_assumed: bool,
+}
+
+/// A barrier registration: (cta, id, site, round, count, sync, aligned,
+/// cta_wide), see [`BarrierUse`].
+type UseKey = (u32, i64, TextRange, u32, u32, bool, bool, bool);
+
+/// Lane 1 of a converged warp standing in for the lanes after it, up to and
+/// not including the last lane.
+///
+/// In converged code those lanes record nothing: lane 0 acts for the warp
+/// and the last lane gives the warp's extent (see [`ThreadRun::push`]).
+/// What they leave is their registrations with hardware barriers and their
+/// statement count. When lane 1 made no operation of its own and met
+/// nothing through which another lane could run differently (a condition,
+/// loop range or acting call's argument that varies across lanes, a lane
+/// read inside a helper, a split warp), each of those lanes would run as
+/// lane 1 did: they are not run, and leave what lane 1 left under their own
+/// thread ids. Most threads of a warp-specialized kernel are such lanes.
+struct StandIn {
+    cta: u32,
+    warp: u32,
+    steps: usize,
+    uses: Vec<UseKey>,
+}
+
+impl StandIn {
+    fn stands_for(&self, cta: u32, tid: u32, threads_per_cta: u32) -> bool {
+        cta == self.cta && tid / 32 == self.warp && tid % 32 >= 2 && tid % 32 != 31 && tid + 1 != threads_per_cta
+    }
 }
 
 /// What one thread left: its synchronization operations and, when it has
@@ -337,13 +378,17 @@ struct ThreadResult {
     thread: (u32, u32),
     ops: Vec<Op>,
     memory: Option<ThreadMemory>,
+    /// Whether the thread ran (not stood in for).
+    ran: bool,
 }
 
 impl Setup<'_> {
     fn shared(&self) -> Shared {
         Shared {
             lane_varying_conditions: Default::default(),
+            lane_dependent_exprs: Default::default(),
             unknown_results: Default::default(),
+            unbound_names: Default::default(),
             barriers: BarrierTable::default(),
             buffers: memory::BufferTable::default(),
             open: BTreeMap::new(),
@@ -370,6 +415,7 @@ impl Setup<'_> {
         // accesses whose element differs across lanes.
         let mut warp_lane0: Option<(usize, Vec<(TextRange, usize)>)> = None;
         let mut previous_cta = None;
+        let mut stand_in: Option<StandIn> = None;
         for &(cta, tid) in threads {
             // A construct the model cannot represent makes the kernel "not
             // checked": the CTAs after the first one that meets it would only
@@ -394,6 +440,15 @@ impl Setup<'_> {
                 });
                 break;
             }
+            if let Some(lane1) = stand_in.as_ref().filter(|s| s.stands_for(cta, tid, threads_per_cta)) {
+                total_steps += lane1.steps;
+                for key in &lane1.uses {
+                    shared.barrier_uses.entry(*key).or_default().push(tid);
+                }
+                results.push(ThreadResult { thread: (cta, tid), ops: Vec::new(), memory: None, ran: false });
+                continue;
+            }
+            let tables_before = (shared.barriers.list.len(), shared.buffers.list.len());
             let mut thread = ThreadRun {
                 module,
                 kept,
@@ -421,6 +476,7 @@ impl Setup<'_> {
                 inlining: Vec::new(),
                 globals: self.globals,
                 lane_varying: self.lane_varying,
+                lane_dependent: self.lane_dependent,
                 sync_helpers: self.sync_helpers,
                 divergence: 0,
                 observing: self.observing,
@@ -430,6 +486,8 @@ impl Setup<'_> {
                 structs: HashMap::default(),
                 lane_varying_accesses: Vec::new(),
                 last_lane_regions: Vec::new(),
+                lane_sensitive: false,
+                uses: Vec::new(),
             };
             let mut env = self.globals.clone();
             for (k, v) in self.params {
@@ -452,6 +510,19 @@ impl Setup<'_> {
                 );
             }
             total_steps += thread.steps;
+            stand_in = (options.stand_ins
+                && thread.lane() == 1
+                && !thread.is_last_lane()
+                && !thread.lane_sensitive
+                && !thread.overflow
+                && thread.ops.is_empty()
+                && thread.memory.is_empty()
+                && thread.op_points.is_empty())
+            .then(|| StandIn { cta, warp: tid / 32, steps: thread.steps, uses: std::mem::take(&mut thread.uses) })
+            .filter(|_| {
+                let tables = &thread.shared;
+                !tables.out_of_time && tables_before == (tables.barriers.list.len(), tables.buffers.list.len())
+            });
             let memory = std::mem::take(&mut thread.memory);
             let op_points = std::mem::take(&mut thread.op_points);
             let memory = (!memory.is_empty() || !op_points.is_empty()).then(|| ThreadMemory { thread: (cta, tid), ops: memory, op_points });
@@ -459,7 +530,7 @@ impl Setup<'_> {
                 warp_lane0 = Some((results.len(), std::mem::take(&mut thread.lane_varying_accesses)));
             }
             let last_lane = thread.is_last_lane().then(|| std::mem::take(&mut thread.last_lane_regions));
-            results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory });
+            results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory, ran: true });
             if let Some(last) = last_lane {
                 if let Some((at, accesses)) = warp_lane0.take() {
                     let own = results.last().and_then(|r| r.memory.as_ref());
@@ -603,10 +674,15 @@ struct Shared {
     /// module and kernel are borrowed for the whole run, so addresses are
     /// not reused).
     lane_varying_conditions: rustc_hash::FxHashMap<usize, bool>,
+    /// The same for [`ThreadRun::note_lane_varying`].
+    lane_dependent_exprs: rustc_hash::FxHashMap<usize, bool>,
     /// The unknown value a call the model gives no meaning to returns, by
     /// the address of the call (as above): its description is built once,
     /// not by every thread that makes the call.
     unknown_results: rustc_hash::FxHashMap<usize, Value>,
+    /// The unknown value of a name no environment binds, by the address of
+    /// the name in the module (as above).
+    unbound_names: rustc_hash::FxHashMap<usize, Value>,
     barriers: BarrierTable,
     buffers: memory::BufferTable,
     open: BTreeMap<StmtId, OpenCondition>,
@@ -619,7 +695,7 @@ struct Shared {
     partial_warp: BTreeMap<TextRange, (String, BTreeMap<(u32, u32), (u32, u32)>)>,
     /// (cta, id, site, round, count, sync, aligned, cta_wide) -> threads,
     /// for [`BarrierUse`].
-    barrier_uses: BTreeMap<(u32, i64, TextRange, u32, u32, bool, bool, bool), Vec<u32>>,
+    barrier_uses: BTreeMap<UseKey, Vec<u32>>,
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,
@@ -689,8 +765,11 @@ struct ThreadRun<'a> {
     /// Functions being inlined, innermost last (to stop recursion).
     inlining: Vec<TextRange>,
     globals: &'a Env,
-    /// Names whose value differs between the lanes of a warp.
+    /// Names whose value, or the memory they name, differs between the
+    /// lanes of a warp.
     lane_varying: &'a BTreeSet<String>,
+    /// Names and attributes whose value differs between the lanes of a warp.
+    lane_dependent: &'a BTreeSet<String>,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
     /// Nesting depth of branches that split the warp.
@@ -714,6 +793,12 @@ struct ThreadRun<'a> {
     /// The warp's last lane: the regions of those same accesses as it would
     /// touch them (it records nothing itself), in order.
     last_lane_regions: Vec<(TextRange, Region)>,
+    /// Whether this thread met something through which another lane of its
+    /// warp could run differently (see [`StandIn`]).
+    lane_sensitive: bool,
+    /// The barrier registrations this thread made, in order (the keys of
+    /// `Shared::barrier_uses`).
+    uses: Vec<UseKey>,
 }
 
 impl ThreadRun<'_> {
@@ -852,6 +937,7 @@ impl ThreadRun<'_> {
                 self.record_reads(e, env, s.range);
             }
             StmtKind::If { cond, then, orelse } => {
+                self.note_lane_varying(cond);
                 // `if load(flag, ...) >= N:` decides on a synchronization
                 // variable: the branch taken is guarded by the value read.
                 if let Some((call, guard)) = self.spin_guard(cond, env, true, None) {
@@ -876,6 +962,7 @@ impl ThreadRun<'_> {
                 return flow;
             }
             StmtKind::For { target, iter, body } => {
+                self.note_lane_varying(iter);
                 let it = eval(iter, env, self);
                 let values = match it.iteration() {
                     Some(v) => v,
@@ -902,6 +989,7 @@ impl ThreadRun<'_> {
                 }
             }
             StmtKind::While { cond, body } => {
+                self.note_lane_varying(cond);
                 // A spin loop on a synchronization variable is one blocking
                 // read: the thread goes on once the value satisfies the exit
                 // condition.
@@ -956,6 +1044,7 @@ impl ThreadRun<'_> {
                     if is_elect {
                         elect = true;
                     } else {
+                        self.note_lane_varying(e);
                         let v = eval(e, env, self);
                         if let Some(t) = t {
                             assign(t, v, env);
@@ -996,7 +1085,11 @@ impl ThreadRun<'_> {
     /// thread asks it of every condition it meets).
     fn is_lane_varying(&mut self, cond: &Expr) -> bool {
         let (lane_varying, globals) = (self.lane_varying, self.globals);
-        *self.shared.lane_varying_conditions.entry(cond as *const Expr as usize).or_insert_with(|| varies_across_lanes(cond, lane_varying, globals))
+        *self
+            .shared
+            .lane_varying_conditions
+            .entry(cond as *const Expr as usize)
+            .or_insert_with(|| varies_across_lanes(cond, lane_varying, globals, LaneVarying::Contents))
     }
 
     /// Whether all lanes of this thread's warp run this code together: no
@@ -1008,6 +1101,7 @@ impl ThreadRun<'_> {
     /// A warp-collective operation over the lanes of `mask` reached by this
     /// thread while its warp is split.
     fn partial_collective(&mut self, site: TextRange, what: &str, mask: u32) {
+        self.lane_sensitive = true;
         let entry = self.shared.partial_warp.entry(site).or_insert_with(|| (what.to_string(), BTreeMap::new()));
         let reach = entry.1.entry((self.cta, self.tid)).or_insert((0, 0));
         reach.0 += 1;
@@ -1096,7 +1190,36 @@ impl ThreadRun<'_> {
         let r = self.rounds.entry(id).or_insert(0);
         let round = *r;
         *r += 1;
-        self.shared.barrier_uses.entry((self.cta, id, site, round, count, sync, aligned, cta_wide)).or_default().push(self.tid);
+        let key = (self.cta, id, site, round, count, sync, aligned, cta_wide);
+        self.shared.barrier_uses.entry(key).or_default().push(self.tid);
+        self.uses.push(key);
+    }
+
+    /// Marks this lane as one another lane may not run like when the value
+    /// of `e` (a condition, a loop's range, an argument) can differ between
+    /// lanes.
+    fn note_lane_varying(&mut self, e: &Expr) {
+        if self.lane_sensitive {
+            return;
+        }
+        let (lane_dependent, globals) = (self.lane_dependent, self.globals);
+        self.lane_sensitive = *self
+            .shared
+            .lane_dependent_exprs
+            .entry(e as *const Expr as usize)
+            .or_insert_with(|| varies_across_lanes(e, lane_dependent, globals, LaneVarying::Values));
+    }
+
+    /// [`Self::note_lane_varying`] for the callee and arguments of a call
+    /// that acts (synchronizes, records memory, runs a helper).
+    fn note_lane_varying_call(&mut self, call: &Call) {
+        if self.lane_sensitive {
+            return;
+        }
+        self.note_lane_varying(&call.func);
+        for a in call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)) {
+            self.note_lane_varying(a);
+        }
     }
 
     /// Arrive on a generation-counted barrier and return the parity to wait on.
@@ -1127,6 +1250,11 @@ impl ThreadRun<'_> {
     }
 
     fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+        // Which names hold lane-dependent values is known for the kernel's
+        // own code only: a helper that reads the lane may branch on it.
+        if self.inline_depth > 0 && matches!(api, Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne) {
+            self.lane_sensitive = true;
+        }
         let site = call.range;
         let bar_expr = api::arg(call, "mbar_ptr");
         match api {
@@ -1881,6 +2009,10 @@ fn collective_what(api: Api, call: &Call, mask: u32) -> String {
 }
 
 impl CallHandler for ThreadRun<'_> {
+    fn unbound(&mut self, name: &String) -> Value {
+        self.shared.unbound_names.entry(name as *const String as usize).or_insert_with(|| Value::unknown(format!("`{name}`"))).clone()
+    }
+
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         if let Some(api) = Api::of_call(call) {
             // Casts, `cutlass.const_expr` and ranges evaluate to values; the
@@ -1891,6 +2023,7 @@ impl CallHandler for ThreadRun<'_> {
                     return v;
                 }
             }
+            self.note_lane_varying_call(call);
             if api == Api::Pipeline {
                 let receiver = match &call.func {
                     Expr::Attr { base, .. } => Some(eval(base, env, self)),
@@ -1904,6 +2037,9 @@ impl CallHandler for ThreadRun<'_> {
         // objects, that the API table does not name (`handle.commit()`,
         // `consumer.release(h)`, `bar.wait()`).
         if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
+            if c == eval::NAMED_BARRIER || c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE || c == crate::pipeline::TMEM_ALLOCATOR {
+                self.note_lane_varying_call(call);
+            }
             if c == eval::NAMED_BARRIER {
                 return self.named_barrier_method(obj, name, &args, call.range);
             }
@@ -1933,11 +2069,13 @@ impl CallHandler for ThreadRun<'_> {
         let module = self.module;
         if let Value::Function { class, name, bound_self } = func {
             if let Some(f) = module.function(class.as_deref(), name) {
+                self.note_lane_varying_call(call);
                 return self.inline(f, bound_self.as_deref().cloned(), args, kwargs);
             }
         }
         if let Expr::Name(n) = &call.func {
             if let Some(f) = module.function(None, n) {
+                self.note_lane_varying_call(call);
                 return self.inline(f, None, args, kwargs);
             }
         }
@@ -1949,6 +2087,15 @@ impl CallHandler for ThreadRun<'_> {
             _ => None,
         };
         if let Some(v) = self.memory_call(call, receiver.as_ref(), &args) {
+            // What a view or copy is made of is its arguments, and its
+            // receiver when that is a buffer (`thr_mma.partition_A(sA)` is a
+            // view of `sA` in any lane).
+            if receiver.is_some() {
+                self.note_lane_varying(&call.func);
+            }
+            for a in call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)) {
+                self.note_lane_varying(a);
+            }
             return v;
         }
         if let Expr::Attr { base, attr } = &call.func {
@@ -2047,11 +2194,22 @@ impl CallHandler for ThreadRun<'_> {
 const SINGLE_CTA_MMA: &str =
     "the CTA group of a tcgen05 MMA is not known statically: with one CTA per cluster an MMA spans one CTA (`thr_id` of size 1)";
 
+/// What differs between the lanes of a warp, for [`lane_varying_names`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LaneVarying {
+    /// A value, or the memory a name refers to (`buf[tidx] = v` makes `buf`
+    /// one): where a warp splits, and which elements its lanes touch.
+    Contents,
+    /// A value as the threads evaluate it, attributes (`self.x`) included:
+    /// stores into memory are not values (see `cute_ir::eval::assign`).
+    Values,
+}
+
 /// Whether an expression can differ between the lanes of one warp: it reads
 /// the thread or lane index, or a name that holds one, except through
 /// `warp_idx()`, `make_warp_uniform(...)`, or a division by a multiple of the
 /// warp size (`tidx // 32`, `tidx >> 5`).
-fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env) -> bool {
+fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what: LaneVarying) -> bool {
     use cute_ir::ast::BinOp;
     // A divisor known to be a multiple of the warp size: a literal, a module
     // constant (`WARP = 32`) or `cute.arch.WARP_SIZE`.
@@ -2064,7 +2222,7 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env) -> b
         };
         k.is_some_and(|k| k > 0 && k % 32 == 0)
     };
-    let varies = |x: &Expr| varies_across_lanes(x, varying, globals);
+    let varies = |x: &Expr| varies_across_lanes(x, varying, globals, what);
     match e {
         Expr::Name(n) => varying.contains(n),
         Expr::Call(c) => match Api::of_call(c) {
@@ -2086,7 +2244,9 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env) -> b
             varies(cond) || varies(then) || varies(orelse)
         }
         Expr::Subscript { base, index } => varies(base) || varies(index),
-        Expr::Attr { base, .. } => varies(base),
+        Expr::Attr { base, .. } => {
+            varies(base) || (what == LaneVarying::Values && e.dotted().is_some_and(|d| varying.contains(&d)))
+        }
         Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
     }
@@ -2094,36 +2254,43 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env) -> b
 
 /// Names of the kernel that hold a lane-dependent value: assigned (anywhere)
 /// from an expression that varies across lanes.
-fn lane_varying_names(kernel: &FunctionDef, globals: &Env) -> BTreeSet<String> {
+fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying) -> BTreeSet<String> {
     let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
-    fn collect<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>) {
+    fn defs(t: &Target, what: LaneVarying, out: &mut Vec<String>) {
+        match t {
+            Target::Subscript { .. } if what == LaneVarying::Values => {}
+            Target::Tuple(items) => items.iter().for_each(|t| defs(t, what, out)),
+            t => t.collect_defs(out),
+        }
+    }
+    fn collect<'a>(stmts: &'a [Stmt], what: LaneVarying, out: &mut Vec<(Vec<String>, &'a Expr)>) {
         for s in stmts {
             match &s.kind {
                 StmtKind::Assign { targets, value } => {
-                    let mut defs = Vec::new();
-                    targets.iter().for_each(|t| t.collect_defs(&mut defs));
-                    out.push((defs, value));
+                    let mut names = Vec::new();
+                    targets.iter().for_each(|t| defs(t, what, &mut names));
+                    out.push((names, value));
                 }
                 StmtKind::AugAssign { target, value, .. } => {
-                    let mut defs = Vec::new();
-                    target.collect_defs(&mut defs);
-                    out.push((defs, value));
+                    let mut names = Vec::new();
+                    defs(target, what, &mut names);
+                    out.push((names, value));
                 }
                 StmtKind::If { then, orelse, .. } => {
-                    collect(then, out);
-                    collect(orelse, out);
+                    collect(then, what, out);
+                    collect(orelse, what, out);
                 }
-                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => collect(body, out),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => collect(body, what, out),
                 _ => {}
             }
         }
     }
-    collect(&kernel.body, &mut assigns);
+    collect(&kernel.body, what, &mut assigns);
     let mut varying: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = varying.len();
         for (defs, value) in &assigns {
-            if varies_across_lanes(value, &varying, globals) {
+            if varies_across_lanes(value, &varying, globals, what) {
                 varying.extend(defs.iter().cloned());
             }
         }

@@ -1,5 +1,7 @@
-//! Threads run on several cores build the model they build in sequence, to
-//! the index, on every kernel of the fixtures and the corpus.
+//! Two ways of running fewer threads per core build the model every lane
+//! builds run in sequence, to the index, on every kernel of the fixtures
+//! and the corpus: threads run on several cores, and lanes that lane 1 of
+//! their warp stands in for.
 
 use std::path::{Path, PathBuf};
 
@@ -18,33 +20,102 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn several_cores_build_the_sequential_model() {
+fn repository_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
     python_files(&root.join("tests/fixtures"), &mut files);
     python_files(&root.join("tests/corpus"), &mut files);
     files.sort();
     assert!(files.len() >= 20, "fixtures not found");
-    let (mut kernels, mut spread) = (0, 0);
-    for path in &files {
-        let text = std::fs::read_to_string(path).unwrap();
-        let module = cute_ir::lower_text(&text).unwrap();
+    files
+}
+
+/// What [`compare`] saw.
+#[derive(Default)]
+struct Compared {
+    kernels: usize,
+    /// Kernels with at least 64 threads (spread over cores).
+    spread: usize,
+    /// Kernels where a lane stood in for others.
+    stood_in: usize,
+    /// Kernels not compared: a run ran out of time, so the two may stop at
+    /// different threads.
+    out_of_time: usize,
+}
+
+/// Instantiates every kernel of `files` both ways and asserts the models and
+/// open conditions are equal.
+fn compare(files: &[PathBuf], sequential: InstantiateOptions, other: InstantiateOptions) -> Compared {
+    let mut seen = Compared::default();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        if !text.contains("cute") {
+            continue;
+        }
+        let Ok(module) = cute_ir::lower_text(&text) else { continue };
         let launches = Launches::of_module(&module);
         for kernel in module.kernels() {
             let launch = launches.of_kernel(&module, kernel);
             let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
-            let run = |workers| {
-                let options = InstantiateOptions { workers, ..InstantiateOptions::default() };
-                instantiate(&module, kernel, &kept, &launch, &Scenario::new(), &options)
-            };
-            let (one, three) = (run(1), run(3));
-            assert_eq!(one.model, three.model, "{}: {}", path.display(), kernel.name);
-            assert_eq!(one.open_conditions, three.open_conditions, "{}: {}", path.display(), kernel.name);
-            kernels += 1;
-            spread += usize::from(one.model.ctas * one.model.threads_per_cta >= 64);
+            let run = |options: &InstantiateOptions| instantiate(&module, kernel, &kept, &launch, &Scenario::new(), options);
+            let (one, two) = (run(&sequential), run(&other));
+            if one.model.out_of_time || two.model.out_of_time {
+                seen.out_of_time += 1;
+                continue;
+            }
+            assert_eq!(one.model, two.model, "{}: {}", path.display(), kernel.name);
+            assert_eq!(one.open_conditions, two.open_conditions, "{}: {}", path.display(), kernel.name);
+            seen.kernels += 1;
+            seen.spread += usize::from(one.model.ctas * one.model.threads_per_cta >= 64);
+            seen.stood_in += usize::from(two.threads_run < one.threads_run);
         }
     }
+    seen
+}
+
+const SEQUENTIAL: InstantiateOptions = InstantiateOptions {
+    unknown_trip_count: 3,
+    max_ops_per_thread: 50_000,
+    max_steps_per_thread: 200_000,
+    max_steps_total: 4_000_000,
+    default_threads_per_cta: 128,
+    workers: 1,
+    stand_ins: false,
+};
+
+#[test]
+fn several_cores_build_the_sequential_model() {
+    let seen = compare(&repository_files(), SEQUENTIAL, InstantiateOptions { workers: 3, ..SEQUENTIAL });
     // Most fixture kernels are large enough to be spread.
-    assert!(spread * 2 > kernels, "{spread} of {kernels} kernels ran on several cores");
+    assert!(seen.spread * 2 > seen.kernels, "{} of {} kernels ran on several cores", seen.spread, seen.kernels);
+}
+
+#[test]
+fn lanes_standing_in_build_the_model_of_every_lane() {
+    let seen = compare(&repository_files(), SEQUENTIAL, InstantiateOptions { stand_ins: true, ..SEQUENTIAL });
+    assert_eq!(seen.out_of_time, 0);
+    // The fixtures split their warps often (lane tests, `elect_one`), but a
+    // good part of them has warps lane 1 stands in for.
+    assert!(seen.stood_in * 4 > seen.kernels, "lanes stood in for others in {} of {} kernels", seen.stood_in, seen.kernels);
+    eprintln!("lanes stood in for others in {} of {} kernels", seen.stood_in, seen.kernels);
+}
+
+/// The same on the code bases named by `CUTE_LSP_COMPARE_DIRS` (paths
+/// separated by `:`), e.g. public code bases fetched for a sweep:
+/// `CUTE_LSP_COMPARE_DIRS=/src/quack cargo test --release -p cute-check
+/// --test parallel -- --ignored`.
+#[test]
+#[ignore = "needs CUTE_LSP_COMPARE_DIRS"]
+fn lanes_standing_in_build_the_model_of_every_lane_on_other_code() {
+    let dirs = std::env::var("CUTE_LSP_COMPARE_DIRS").expect("CUTE_LSP_COMPARE_DIRS names the directories to compare on");
+    let mut files = Vec::new();
+    for dir in dirs.split(':').filter(|d| !d.is_empty()) {
+        python_files(Path::new(dir), &mut files);
+    }
+    files.sort();
+    let seen = compare(&files, InstantiateOptions { workers: 0, ..SEQUENTIAL }, InstantiateOptions { workers: 0, stand_ins: true, ..SEQUENTIAL });
+    eprintln!(
+        "{} kernels compared, lanes stood in for others in {}; {} not compared (out of time)",
+        seen.kernels, seen.stood_in, seen.out_of_time
+    );
 }

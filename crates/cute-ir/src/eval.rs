@@ -142,6 +142,15 @@ pub type Bindings = BTreeMap<String, Value>;
 /// Gives calls their meaning.
 pub trait CallHandler {
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value;
+
+    /// The value of a name no environment binds (`cute` in `cute.arch.x`):
+    /// unknown. A handler that evaluates the same code many times may keep
+    /// it rather than describe it anew each time; `name` is the module's own
+    /// `String`, so that its address can key what is kept.
+    #[allow(clippy::ptr_arg)]
+    fn unbound(&mut self, name: &String) -> Value {
+        Value::unknown(format!("`{name}`"))
+    }
 }
 
 pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
@@ -151,7 +160,7 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
         Expr::Str(s) => Value::Str(s.clone()),
         Expr::None => Value::None,
         Expr::Float => Value::Float,
-        Expr::Name(n) => env.get(n).cloned().unwrap_or_else(|| Value::unknown(format!("`{n}`"))),
+        Expr::Name(n) => env.get(n).cloned().unwrap_or_else(|| handler.unbound(n)),
         Expr::Attr { base, attr } => {
             let b = eval(base, env, handler);
             if attr == "WARP_SIZE" && b.is_unknown() {

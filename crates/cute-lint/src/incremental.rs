@@ -552,7 +552,8 @@ fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> i
             let mut model = checked.model.clone();
             let mut open_conditions = checked.open_conditions.clone();
             canon.decode(&mut model, &mut open_conditions);
-            cute_check::Instantiated { model, open_conditions }
+            // Remembered: no thread ran for it.
+            cute_check::Instantiated { model, open_conditions, threads_run: 0 }
         }
         None => {
             INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -154,6 +154,8 @@ impl ThreadRun<'_> {
         if self.converged() && self.lane() != 0 && !self.is_last_lane() && self.is_lane_varying(index) && !self.is_lane_varying(base) {
             return;
         }
+        // Which buffer a lane names is its own (`bufs[lane // 16][i]`).
+        self.note_lane_varying(base);
         let b = eval(base, env, self);
         let display = || base.dotted().unwrap_or_default();
         // The peer's window is named after the local buffer when that is

@@ -56,8 +56,10 @@ impl InstOptions {
             max_steps_per_thread,
             max_steps_total,
             default_threads_per_cta,
-            // The model is the same on any number of cores.
+            // The model is the same on any number of cores, and with or
+            // without lanes standing in for others.
             workers: _,
+            stand_ins: _,
         } = *o;
         InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total, default_threads_per_cta }
     }
@@ -70,6 +72,7 @@ impl InstOptions {
             max_steps_total: self.max_steps_total,
             default_threads_per_cta: self.default_threads_per_cta,
             workers: 0,
+            stand_ins: true,
         }
     }
 }
