@@ -157,7 +157,8 @@ pub fn instantiate(
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let lane_varying = lane_varying_names(kernel, &globals, LaneVarying::Contents);
-    let lane_dependent = lane_varying_names(kernel, &globals, LaneVarying::Values);
+    let lane_values = LaneVarying::Values { opaque_slices: module.functions.iter().all(|f| f.name != "get_slice") };
+    let lane_dependent = lane_varying_names(kernel, &globals, lane_values);
     // Computed here rather than read off the module: the incremental path
     // hands over a module of the reachable functions alone.
     let sync_helpers = cute_ir::slice::sync_helpers(module);
@@ -189,6 +190,7 @@ pub fn instantiate(
         globals: &globals,
         lane_varying: &lane_varying,
         lane_dependent: &lane_dependent,
+        lane_values,
         sync_helpers: &sync_helpers,
         observing: &observing,
         deadline: std::time::Instant::now() + MAX_TIME,
@@ -336,6 +338,7 @@ struct Setup<'a> {
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
     lane_dependent: &'a BTreeSet<String>,
+    lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
     observing: &'a BTreeSet<String>,
@@ -477,6 +480,7 @@ impl Setup<'_> {
                 globals: self.globals,
                 lane_varying: self.lane_varying,
                 lane_dependent: self.lane_dependent,
+                lane_values: self.lane_values,
                 sync_helpers: self.sync_helpers,
                 divergence: 0,
                 observing: self.observing,
@@ -770,6 +774,8 @@ struct ThreadRun<'a> {
     lane_varying: &'a BTreeSet<String>,
     /// Names and attributes whose value differs between the lanes of a warp.
     lane_dependent: &'a BTreeSet<String>,
+    /// How `lane_dependent` was computed.
+    lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
     /// Nesting depth of branches that split the warp.
@@ -1202,12 +1208,12 @@ impl ThreadRun<'_> {
         if self.lane_sensitive {
             return;
         }
-        let (lane_dependent, globals) = (self.lane_dependent, self.globals);
+        let (lane_dependent, globals, what) = (self.lane_dependent, self.globals, self.lane_values);
         self.lane_sensitive = *self
             .shared
             .lane_dependent_exprs
             .entry(e as *const Expr as usize)
-            .or_insert_with(|| varies_across_lanes(e, lane_dependent, globals, LaneVarying::Values));
+            .or_insert_with(|| varies_across_lanes(e, lane_dependent, globals, what));
     }
 
     /// [`Self::note_lane_varying`] for the callee and arguments of a call
@@ -2202,7 +2208,13 @@ enum LaneVarying {
     Contents,
     /// A value as the threads evaluate it, attributes (`self.x`) included:
     /// stores into memory are not values (see `cute_ir::eval::assign`).
-    Values,
+    Values {
+        /// A thread's slice of a tiled MMA or copy (`tiled_mma.get_slice(tidx)`)
+        /// is a value the model gives no meaning, the same unknown in every
+        /// lane (the views it partitions are views of their buffer argument),
+        /// unless the file defines a `get_slice` of its own.
+        opaque_slices: bool,
+    },
 }
 
 /// Whether an expression can differ between the lanes of one warp: it reads
@@ -2228,6 +2240,11 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
         Expr::Call(c) => match Api::of_call(c) {
             Some(Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne) => true,
             Some(Api::WarpIdx | Api::MakeWarpUniform) => false,
+            None if what == (LaneVarying::Values { opaque_slices: true })
+                && matches!(&c.func, Expr::Attr { attr, .. } if attr == "get_slice") =>
+            {
+                false
+            }
             _ => {
                 varies(&c.func)
                     || c.args.iter().any(&varies)
@@ -2245,7 +2262,7 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
         }
         Expr::Subscript { base, index } => varies(base) || varies(index),
         Expr::Attr { base, .. } => {
-            varies(base) || (what == LaneVarying::Values && e.dotted().is_some_and(|d| varying.contains(&d)))
+            varies(base) || (matches!(what, LaneVarying::Values { .. }) && e.dotted().is_some_and(|d| varying.contains(&d)))
         }
         Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
@@ -2258,7 +2275,7 @@ fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying) ->
     let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
     fn defs(t: &Target, what: LaneVarying, out: &mut Vec<String>) {
         match t {
-            Target::Subscript { .. } if what == LaneVarying::Values => {}
+            Target::Subscript { .. } if matches!(what, LaneVarying::Values { .. }) => {}
             Target::Tuple(items) => items.iter().for_each(|t| defs(t, what, out)),
             t => t.collect_defs(out),
         }
