@@ -29,6 +29,26 @@ fn check_exit_codes() {
 }
 
 #[test]
+fn a_path_that_cannot_be_read_leaves_the_others_checked() {
+    for format in ["human", "json"] {
+        let out = cute_lsp(&["check", "--format", format, "does/not/exist.py", BUG, "tests/fixtures/no/such/dir"]);
+        // The run fails, and says which paths, but the readable file's
+        // finding is still reported.
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("cannot read `does/not/exist.py`"), "{stderr}");
+        assert!(stderr.contains("cannot read `tests/fixtures/no/such/dir`"), "{stderr}");
+        assert!(stdout(&out).contains("untoggled-phase"), "{}", stdout(&out));
+        if format == "human" {
+            assert!(stderr.contains("1 file(s) checked, 1 finding(s), 1 error(s), 2 path(s) not read"), "{stderr}");
+        } else {
+            let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON array on stdout");
+            assert_eq!(v.as_array().map(Vec::len), Some(1), "{v:#}");
+        }
+    }
+}
+
+#[test]
 fn json_follows_the_contract() {
     let out = cute_lsp(&["check", "--format", "json", BUG]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON array on stdout");

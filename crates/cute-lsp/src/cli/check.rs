@@ -25,18 +25,26 @@ pub enum Format {
     Json,
 }
 
-/// Expand directories into the Python files below them, sorted.
-pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// Expand directories into the Python files below them, sorted; with the
+/// paths that could not be read, each with why. The others are still
+/// checked, as a linter run over a tree with one bad path should be.
+pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
-        if meta.is_dir() {
-            walk(p, &mut out).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
-        } else {
-            out.push(p.clone());
+        let walked = std::fs::metadata(p).and_then(|meta| {
+            if meta.is_dir() {
+                walk(p, &mut out)
+            } else {
+                out.push(p.clone());
+                Ok(())
+            }
+        });
+        if let Err(e) = walked {
+            problems.push(format!("cannot read `{}`: {e}", p.display()));
         }
     }
-    Ok(out)
+    (out, problems)
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -58,25 +66,24 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let files = match collect_files(&args.paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("cute-lsp: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let (files, problems) = collect_files(&args.paths);
+    for p in &problems {
+        eprintln!("cute-lsp: {p}");
+    }
+    let mut unreadable = problems.len();
     let mut json = Vec::new();
     let mut errors = 0usize;
     let mut total = 0usize;
     // Files are checked on every core and reported in the order given, as
     // each one and those before it are done.
-    let failed = for_each_in_order(&files, |path: &PathBuf| check_file(path), |path, checked| {
+    for_each_in_order(&files, |path: &PathBuf| check_file(path), |path, checked| {
         let display = path.display().to_string();
         let (text, diags) = match checked {
             Ok(checked) => checked,
             Err(e) => {
                 eprintln!("cute-lsp: cannot read `{display}`: {e}");
-                return false;
+                unreadable += 1;
+                return;
             }
         };
         let index = LineIndex::new(&text);
@@ -86,22 +93,24 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Format::Json => json.extend(diags.iter().map(|d| d.to_json(&display, &index))),
             Format::Human => print_human(&display, &text, &diags),
         }
-        true
     });
-    if failed {
-        return ExitCode::from(2);
-    }
+    let checked = files.len() + problems.len() - unreadable;
     match args.format {
         Format::Json => println!("{}", serde_json::Value::Array(json)),
         Format::Human => {
+            let unread = if unreadable > 0 { format!(", {unreadable} path(s) not read") } else { String::new() };
             if total == 0 {
-                eprintln!("cute-lsp: {} file(s) checked, no findings", files.len());
+                eprintln!("cute-lsp: {checked} file(s) checked, no findings{unread}");
             } else {
-                eprintln!("cute-lsp: {} file(s) checked, {total} finding(s), {errors} error(s)", files.len());
+                eprintln!("cute-lsp: {checked} file(s) checked, {total} finding(s), {errors} error(s){unread}");
             }
         }
     }
-    if errors > 0 {
+    // A path that could not be read is an error of the run (2) whatever was
+    // found in the others.
+    if unreadable > 0 {
+        ExitCode::from(2)
+    } else if errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -129,28 +138,19 @@ fn check_file(path: &Path) -> std::io::Result<(String, Vec<Diagnostic>)> {
 
 /// Runs `work` on every item on all cores and hands the results to
 /// `report` in the items' order, each as soon as it and those before it
-/// are done. Stops at the first item `report` refuses (returns true then);
-/// the work already started finishes, the rest is not started.
-fn for_each_in_order<T: Sync, R: Send>(
-    items: &[T],
-    work: impl Fn(&T) -> R + Sync,
-    mut report: impl FnMut(&T, R) -> bool,
-) -> bool {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+/// are done.
+fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync, mut report: impl FnMut(&T, R)) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let sender = sender.clone();
-            let (next, stop, work) = (&next, &stop, &work);
+            let (next, work) = (&next, &work);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= items.len() || stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                if sender.send((i, work(&items[i]))).is_err() {
+                if i >= items.len() || sender.send((i, work(&items[i]))).is_err() {
                     break;
                 }
             });
@@ -161,14 +161,10 @@ fn for_each_in_order<T: Sync, R: Send>(
         for (i, result) in receiver {
             done.insert(i, result);
             while let Some(result) = done.remove(&reported) {
-                if !report(&items[reported], result) {
-                    stop.store(true, Ordering::Relaxed);
-                    return true;
-                }
+                report(&items[reported], result);
                 reported += 1;
             }
         }
-        false
     })
 }
 
