@@ -156,9 +156,9 @@ pub fn instantiate(
 
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let lane_varying = lane_varying_names(kernel, &globals, LaneVarying::Contents);
+    let lane_varying = lane_varying_names(kernel, &globals, LaneVarying::Contents, BTreeSet::new());
     let lane_values = LaneVarying::Values { opaque_slices: module.functions.iter().all(|f| f.name != "get_slice") };
-    let lane_dependent = lane_varying_names(kernel, &globals, lane_values);
+    let lane_dependent = lane_varying_names(kernel, &globals, lane_values, BTreeSet::new());
     // Computed here rather than read off the module: the incremental path
     // hands over a module of the reachable functions alone.
     let sync_helpers = cute_ir::slice::sync_helpers(module);
@@ -390,6 +390,7 @@ impl Setup<'_> {
         Shared {
             lane_varying_conditions: Default::default(),
             lane_dependent_exprs: Default::default(),
+            helper_scopes: Default::default(),
             unknown_results: Default::default(),
             unbound_names: Default::default(),
             barriers: BarrierTable::default(),
@@ -492,6 +493,7 @@ impl Setup<'_> {
                 last_lane_regions: Vec::new(),
                 lane_sensitive: false,
                 uses: Vec::new(),
+                helper_scopes: Vec::new(),
             };
             let mut env = self.globals.clone();
             for (k, v) in self.params {
@@ -678,8 +680,10 @@ struct Shared {
     /// module and kernel are borrowed for the whole run, so addresses are
     /// not reused).
     lane_varying_conditions: rustc_hash::FxHashMap<usize, bool>,
-    /// The same for [`ThreadRun::note_lane_varying`].
-    lane_dependent_exprs: rustc_hash::FxHashMap<usize, bool>,
+    /// The same for [`ThreadRun::varies_here`], by expression and scope.
+    lane_dependent_exprs: rustc_hash::FxHashMap<(usize, usize), bool>,
+    /// [`ThreadRun::helper_scope`] by helper and lane-dependent parameters.
+    helper_scopes: rustc_hash::FxHashMap<(usize, Vec<String>), Option<std::sync::Arc<BTreeSet<String>>>>,
     /// The unknown value a call the model gives no meaning to returns, by
     /// the address of the call (as above): its description is built once,
     /// not by every thread that makes the call.
@@ -805,6 +809,9 @@ struct ThreadRun<'a> {
     /// The barrier registrations this thread made, in order (the keys of
     /// `Shared::barrier_uses`).
     uses: Vec<UseKey>,
+    /// The lane-dependent names of the helpers being inlined, innermost last
+    /// (see [`Self::helper_scope`]).
+    helper_scopes: Vec<std::sync::Arc<BTreeSet<String>>>,
 }
 
 impl ThreadRun<'_> {
@@ -1205,15 +1212,104 @@ impl ThreadRun<'_> {
     /// of `e` (a condition, a loop's range, an argument) can differ between
     /// lanes.
     fn note_lane_varying(&mut self, e: &Expr) {
-        if self.lane_sensitive {
+        // Only lane 1 stands in for others.
+        if self.lane_sensitive || self.lane() != 1 {
             return;
         }
-        let (lane_dependent, globals, what) = (self.lane_dependent, self.globals, self.lane_values);
-        self.lane_sensitive = *self
-            .shared
-            .lane_dependent_exprs
-            .entry(e as *const Expr as usize)
-            .or_insert_with(|| varies_across_lanes(e, lane_dependent, globals, what));
+        self.lane_sensitive = self.varies_here(e);
+    }
+
+    /// Whether the value of `e` can differ between lanes, in the kernel or
+    /// in the helper being inlined (remembered per expression and scope).
+    fn varies_here(&mut self, e: &Expr) -> bool {
+        let scope: &BTreeSet<String> = self.helper_scopes.last().map_or(self.lane_dependent, |s| s);
+        let key = (e as *const Expr as usize, scope as *const BTreeSet<String> as usize);
+        if let Some(&v) = self.shared.lane_dependent_exprs.get(&key) {
+            return v;
+        }
+        let v = varies_across_lanes(e, scope, self.globals, self.lane_values);
+        self.shared.lane_dependent_exprs.insert(key, v);
+        v
+    }
+
+    /// The names of helper `f`, called by `call`, whose value can differ
+    /// between lanes: its parameters given such a value and what its body
+    /// computes from them or from the lane. `None` (this lane is then one
+    /// another may not run like) where that cannot be followed: arguments
+    /// that do not map onto parameters, or a lane-dependent value stored
+    /// into an attribute, which outlives the call.
+    fn helper_scope(&mut self, call: &Call, f: &FunctionDef, bound: bool) -> Option<std::sync::Arc<BTreeSet<String>>> {
+        let scope: &BTreeSet<String> = self.helper_scopes.last().map_or(self.lane_dependent, |s| s);
+        // Attributes holding lane-dependent values (`self.x = tidx`) keep
+        // their names inside a method of the same object; an object handed
+        // over under another name is not followed.
+        let attributes: Vec<String> = scope.iter().filter(|n| n.contains('.')).cloned().collect();
+        let holds_attributes = |e: &Expr, as_name: &str| match e {
+            Expr::Name(b) => b != as_name && attributes.iter().any(|a| a.starts_with(&format!("{b}."))),
+            _ => false,
+        };
+        let mut formal = f.params.iter();
+        if bound && f.is_method() {
+            formal.next();
+            if let Expr::Attr { base, .. } = &call.func {
+                if holds_attributes(base, "self") || self.varies_here(base) {
+                    return None;
+                }
+            }
+        }
+        let formal: Vec<&cute_ir::ast::Param> = formal.collect();
+        for (i, a) in call.args.iter().enumerate() {
+            if holds_attributes(a, formal.get(i).map_or("", |p| p.name.as_str())) {
+                return None;
+            }
+        }
+        if call.kwargs.iter().any(|(k, a)| holds_attributes(a, k)) {
+            return None;
+        }
+        let mut seed: Vec<String> = attributes;
+        for (i, a) in call.args.iter().enumerate() {
+            if self.varies_here(a) {
+                match formal.get(i) {
+                    Some(p) if !matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }) => seed.push(p.name.clone()),
+                    _ => return None,
+                }
+            }
+        }
+        for (k, a) in &call.kwargs {
+            if self.varies_here(a) {
+                match formal.iter().find(|p| p.name == *k) {
+                    Some(p) => seed.push(p.name.clone()),
+                    None => return None,
+                }
+            }
+        }
+        seed.sort();
+        let key = (f as *const FunctionDef as usize, seed);
+        if let Some(scope) = self.shared.helper_scopes.get(&key) {
+            return scope.clone();
+        }
+        let seed: BTreeSet<String> = key.1.iter().cloned().collect();
+        let names = lane_varying_names(f, self.globals, self.lane_values, seed.clone());
+        let stores_attribute = names.iter().any(|n| n.contains('.') && !seed.contains(n));
+        let scope = (!stores_attribute).then(|| std::sync::Arc::new(names));
+        self.shared.helper_scopes.insert(key, scope.clone());
+        scope
+    }
+
+    /// Inline helper `f` for `call`, following lane dependence into it (see
+    /// [`Self::helper_scope`]) while this lane may stand in for others.
+    fn inline_call(&mut self, call: &Call, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+        if self.lane_sensitive || self.lane() != 1 {
+            return self.inline(f, bound_self, args, kwargs);
+        }
+        let Some(scope) = self.helper_scope(call, f, bound_self.is_some()) else {
+            self.lane_sensitive = true;
+            return self.inline(f, bound_self, args, kwargs);
+        };
+        self.helper_scopes.push(scope);
+        let v = self.inline(f, bound_self, args, kwargs);
+        self.helper_scopes.pop();
+        v
     }
 
     /// [`Self::note_lane_varying`] for the callee and arguments of a call
@@ -1256,11 +1352,6 @@ impl ThreadRun<'_> {
     }
 
     fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
-        // Which names hold lane-dependent values is known for the kernel's
-        // own code only: a helper that reads the lane may branch on it.
-        if self.inline_depth > 0 && matches!(api, Api::ThreadIdx | Api::ThreadIdxX | Api::LaneIdx | Api::ElectOne) {
-            self.lane_sensitive = true;
-        }
         let site = call.range;
         let bar_expr = api::arg(call, "mbar_ptr");
         match api {
@@ -2075,14 +2166,12 @@ impl CallHandler for ThreadRun<'_> {
         let module = self.module;
         if let Value::Function { class, name, bound_self } = func {
             if let Some(f) = module.function(class.as_deref(), name) {
-                self.note_lane_varying_call(call);
-                return self.inline(f, bound_self.as_deref().cloned(), args, kwargs);
+                return self.inline_call(call, f, bound_self.as_deref().cloned(), args, kwargs);
             }
         }
         if let Expr::Name(n) = &call.func {
             if let Some(f) = module.function(None, n) {
-                self.note_lane_varying_call(call);
-                return self.inline(f, None, args, kwargs);
+                return self.inline_call(call, f, None, args, kwargs);
             }
         }
         // `view.partition_S(...)`-style methods of a buffer: the receiver.
@@ -2119,7 +2208,7 @@ impl CallHandler for ThreadRun<'_> {
                 if let Some(Value::Object(o)) = env.get("self") {
                     if let Some(f) = module.function(Some(&o.class), attr) {
                         let s = env.get("self").cloned();
-                        return self.inline(f, s, args, kwargs);
+                        return self.inline_call(call, f, s, args, kwargs);
                     }
                 }
             }
@@ -2269,9 +2358,10 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
     }
 }
 
-/// Names of the kernel that hold a lane-dependent value: assigned (anywhere)
-/// from an expression that varies across lanes.
-fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying) -> BTreeSet<String> {
+/// Names of a kernel or helper that hold a lane-dependent value: `seed` (a
+/// helper's parameters given one), and names assigned (anywhere) from an
+/// expression that varies across lanes.
+fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying, seed: BTreeSet<String>) -> BTreeSet<String> {
     let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
     fn defs(t: &Target, what: LaneVarying, out: &mut Vec<String>) {
         match t {
@@ -2303,7 +2393,7 @@ fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying) ->
         }
     }
     collect(&kernel.body, what, &mut assigns);
-    let mut varying: BTreeSet<String> = BTreeSet::new();
+    let mut varying = seed;
     loop {
         let before = varying.len();
         for (defs, value) in &assigns {

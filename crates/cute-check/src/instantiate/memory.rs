@@ -154,9 +154,12 @@ impl ThreadRun<'_> {
         if self.converged() && self.lane() != 0 && !self.is_last_lane() && self.is_lane_varying(index) && !self.is_lane_varying(base) {
             return;
         }
-        // Which buffer a lane names is its own (`bufs[lane // 16][i]`).
-        self.note_lane_varying(base);
         let b = eval(base, env, self);
+        // Which buffer a lane names is its own (`bufs[lane // 16][i]`); a
+        // base that is no buffer (a coordinate, `thr_vmnk[0]`) names none.
+        if matches!(b, Value::Smem(_) | Value::Gmem(_)) {
+            self.note_lane_varying(base);
+        }
         let display = || base.dotted().unwrap_or_default();
         // The peer's window is named after the local buffer when that is
         // indexed too; prefer names from the owning CTA's own accesses.
