@@ -2120,7 +2120,12 @@ impl CallHandler for ThreadRun<'_> {
                     return v;
                 }
             }
-            self.note_lane_varying_call(call);
+            // A warp collective's operands only decide the value it returns
+            // (the same unknown in every lane); where the warp is split it
+            // marks the lane itself (`partial_collective`).
+            if !cute_ir::api::is_warp_collective(api) {
+                self.note_lane_varying_call(call);
+            }
             if api == Api::Pipeline {
                 let receiver = match &call.func {
                     Expr::Attr { base, .. } => Some(eval(base, env, self)),
