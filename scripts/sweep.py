@@ -16,7 +16,10 @@ Per code base the table gives:
   @cute.kernel      `@cute.kernel` decorators (a regex over the source, so it counts definitions,
                     not launches or instantiations)
   @cute.jit         `@cute.jit` decorators, counted the same way
-  diagnosed kernels distinct (file, kernel name) pairs named in a diagnostic message
+  diagnosed kernels distinct (file, kernel name) pairs named in a diagnostic
+  checked kernels   `@cute.kernel` functions (found with Python's `ast`, named `Class.method` as
+                    cute-lsp names them) that no analysis-incomplete note names: checked in full,
+                    with or without findings; and their share of the kernels found message
   diagnostics       by rule name and severity
   incomplete        the `analysis-incomplete` reasons, grouped after removing the kernel name, the
                     receiver of a method call and every number from the message
@@ -27,6 +30,7 @@ Per code base the table gives:
 """
 
 import argparse
+import ast
 import collections
 import concurrent.futures
 import json
@@ -98,6 +102,42 @@ def check_one(binary, path, timeout):
     return res
 
 
+def kernel_names(src):
+    """The `@cute.kernel` functions of a source file, as cute-lsp names them (`Class.method` or
+    `function`); None when Python cannot parse the file."""
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError):
+        return None
+
+    def dotted(e):
+        if isinstance(e, ast.Call):
+            e = e.func
+        parts = []
+        while isinstance(e, ast.Attribute):
+            parts.append(e.attr)
+            e = e.value
+        if isinstance(e, ast.Name):
+            parts.append(e.id)
+        return ".".join(reversed(parts))
+
+    names = []
+
+    def visit(node, cls):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, child.name)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(dotted(d) in ("cute.kernel", "cutlass.cute.kernel") for d in child.decorator_list):
+                    names.append(f"{cls}.{child.name}" if cls else child.name)
+                visit(child, None)
+            else:
+                visit(child, cls)
+
+    visit(tree, None)
+    return names
+
+
 def incomplete_reason(message):
     m = NAME_RE.sub("`K`", message)
     # The receiver of the call named after "through": `pipeline_q.producer_acquire` -> `*.producer_acquire`.
@@ -120,6 +160,8 @@ def summarise(name, results, elapsed):
         "kernels": 0,
         "jits": 0,
         "diagnosed_kernels": set(),
+        "parsed_kernels": 0,
+        "checked_kernels": 0,
         "by_rule": collections.Counter(),
         "incomplete": collections.Counter(),
         "crashes": [],
@@ -133,6 +175,18 @@ def summarise(name, results, elapsed):
                 src = fh.read()
         except OSError:
             src = ""
+        names = kernel_names(src)
+        if names is not None:
+            incomplete = {
+                m.group(1)
+                for d in r["diagnostics"]
+                if d.get("name") == "analysis-incomplete"
+                for m in [NAME_RE.match(d.get("message", ""))]
+                if m
+            }
+            ok = r["status"] == "ok"
+            s["parsed_kernels"] += len(names)
+            s["checked_kernels"] += sum(1 for n in names if ok and n not in incomplete)
         k = len(KERNEL_RE.findall(src))
         s["kernels"] += k
         s["jits"] += len(JIT_RE.findall(src))
@@ -160,6 +214,8 @@ def print_table(summaries):
         ("@cute.kernel decorators", lambda s: s["kernels"]),
         ("@cute.jit decorators", lambda s: s["jits"]),
         ("kernels named in a diagnostic", lambda s: len(s["diagnosed_kernels"])),
+        ("@cute.kernel functions (Python's ast)", lambda s: s["parsed_kernels"]),
+        ("of them checked in full (no analysis-incomplete)", lambda s: s["checked_kernels"]),
     ]
     for rule in rules:
         rows.append((f"{rule[0]} ({rule[1]})", lambda s, rule=rule: s["by_rule"].get(rule, 0)))
@@ -231,6 +287,10 @@ def main():
 
     total = time.monotonic() - t_start
     print_table(summaries)
+    found = sum(s["parsed_kernels"] for s in summaries)
+    checked = sum(s["checked_kernels"] for s in summaries)
+    if found:
+        print(f"\nkernels checked in full: {checked} of {found} ({100 * checked / found:.0f}%)")
     print()
     allr = collections.Counter()
     for s in summaries:
