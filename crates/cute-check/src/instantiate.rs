@@ -1291,7 +1291,10 @@ impl ThreadRun<'_> {
         let seed: BTreeSet<String> = key.1.iter().cloned().collect();
         let names = lane_varying_names(f, self.globals, self.lane_values, seed.clone());
         let stores_attribute = names.iter().any(|n| n.contains('.') && !seed.contains(n));
-        let scope = (!stores_attribute).then(|| std::sync::Arc::new(names));
+        // What the helper returns reaches the caller, whose names were
+        // worked out without looking into the helper (`if lane() < 16`).
+        let returns_lane = returned(&f.body).iter().any(|e| varies_across_lanes(e, &names, self.globals, self.lane_values));
+        let scope = (!stores_attribute && !returns_lane).then(|| std::sync::Arc::new(names));
         self.shared.helper_scopes.insert(key, scope.clone());
         scope
     }
@@ -2361,6 +2364,23 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
         Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
     }
+}
+
+/// The expressions a function's `return` statements give back.
+fn returned(stmts: &[Stmt]) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Return(Some(e)) => out.push(e),
+            StmtKind::If { then, orelse, .. } => {
+                out.extend(returned(then));
+                out.extend(returned(orelse));
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => out.extend(returned(body)),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Names of a kernel or helper that hold a lane-dependent value: `seed` (a

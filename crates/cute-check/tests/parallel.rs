@@ -119,3 +119,53 @@ fn lanes_standing_in_build_the_model_of_every_lane_on_other_code() {
         seen.kernels, seen.stood_in, seen.out_of_time
     );
 }
+
+/// A lane read inside a helper reaches the kernel through the helper's
+/// return value (`lane() < 16` splits the warp into halves); lane 1 must
+/// not stand in for lanes 16 to 30.
+#[test]
+fn a_lane_returned_by_a_helper_keeps_the_lanes_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.jit
+def lane():
+    return cute.arch.lane_idx()
+
+
+@cute.kernel
+def k():
+    bar = cutlass.utils.SmemAllocator().allocate_array(cutlass.Int64, 2)
+    if cute.arch.warp_idx() == 0:
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_init(bar, 1)
+    cute.arch.sync_threads()
+    if lane() < 16:
+        cute.arch.barrier_arrive(barrier_id=1, number_of_threads=64)
+    if lane() >= 16:
+        cute.arch.barrier_arrive(barrier_id=2, number_of_threads=64)
+    cute.arch.mbarrier_wait(bar, 0)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[96, 1, 1])
+";
+    let module = cute_ir::lower_text(text).unwrap();
+    let launches = Launches::of_module(&module);
+    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
+    let launch = launches.of_kernel(&module, kernel);
+    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
+    let run = |stand_ins| {
+        let options = InstantiateOptions { stand_ins, ..SEQUENTIAL };
+        instantiate(&module, kernel, &kept, &launch, &Scenario::new(), &options)
+    };
+    let (every_lane, standing_in) = (run(false), run(true));
+    // Lanes 0 to 15 of each warp register with barrier 1, lanes 16 to 31
+    // with barrier 2.
+    let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
+    assert_eq!((registered(1), registered(2)), (48, 48), "{:?}", every_lane.model.barrier_uses);
+    assert_eq!(every_lane.model, standing_in.model);
+}
