@@ -1,7 +1,8 @@
 //! Where the time of one check goes: for each kernel of the given files,
 //! the median time of every stage of the pipeline (slice, instantiation on
-//! one core and on all of them, exploration, memory-ordering analysis),
-//! over several runs, in the default scenario.
+//! one core with every lane run and with lanes standing in, and on all
+//! cores, exploration, memory-ordering analysis), over several runs, in the
+//! default scenario, and how many threads the instantiation ran.
 //!
 //!   cargo bench -p cute-check --bench stages -- [--runs N] [FILE ...]
 //!
@@ -63,8 +64,10 @@ fn main() {
     if files.is_empty() {
         files = DEFAULT_FILES.iter().map(|f| root.join(f)).filter(|p| p.exists()).collect();
     }
-    println!("| kernel | threads | ops | memory ops | slice | instantiate, 1 core | instantiate | explore | memory ordering |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| kernel | threads | run | ops | memory ops | slice | instantiate, 1 core, every lane | instantiate, 1 core | instantiate | explore | memory ordering |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else {
             eprintln!("cannot read {}", file.display());
@@ -81,6 +84,8 @@ fn main() {
             let (slice_time, kept) = timed(runs, || cute_ir::slice::slice_kernel(&module, kernel, &text).kept_ids());
             let scenario = Scenario::new();
             let one_core = InstantiateOptions { workers: 1, ..Default::default() };
+            let every_lane = InstantiateOptions { stand_ins: false, ..one_core.clone() };
+            let (all_lanes, _) = timed(runs, || instantiate(&module, kernel, &kept, &launch, &scenario, &every_lane));
             let (sequential, _) = timed(runs, || instantiate(&module, kernel, &kept, &launch, &scenario, &one_core));
             let (parallel, inst) = timed(runs, || instantiate(&module, kernel, &kept, &launch, &scenario, &Default::default()));
             let model = inst.model;
@@ -91,12 +96,16 @@ fn main() {
             let (explore_time, _) = timed(runs, || explore(&model, &options));
             let (memory_time, _) = timed(runs, || cute_check::memory::analyze(&model));
             let threads: usize = model.groups.iter().map(|g| g.threads.len()).sum();
+            // Threads run, against all of the model's CTAs (the others were
+            // stood in for by lane 1 of their warp).
+            let run = format!("{} of {}", inst.threads_run, model.ctas * model.threads_per_cta);
             let ops: usize = model.groups.iter().map(|g| g.ops.len() * g.threads.len()).sum();
             let memory_ops: usize = model.memory.iter().map(|t| t.ops.len()).sum();
             let name = format!("{}: `{}`", file.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned()), kernel.display_name());
             println!(
-                "| {name} | {threads} | {ops} | {memory_ops} | {} | {} | {} | {} | {} |",
+                "| {name} | {threads} | {run} | {ops} | {memory_ops} | {} | {} | {} | {} | {} | {} |",
                 ms(slice_time),
+                ms(all_lanes),
                 ms(sequential),
                 ms(parallel),
                 ms(explore_time),
