@@ -1318,10 +1318,12 @@ impl ThreadRun<'_> {
     /// [`Self::note_lane_varying`] for the callee and arguments of a call
     /// that acts (synchronizes, records memory, runs a helper).
     fn note_lane_varying_call(&mut self, call: &Call) {
-        if self.lane_sensitive {
-            return;
-        }
         self.note_lane_varying(&call.func);
+        self.note_lane_varying_arguments(call);
+    }
+
+    /// [`Self::note_lane_varying`] for the arguments of a call.
+    fn note_lane_varying_arguments(&mut self, call: &Call) {
         for a in call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)) {
             self.note_lane_varying(a);
         }
@@ -2196,9 +2198,7 @@ impl CallHandler for ThreadRun<'_> {
             if receiver.is_some() {
                 self.note_lane_varying(&call.func);
             }
-            for a in call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)) {
-                self.note_lane_varying(a);
-            }
+            self.note_lane_varying_arguments(call);
             return v;
         }
         if let Expr::Attr { base, attr } = &call.func {

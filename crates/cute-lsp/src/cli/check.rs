@@ -70,7 +70,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     for p in &problems {
         eprintln!("cute-lsp: {p}");
     }
-    let mut unreadable = problems.len();
+    // Files found but not read (the paths in `problems` were never found).
+    let mut unreadable = 0usize;
     let mut json = Vec::new();
     let mut errors = 0usize;
     let mut total = 0usize;
@@ -94,11 +95,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Format::Human => print_human(&display, &text, &diags),
         }
     });
-    let checked = files.len() + problems.len() - unreadable;
+    let (checked, not_read) = (files.len() - unreadable, problems.len() + unreadable);
     match args.format {
         Format::Json => println!("{}", serde_json::Value::Array(json)),
         Format::Human => {
-            let unread = if unreadable > 0 { format!(", {unreadable} path(s) not read") } else { String::new() };
+            let unread = if not_read > 0 { format!(", {not_read} path(s) not read") } else { String::new() };
             if total == 0 {
                 eprintln!("cute-lsp: {checked} file(s) checked, no findings{unread}");
             } else {
@@ -108,7 +109,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     // A path that could not be read is an error of the run (2) whatever was
     // found in the others.
-    if unreadable > 0 {
+    if not_read > 0 {
         ExitCode::from(2)
     } else if errors > 0 {
         ExitCode::from(1)
