@@ -25,6 +25,7 @@ use cute_syntax::TextRange;
 
 use crate::model::*;
 
+mod lanes;
 mod memory;
 mod parallel;
 
@@ -415,9 +416,8 @@ impl Setup<'_> {
         let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
         let mut total_steps = 0usize;
-        // Lane 0 of the warp being run: where its result is, and its
-        // accesses whose element differs across lanes.
-        let mut warp_lane0: Option<(usize, Vec<(TextRange, usize)>)> = None;
+        // The converged accesses of the warp being run.
+        let mut warp: Option<WarpMemory> = None;
         let mut previous_cta = None;
         let mut stand_in: Option<StandIn> = None;
         for &(cta, tid) in threads {
@@ -489,8 +489,9 @@ impl Setup<'_> {
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
                 structs: HashMap::default(),
-                lane_varying_accesses: Vec::new(),
-                last_lane_regions: Vec::new(),
+                warp_accesses: Vec::new(),
+                lane_regions: Vec::new(),
+                race_points: warp.as_ref().map(|w| w.race_points.clone()).unwrap_or_default(),
                 lane_sensitive: false,
                 uses: Vec::new(),
                 helper_scopes: Vec::new(),
@@ -523,6 +524,7 @@ impl Setup<'_> {
                 && !thread.overflow
                 && thread.ops.is_empty()
                 && thread.memory.is_empty()
+                && thread.lane_regions.is_empty()
                 && thread.op_points.is_empty())
             .then(|| StandIn { cta, warp: tid / 32, steps: thread.steps, uses: std::mem::take(&mut thread.uses) })
             .filter(|_| {
@@ -531,25 +533,35 @@ impl Setup<'_> {
             });
             let memory = std::mem::take(&mut thread.memory);
             let op_points = std::mem::take(&mut thread.op_points);
-            let memory = (!memory.is_empty() || !op_points.is_empty()).then(|| ThreadMemory { thread: (cta, tid), ops: memory, op_points });
+            let memory = (!memory.is_empty() || !op_points.is_empty()).then(|| ThreadMemory {
+                thread: (cta, tid),
+                ops: memory,
+                op_points,
+                lane_races: Vec::new(),
+            });
             if tid % 32 == 0 {
-                warp_lane0 = Some((results.len(), std::mem::take(&mut thread.lane_varying_accesses)));
+                let accesses = std::mem::take(&mut thread.warp_accesses);
+                let buffers = &thread.shared.buffers.list;
+                let ops = memory.as_ref().map_or(&[][..], |m| &m.ops[..]);
+                let own_shared = |b: BufferIx| matches!(buffers[b as usize].space, Space::Shared { cta: c } if c == cta);
+                let race_points = std::rc::Rc::new(lanes::race_points(ops, &accesses, own_shared));
+                warp = Some(WarpMemory { lane0: results.len(), accesses, race_points, lanes: vec![None] });
+            } else if let Some(w) = warp.as_mut() {
+                let lane = (tid % 32) as usize;
+                w.lanes.resize(lane, None);
+                w.lanes.push(Some(std::mem::take(&mut thread.lane_regions)));
             }
-            let last_lane = thread.is_last_lane().then(|| std::mem::take(&mut thread.last_lane_regions));
+            let is_last_lane = thread.is_last_lane();
             results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory, ran: true });
-            if let Some(last) = last_lane {
-                if let Some((at, accesses)) = warp_lane0.take() {
-                    let own = results.last().and_then(|r| r.memory.as_ref());
-                    let own_elements: BTreeSet<(BufferIx, &Region)> = own
-                        .iter()
-                        .flat_map(|m| &m.ops)
-                        .filter_map(|op| match &op.kind {
-                            MemKind::Access { buffer, region, .. } | MemKind::AsyncCopy { buffer, region, .. } => Some((*buffer, region)),
-                            _ => None,
-                        })
-                        .collect();
-                    let own_elements: BTreeSet<(BufferIx, Region)> = own_elements.into_iter().map(|(b, r)| (b, r.clone())).collect();
-                    add_last_lane_elements(&mut results[at], &accesses, last, &own_elements);
+            if is_last_lane {
+                if let Some(WarpMemory { lane0: at, accesses, race_points, lanes }) = warp.take() {
+                    let (lane0, others) = results[at..].split_first_mut().expect("lane 0 ran");
+                    if let Some(memory) = lane0.memory.as_mut() {
+                        memory.lane_races = lanes::lane_races(&memory.ops, &accesses, &race_points, &lanes);
+                        let own: Vec<Option<&ThreadMemory>> =
+                            std::iter::once(None).chain(others.iter().map(|r| r.memory.as_ref())).collect();
+                        lanes::add_lane_elements(memory, &accesses, &race_points, &lanes, &own);
+                    }
                 }
             }
         }
@@ -557,54 +569,15 @@ impl Setup<'_> {
     }
 }
 
-/// A converged warp's access of an element that differs across its lanes
-/// (`buf[tidx + 1]`) is recorded by lane 0 for the warp, at lane 0's
-/// element; the warp's last lane evaluates the same accesses, and where its
-/// element differs it is added next to lane 0's, in the warp's place in the
-/// order. So the two ends of what the warp touches are both seen, and a
-/// neighbour's element that belongs to the next warp (`buf[31 + 1]`) meets
-/// that warp's access. Nothing is added when the two lanes did not meet the
-/// same accesses in the same order, nor for an element the last lane also
-/// accesses on its own (in a branch that splits the warp): the added
-/// element is ordered as lane 0's, and would meet the last lane's own
-/// access of it as another thread's.
-fn add_last_lane_elements(
-    lane0: &mut ThreadResult,
-    accesses: &[(TextRange, usize)],
-    last: Vec<(TextRange, Region)>,
-    own_elements: &BTreeSet<(BufferIx, Region)>,
-) {
-    let Some(memory) = lane0.memory.as_mut() else { return };
-    if accesses.len() != last.len() || accesses.iter().zip(&last).any(|((a, _), (b, _))| a != b) {
-        return;
-    }
-    let mut extra: Vec<(usize, Region)> = Vec::new();
-    for (&(_, index), (_, region)) in accesses.iter().zip(last) {
-        if let Some(MemOp { kind: MemKind::Access { region: own, buffer, .. }, .. }) = memory.ops.get(index) {
-            if *own != region && !own_elements.contains(&(*buffer, region.clone())) {
-                extra.push((index, region));
-            }
-        }
-    }
-    if extra.is_empty() {
-        return;
-    }
-    let mut ops = Vec::with_capacity(memory.ops.len() + extra.len());
-    let mut extra = extra.into_iter().peekable();
-    for (i, op) in std::mem::take(&mut memory.ops).into_iter().enumerate() {
-        let added = match extra.next_if(|(at, _)| *at == i) {
-            Some((_, region)) => match &op.kind {
-                MemKind::Access { buffer, write, .. } => {
-                    Some(MemOp { kind: MemKind::Access { buffer: *buffer, region, write: *write }, ..op.clone() })
-                }
-                _ => None,
-            },
-            None => None,
-        };
-        ops.push(op);
-        ops.extend(added);
-    }
-    memory.ops = ops;
+/// What the lanes of the warp being run leave for their memory accesses to
+/// be compared (see `lanes`).
+struct WarpMemory {
+    /// Where lane 0's result is.
+    lane0: usize,
+    accesses: Vec<lanes::WarpAccess>,
+    race_points: std::rc::Rc<rustc_hash::FxHashSet<lanes::RacePoint>>,
+    /// What each lane reported, by lane (`None`: lane 0, or not run).
+    lanes: Vec<Option<Vec<lanes::LaneRegion>>>,
 }
 
 /// Clusters modelled at most when CTAs synchronize through global memory.
@@ -797,12 +770,17 @@ struct ThreadRun<'a> {
     /// Shared-storage structs allocated so far, by allocation: their
     /// fields' element types (see `cute_ir::layout::STRUCT`).
     structs: HashMap<String, Value>,
-    /// Lane 0 of a converged warp: its accesses whose element differs across
-    /// lanes, as (site, index in `memory`), in order.
-    lane_varying_accesses: Vec<(TextRange, usize)>,
-    /// The warp's last lane: the regions of those same accesses as it would
-    /// touch them (it records nothing itself), in order.
-    last_lane_regions: Vec<(TextRange, Region)>,
+    /// Lane 0 of a converged warp: the accesses of shared memory it made
+    /// for the warp, in order.
+    warp_accesses: Vec<lanes::WarpAccess>,
+    /// The other lanes: the regions they would touch at the accesses whose
+    /// element differs across lanes (they record nothing themselves), in
+    /// order. The last lane reports every such access, the lanes between it
+    /// and lane 0 those at `race_sites`.
+    lane_regions: Vec<lanes::LaneRegion>,
+    /// The accesses where lanes of this thread's warp could race with each
+    /// other, as lane 0 found them (see `lanes::race_points`).
+    race_points: std::rc::Rc<rustc_hash::FxHashSet<lanes::RacePoint>>,
     /// Whether this thread met something through which another lane of its
     /// warp could run differently (see [`StandIn`]).
     lane_sensitive: bool,
@@ -817,6 +795,11 @@ struct ThreadRun<'a> {
 impl ThreadRun<'_> {
     fn lane(&self) -> u32 {
         self.tid % 32
+    }
+
+    /// Where the converged warp is between points that order its lanes.
+    fn stretch(&self) -> lanes::Stretch {
+        self.warp_point
     }
 
     /// Whether this thread is the last lane of its warp (31, or the CTA's
@@ -880,8 +863,15 @@ impl ThreadRun<'_> {
             }
             // Loads and stores only memory ordering needs: a lane that
             // records none (its warp's lane 0 acts for it) skips them; the
-            // last lane runs them for the elements it would touch.
-            if sliced && self.converged() && self.lane() != 0 && !self.is_last_lane() && self.kept.memory_only(s.id) {
+            // last lane runs them for the elements it would touch, and so
+            // do the others where lanes could race (`lanes::race_points`).
+            if sliced
+                && self.converged()
+                && self.lane() != 0
+                && !self.is_last_lane()
+                && self.kept.memory_only(s.id)
+                && !self.race_points.contains(&(s.range, self.stretch()))
+            {
                 continue;
             }
             match self.exec(s, env, sliced) {
@@ -1560,6 +1550,11 @@ impl ThreadRun<'_> {
                         let what = collective_what(api, call, mask);
                         self.partial_collective(site, &what, mask);
                     }
+                }
+                if api == Api::SyncWarp && self.converged() {
+                    // A meeting point of the warp's lanes, counted by each.
+                    self.record_mem(MemKind::WarpSync, site);
+                    self.warp_point += 1;
                 }
                 match api {
                     Api::SyncWarp => Value::None,

@@ -65,6 +65,9 @@ pub enum Repair {
     /// Insert a CTA barrier before `site`, which the kernel statement with
     /// id `stmt` (`MemOp::stmt`) performs.
     InsertBarrierBefore { site: TextRange, stmt: u32 },
+    /// Insert `sync_warp()` before `site`, which the kernel statement with
+    /// id `stmt` performs.
+    InsertWarpSyncBefore { site: TextRange, stmt: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -249,6 +252,7 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     let deadline = std::time::Instant::now() + MAX_TIME;
     let run = Execution::run(model, deadline)?;
     let mut findings = run.findings(model, deadline)?;
+    findings.extend(model.memory.iter().flat_map(|t| t.lane_races.iter().filter_map(|race| lane_race(model, t, race))));
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));
     Ok(findings)
@@ -403,6 +407,18 @@ impl<'m> Execution<'m> {
         if let Some(m) = mem_due {
             if !self.meet_warp(a, m.warp_point) {
                 return false;
+            }
+            if matches!(m.kind, MemKind::WarpSync) {
+                // Like a converged operation, without one: lane 0 gathers
+                // its lanes, and the lanes after it start from what it knows.
+                if !self.gather_lanes(a, m.warp_point) {
+                    return false;
+                }
+                let actor = &mut self.actors[a];
+                actor.next_mem += 1;
+                let snapshot = (Rc::from(&actor.ctl[..]), Rc::from(&actor.mmo[..]));
+                actor.snapshots.push(snapshot);
+                return true;
             }
             return self.mem_step(a, m.clone(), model, barriers, counters, next_async);
         }
@@ -719,6 +735,8 @@ impl<'m> Execution<'m> {
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
             }
+            // A meeting point of the warp, taken in `step`.
+            MemKind::WarpSync => {}
         }
         self.record(a, m, async_id)
     }
@@ -978,6 +996,37 @@ impl<'m> Execution<'m> {
         // a second buffer or barrier has to protect.
         let writes = |e: &Event| region_and_write(&e.kind).is_some_and(|(_, w)| w);
         let (other, at) = if writes(e2) { (e1, e2) } else { (e2, e1) };
+        let (t1, t2) = (self.actors[e1.actor].thread, self.actors[e2.actor].thread);
+        if !remote && t1.1 / 32 == t2.1 / 32 {
+            // Two lanes of one warp (one of them in a branch that splits
+            // it): a `sync_warp` of the whole warp orders them, before the
+            // branch that holds the later access.
+            let element = match region_and_write(&at.kind).map(|(r, _)| r.element.clone()) {
+                Some(Element::At(at)) => format!("[{}]", at.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+                _ => String::new(),
+            };
+            // Lane 0 on its own is a thread, not its warp.
+            let who = |e: &Event| match self.actors[e.actor].thread {
+                (cta, tid) if tid % 32 == 0 && !self.actors[e.actor].mem[e.index].converged => describe_thread(cta, tid, model.ctas),
+                _ => self.who(model, e.actor),
+            };
+            let describe = |e: &Event| format!("{} {} `{name}{element}`", who(e), if writes(e) { "writes" } else { "reads" });
+            let (earlier, later) = if e1.stmt <= e2.stmt { (e1, e2) } else { (e2, e1) };
+            return Some(MemoryFinding {
+                rule: MemoryRule::SmemRace,
+                site: at.site,
+                message: format!(
+                    "{} while {}, lanes of the same warp: lanes of a warp do not run in lock-step, and no `sync_warp()` or barrier orders the two",
+                    describe(at),
+                    describe(other)
+                ),
+                steps: vec![
+                    (earlier.site, describe(earlier)),
+                    (later.site, format!("{}, with no `sync_warp()` or barrier since the access above", describe(later))),
+                ],
+                repair: Repair::InsertWarpSyncBefore { site: later.site, stmt: later.stmt },
+            });
+        }
         Some(MemoryFinding {
             rule: if remote { MemoryRule::DsmemRace } else { MemoryRule::SmemRace },
             site: at.site,
@@ -1241,6 +1290,45 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(u
     }
     pairs.sort_unstable();
     pairs
+}
+
+/// A race between two lanes of one converged warp (see [`LaneRace`]),
+/// reported at the write. The repair puts a `sync_warp` before the later
+/// access, when the two are separate statements.
+fn lane_race(model: &Model, lane0: &ThreadMemory, race: &LaneRace) -> Option<MemoryFinding> {
+    let (first, second) = (lane0.ops.get(race.first as usize)?, lane0.ops.get(race.second as usize)?);
+    let (MemKind::Access { buffer, write: first_writes, .. }, MemKind::Access { write: second_writes, .. }) = (&first.kind, &second.kind) else {
+        return None;
+    };
+    let name = &model.buffers[*buffer as usize].name;
+    let (cta, lane0_tid) = lane0.thread;
+    let element = race.element.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    let describe = |lane: u32, writes: bool| {
+        let does = if writes { "writes" } else { "reads" };
+        format!("{} {does} `{name}[{element}]`", describe_thread(cta, lane0_tid + lane, model.ctas))
+    };
+    let (first_said, second_said) = (describe(race.first_lane, *first_writes), describe(race.second_lane, *second_writes));
+    // Reported at the write.
+    let (at, said, other_said) = if *second_writes { (second, &second_said, &first_said) } else { (first, &first_said, &second_said) };
+    // Within one statement (`buf[lane] = buf[lane ^ 1]`) there is no place
+    // for the `sync_warp`: the load has to move to a statement of its own.
+    let repair = if first.stmt != second.stmt {
+        Repair::InsertWarpSyncBefore { site: second.site, stmt: second.stmt }
+    } else {
+        Repair::None
+    };
+    Some(MemoryFinding {
+        rule: MemoryRule::SmemRace,
+        site: at.site,
+        message: format!(
+            "{said} while {other_said}, lanes of the same warp: lanes of a warp do not run in lock-step, and no `sync_warp()` or barrier orders the two"
+        ),
+        steps: vec![
+            (first.site, first_said.clone()),
+            (second.site, format!("{second_said}, with no `sync_warp()` or barrier since the access above")),
+        ],
+        repair,
+    })
 }
 
 fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {

@@ -120,6 +120,15 @@ pub fn describe_threads(threads: &[(u32, u32)], ctas: u32) -> String {
     parts.join(", ")
 }
 
+/// One thread, for messages: "thread 5", "thread 5 of CTA 1".
+pub fn describe_thread(cta: u32, tid: u32, ctas: u32) -> String {
+    if ctas > 1 {
+        format!("thread {tid} of CTA {cta}")
+    } else {
+        format!("thread {tid}")
+    }
+}
+
 fn ranges(ids: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
@@ -439,6 +448,10 @@ pub enum MemKind {
     /// `fence.proxy.async`: orders the thread's generic accesses before its
     /// later async-proxy operations (and the barriers that follow).
     ProxyFence,
+    /// `sync_warp()` by a converged warp: a meeting point of its lanes, one
+    /// of the warp's converged points (see [`WarpPoint`]), that orders what
+    /// each lane did before it before what any lane does after it.
+    WarpSync,
     /// `fence.acq_rel` at a scope.
     Fence { scope: Scope },
     /// An atomic or a store to a synchronization variable.
@@ -480,6 +493,9 @@ pub struct MemOp {
     /// a helper: its place in the program, wherever the helper's `site` is
     /// (statement ids grow in text order).
     pub stmt: u32,
+    /// Whether a converged warp performs it through its lane 0, rather than
+    /// the thread on its own (in a branch that splits its warp).
+    pub converged: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -490,6 +506,25 @@ pub struct ThreadMemory {
     /// For each synchronization operation of the thread's group, where it
     /// stands among its warp's converged operations.
     pub op_points: Vec<WarpPoint>,
+    /// For lane 0 of a converged warp: accesses of its lanes to a common
+    /// element of shared memory that nothing orders (see [`LaneRace`]).
+    pub lane_races: Vec<LaneRace>,
+}
+
+/// Two lanes of one converged warp that touch a common element of shared
+/// memory, one writing and one reading, with no warp or CTA barrier between
+/// the two accesses. Lanes of a warp do not run in lock-step (independent
+/// thread scheduling): only `sync_warp` or a barrier orders them. The
+/// accesses are lane 0's memory operations that stand for the warp's, by
+/// index in [`ThreadMemory::ops`]; the lanes are lanes of that warp.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LaneRace {
+    pub first: u32,
+    pub first_lane: u32,
+    pub second: u32,
+    pub second_lane: u32,
+    /// The element both touch.
+    pub element: Vec<i64>,
 }
 
 /// In converged code lane 0 performs the warp's synchronization for all

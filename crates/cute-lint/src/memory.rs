@@ -165,6 +165,19 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             let edit = set_keyword(ctx, *call, "scope", &format!("\"{}\"", scope.name()))?;
             Some(Fix { title: format!("Use `scope=\"{}\"`", scope.name()), edits: vec![edit] })
         }
+        Repair::InsertWarpSyncBefore { site, stmt } => {
+            // Before the kernel statement of the later access, and before
+            // the branches on the lane around it: the whole warp must take
+            // the `sync_warp` (under `if lane < 16:` it would hang).
+            let kernel = ctx.kernel.range;
+            let site = if kernel.start <= site.start && site.end <= kernel.end { *site } else { ctx.kernel_statement(*stmt)?.range };
+            let at = outside_thread_branches(ctx, site)?;
+            let prefix = ctx.arch_prefix(site);
+            Some(Fix {
+                title: "Insert `sync_warp()` between the two accesses".to_string(),
+                edits: vec![insert_line_before(ctx, at, &format!("{prefix}.sync_warp()"))],
+            })
+        }
         Repair::InsertBarrierBefore { site, stmt } => {
             // In the kernel: a release made in a helper gets its barrier
             // before the kernel statement that calls it.
@@ -174,22 +187,31 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             // inside `if tidx == 0:` would hang the other threads), through
             // `with elect_one()` blocks; inside branches every thread of the
             // CTA takes alike (`if bidx == 0:`).
-            let (_, chain) = ctx.ancestors(site)?;
-            let mut at = *chain.last()?;
-            for s in chain.iter().rev().skip(1) {
-                match &s.kind {
-                    StmtKind::With { .. } => {}
-                    StmtKind::If { cond, .. } if ctx.varies_across_threads(cond) => at = s,
-                    _ => break,
-                }
-            }
+            let at = outside_thread_branches(ctx, site)?;
             let prefix = ctx.arch_prefix(site);
             Some(Fix {
                 title: "Insert a CTA barrier before the release".to_string(),
-                edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.sync_threads()"))],
+                edits: vec![insert_line_before(ctx, at, &format!("{prefix}.sync_threads()"))],
             })
         }
     }
+}
+
+/// The statement holding `site`, or the outermost of the branches on the
+/// thread or lane (`if tidx == 0:`) and `with elect_one()` blocks right
+/// around it: where a barrier every thread must take can go. Branches that
+/// every thread takes alike (`if bidx == 0:`) are left around it.
+fn outside_thread_branches(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
+    let (_, chain) = ctx.ancestors(site)?;
+    let mut at = *chain.last()?;
+    for s in chain.iter().rev().skip(1) {
+        match &s.kind {
+            StmtKind::With { .. } => {}
+            StmtKind::If { cond, .. } if ctx.varies_across_threads(cond) => at = s,
+            _ => break,
+        }
+    }
+    Some(at.range)
 }
 
 /// An edit giving the call at `site` the keyword argument `name=value`,

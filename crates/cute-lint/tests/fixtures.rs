@@ -127,12 +127,16 @@ fn quick_fixes_remove_their_diagnostic() {
     let mut fixed = 0;
     for f in python_files(&root().join("tests/fixtures")) {
         let text = std::fs::read_to_string(&f).unwrap();
-        for d in analyze_text(&text, &AnalysisOptions::default()) {
+        let found = analyze_text(&text, &AnalysisOptions::default());
+        for d in &found {
+            // With several findings of the rule in the file, the one fixed
+            // must go (the others stay); with one, the rule must.
+            let of_the_rule = found.iter().filter(|o| o.name == d.name).count();
             for fix in &d.fixes {
                 let after = apply(&text, fix);
                 let again = analyze_text(&after, &AnalysisOptions::default());
                 assert!(
-                    !again.iter().any(|a| a.name == d.name),
+                    !again.iter().any(|a| a.name == d.name && (of_the_rule == 1 || a.message == d.message)),
                     "{}: fix `{}` leaves {:?}\n--- fixed text ---\n{after}",
                     f.display(),
                     fix.title,

@@ -17,7 +17,7 @@ use cute_ir::eval::{eval, Env, GmemRef, SmemRef, Value};
 use cute_ir::layout::Tile;
 use cute_syntax::TextRange;
 
-use super::ThreadRun;
+use super::{lanes, ThreadRun};
 use crate::model::*;
 
 /// Buffers by identity: (space tag, name, CTA for shared memory).
@@ -90,7 +90,8 @@ impl ThreadRun<'_> {
         let after = self.ops.len() as u32;
         let warp_point = self.warp_point;
         let stmt = self.kernel_stmt;
-        self.memory.push(MemOp { after, warp_point, kind, site, stmt });
+        let converged = self.converged();
+        self.memory.push(MemOp { after, warp_point, kind, site, stmt, converged });
     }
 
     /// The buffer a value points into, and the stage of its view.
@@ -148,10 +149,17 @@ impl ThreadRun<'_> {
             return;
         }
         // An element that differs across the lanes of a converged warp is
-        // recorded by lane 0 and the last lane alone (see below); the lanes
-        // between record nothing, and skip evaluating it. The buffer does not
-        // vary across lanes, so lane 0 has already named it.
-        if self.converged() && self.lane() != 0 && !self.is_last_lane() && self.is_lane_varying(index) && !self.is_lane_varying(base) {
+        // recorded by lane 0 and the last lane (see below); the lanes
+        // between skip evaluating it unless lane 0 found that lanes could
+        // race on it (`lanes::race_sites`). The buffer does not vary across
+        // lanes, so lane 0 has already named it.
+        if self.converged()
+            && self.lane() != 0
+            && !self.is_last_lane()
+            && !self.race_points.contains(&(site, self.stretch()))
+            && self.is_lane_varying(index)
+            && !self.is_lane_varying(base)
+        {
             return;
         }
         let b = eval(base, env, self);
@@ -171,21 +179,24 @@ impl ThreadRun<'_> {
             region.stage = stage;
         }
         // An element that differs across the lanes of a converged warp:
-        // lane 0 records it for the warp and the last lane says where its
-        // own is (see `add_last_lane_elements`).
-        if self.converged() && self.is_lane_varying(index) {
-            if self.lane() == 0 {
-                let before = self.memory.len();
-                self.record_mem(MemKind::Access { buffer, region, write }, site);
-                if self.memory.len() > before {
-                    self.lane_varying_accesses.push((site, before));
-                }
-            } else if self.is_last_lane() {
-                self.last_lane_regions.push((site, region));
-            }
+        // lane 0 records it for the warp, and the other lanes that evaluate
+        // it say where their own is (see `lanes`).
+        let converged = self.converged();
+        let varying = converged && self.is_lane_varying(index);
+        if varying && self.lane() != 0 {
+            self.lane_regions.push((site, self.stretch(), buffer, region));
             return;
         }
+        let before = self.memory.len();
         self.record_mem(MemKind::Access { buffer, region, write }, site);
+        if self.lane() == 0 && self.memory.len() > before {
+            let lanes = match (converged, varying) {
+                (false, _) => lanes::Lanes::Own,
+                (true, true) => lanes::Lanes::Each,
+                (true, false) => lanes::Lanes::All,
+            };
+            self.warp_accesses.push(lanes::WarpAccess { site, stretch: self.stretch(), index: before, lanes });
+        }
     }
 
     /// `cute.copy(atom, src, dst, ...)`: a TMA load when it names the barrier

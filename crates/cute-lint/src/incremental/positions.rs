@@ -221,7 +221,7 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *barrier = r.range(*barrier);
         }
         Repair::InsertProxyFenceBefore { site } => *site = r.range(*site),
-        Repair::InsertBarrierBefore { site, stmt } => {
+        Repair::InsertBarrierBefore { site, stmt } | Repair::InsertWarpSyncBefore { site, stmt } => {
             *site = r.range(*site);
             *stmt = r.id(*stmt);
         }
