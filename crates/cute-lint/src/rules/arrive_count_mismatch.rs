@@ -125,21 +125,22 @@ pub fn diagnostic(
 ) -> crate::Diagnostic {
     let name = model.barriers[m.bar as usize].display(model.ctas);
     let per_phase = if m.arrivals.is_multiple_of(m.phases as u64) {
-        format!("{} arrive per phase", m.arrivals / m.phases as u64)
+        let n = m.arrivals / m.phases as u64;
+        format!("{n} {} per phase", if n == 1 { "arrives" } else { "arrive" })
     } else {
         format!("{} arrivals are made over its {} phases", m.arrivals, m.phases)
     };
     let mut related: Vec<Related> = m
         .contributions
         .iter()
-        .map(|(site, n, who)| Related { range: *site, message: format!("{n} arrivals per phase here ({who})") })
+        .map(|(site, n, who)| Related { range: *site, message: format!("{} per phase here ({who})", arrivals(*n as u64)) })
         .collect();
     related.extend(trace);
     let fixes = if m.arrivals.is_multiple_of(m.phases as u64) && m.arrivals > 0 {
         count_argument(ctx, m.init_site)
             .map(|range| {
                 vec![Fix {
-                    title: format!("initialise {name} with {} arrivals", m.arrivals / m.phases as u64),
+                    title: format!("initialise {name} with {}", arrivals(m.arrivals / m.phases as u64)),
                     edits: vec![Edit { range, new_text: (m.arrivals / m.phases as u64).to_string() }],
                 }]
             })
@@ -152,12 +153,12 @@ pub fn diagnostic(
         name: RULE.name,
         severity,
         message: format!(
-            "`{}`: {name} is initialised for {} arrivals per phase, but {per_phase}",
+            "`{}`: {name} is initialised for {} per phase, but {per_phase}",
             ctx.kernel.display_name(),
-            m.expected
+            arrivals(m.expected as u64)
         ),
         range: m.init_site,
-        label: format!("expects {} arrivals per phase", m.expected),
+        label: format!("expects {} per phase", arrivals(m.expected as u64)),
         related,
         notes,
         help: Some("make the init count equal the arrivals of one phase on every path".to_string()),
@@ -169,4 +170,13 @@ pub fn diagnostic(
 /// (second positional argument, or `cnt=` / `expected=`).
 fn count_argument(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
     ctx.argument_range(site, &["cnt", "expected", "count"], 1)
+}
+
+/// "1 arrival", "32 arrivals".
+fn arrivals(n: u64) -> String {
+    if n == 1 {
+        "1 arrival".to_string()
+    } else {
+        format!("{n} arrivals")
+    }
 }

@@ -103,13 +103,13 @@ pub fn diagnostic(
         )
     } else if d.cta_wide {
         format!(
-            "`{call}` is a CTA-wide barrier: all {} threads of the CTA must reach it together, but {missing} {} not (only {reached} do)",
+            "`{call}` is a CTA-wide barrier: all {} threads of the CTA must reach it together, but {missing} {} not (it is reached only by {reached})",
             model.threads_per_cta,
             if d.missing.len() == 1 { "does" } else { "do" }
         )
     } else {
         format!(
-            "`{call}` on {} is aligned: every lane of a warp must execute it together, but {missing} {} not (only {reached} do)",
+            "`{call}` on {} is aligned: every lane of a warp must execute it together, but {missing} {} not (it is reached only by {reached})",
             barrier_name(model, d.cta, d.id),
             if d.missing.len() == 1 { "does" } else { "do" }
         )
