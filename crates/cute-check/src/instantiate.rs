@@ -992,7 +992,6 @@ impl ThreadRun<'_> {
                 }
             }
             StmtKind::While { cond, body } => {
-                self.note_lane_varying(cond);
                 // A spin loop on a synchronization variable is one blocking
                 // read: the thread goes on once the value satisfies the exit
                 // condition.
@@ -1018,6 +1017,7 @@ impl ThreadRun<'_> {
                 let mut iterations = 0;
                 loop {
                     let c = eval(cond, env, self);
+                    self.note_lane_varying_condition(cond, &c, env);
                     let go = match c.as_bool() {
                         Some(b) => b,
                         None => {
@@ -1207,6 +1207,25 @@ impl ThreadRun<'_> {
             return;
         }
         self.lane_sensitive = self.varies_here(e);
+    }
+
+    /// [`Self::note_lane_varying`] for a loop condition that evaluated to
+    /// `value`. A comparison with an operand that is the same unknown in
+    /// every lane (`i < n`, `n` known only at run time) is unknown in every
+    /// lane, whatever the other operand: all lanes then take the same
+    /// bounded exploration, and the condition cannot set them apart.
+    fn note_lane_varying_condition(&mut self, cond: &Expr, value: &Value, env: &Env) {
+        if self.lane_sensitive || self.lane() != 1 {
+            return;
+        }
+        if let (Expr::Compare { lhs, rhs, .. }, None) = (cond, value.as_bool()) {
+            for operand in [lhs, rhs] {
+                if !self.varies_here(operand) && matches!(eval(operand, env, self), Value::Unknown(_)) {
+                    return;
+                }
+            }
+        }
+        self.note_lane_varying(cond);
     }
 
     /// Whether the value of `e` can differ between lanes, in the kernel or
