@@ -220,7 +220,7 @@ impl ThreadRun<'_> {
                     Some(Expr::Subscript { base, .. }) => base.dotted().unwrap_or_else(|| name(2)),
                     _ => name(2),
                 };
-                let bytes = copy_bytes(dst, &dst_name, kwargs);
+                let bytes = copy_bytes(dst, &dst_name, kwargs, self.ctas);
                 self.record_mem(MemKind::CopyTx { barrier: b, bytes }, site);
             }
             if let Some((buffer, stage)) = self.buffer_of(dst, &name(2)) {
@@ -513,17 +513,23 @@ impl ThreadRun<'_> {
 }
 
 /// The bytes a TMA load delivers to its barrier: its destination's
-/// elements, when the destination's element type and shape are known and
-/// the copy is not multicast (then every CTA of the mask receives them).
-fn copy_bytes(dst: &Value, dst_name: &str, kwargs: &[(String, Value)]) -> TxBytes {
+/// elements, when the destination's element type and shape are known. A
+/// copy multicast to several CTAs (`mcast_mask`) delivers to every CTA of
+/// the mask, which is not modelled; in a cluster of one CTA the mask can
+/// only name that CTA, and the copy is a plain one.
+fn copy_bytes(dst: &Value, dst_name: &str, kwargs: &[(String, Value)], cluster_ctas: u32) -> TxBytes {
     let unknown = |how: String| TxBytes { value: None, lanes: 1, how };
-    if kwargs.iter().any(|(k, v)| k == "mcast_mask" && !matches!(v, Value::None | Value::Int(0))) {
+    let multicast = kwargs.iter().any(|(k, v)| k == "mcast_mask" && !matches!(v, Value::None | Value::Int(0)));
+    if multicast && cluster_ctas > 1 {
         return unknown("the copy is multicast (`mcast_mask`) and the bytes each CTA receives are not modelled".to_string());
     }
+    let only_cta = if multicast { ", multicast to the one CTA of its cluster" } else { "" };
     match dst {
-        Value::Smem(SmemRef { tile: Some(t), .. }) => {
-            TxBytes { value: Some(t.bytes() as u64), lanes: 1, how: format!("{} in its destination `{dst_name}`", t.describe()) }
-        }
+        Value::Smem(SmemRef { tile: Some(t), .. }) => TxBytes {
+            value: Some(t.bytes() as u64),
+            lanes: 1,
+            how: format!("{} in its destination `{dst_name}`{only_cta}", t.describe()),
+        },
         _ => unknown(format!("the element type or shape of its destination `{dst_name}` is not known statically")),
     }
 }
