@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap as HashMap;
 
 use cute_ir::api::{self, Api};
-use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
+use cute_ir::ast::{BinOp, Call, Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
 use cute_ir::eval::{self, assign, eval, CallHandler, Env, SmemRef, Value};
 use cute_ir::launch::Launch;
 use cute_ir::Module;
@@ -28,6 +28,10 @@ use crate::model::*;
 mod lanes;
 mod memory;
 mod parallel;
+
+/// What the counter of a loop whose trip count is not known holds: a
+/// condition on it is open, and is decided alike in every iteration.
+pub const UNKNOWN_LOOP_COUNTER: &str = "a loop counter";
 
 #[derive(Clone, Debug)]
 pub struct InstantiateOptions {
@@ -248,6 +252,7 @@ pub fn instantiate(
         })
         .collect();
     model.partial_warp_collectives = partial_warp_collectives(shared.partial_warp, model.threads_per_cta);
+    model.stale_tokens = shared.stale_tokens.into_values().collect();
     Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run }
 }
 
@@ -401,6 +406,7 @@ impl Setup<'_> {
             unresolved: BTreeSet::new(),
             bounded: false,
             partial_warp: BTreeMap::new(),
+            stale_tokens: BTreeMap::new(),
             barrier_uses: BTreeMap::new(),
             deadline: self.deadline,
             out_of_time: false,
@@ -674,6 +680,8 @@ struct Shared {
     /// operation is and, per (cta, thread), how many times the thread
     /// reached it that way and the member masks it named.
     partial_warp: BTreeMap<TextRange, (String, BTreeMap<(u32, u32), (u32, u32)>)>,
+    /// Waits handed a token of another stage or phase, by the wait's site.
+    stale_tokens: BTreeMap<TextRange, StaleToken>,
     /// (cta, id, site, round, count, sync, aligned, cta_wide) -> threads,
     /// for [`BarrierUse`].
     barrier_uses: BTreeMap<UseKey, Vec<u32>>,
@@ -976,7 +984,17 @@ impl ThreadRun<'_> {
                             "{why} is not known statically: the loop is explored for {} iterations",
                             self.options.unknown_trip_count
                         ));
-                        (0..self.options.unknown_trip_count).map(|_| Value::unknown("a loop counter")).collect()
+                        let trips = match self.trips_off_the_unknown_count(iter, env) {
+                            Some(offset) if offset != 0 => {
+                                self.shared.notes.insert(
+                                    "a loop whose bound is an unknown count minus or plus a constant (`range(n - 1)`) is explored for that many fewer or more iterations"
+                                        .to_string(),
+                                );
+                                (self.options.unknown_trip_count as i64 + offset).max(0) as usize
+                            }
+                            _ => self.options.unknown_trip_count as usize,
+                        };
+                        (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect()
                     }
                 };
                 for v in values {
@@ -1207,6 +1225,48 @@ impl ThreadRun<'_> {
             return;
         }
         self.lane_sensitive = self.varies_here(e);
+    }
+
+    /// For `range(stop)` / `range(start, stop)` (`cutlass.range` too) whose
+    /// stop is an unknown count plus or minus constants (`k_tiles - 1`) and
+    /// whose start is a known integer: the iterations it runs beyond or
+    /// short of the unknown count. Every unknown count is explored as the
+    /// same number, so loops over `k_tiles` and over `k_tiles - 1` (a
+    /// consumer that waits once before its loop and once per iteration of
+    /// it) keep the difference the code has.
+    fn trips_off_the_unknown_count(&mut self, iter: &Expr, env: &Env) -> Option<i64> {
+        let Expr::Call(call) = iter else { return None };
+        if call.dotted_name()? != "range" || call.args.len() > 3 || call.args.is_empty() {
+            return None;
+        }
+        if let Some(step) = call.args.get(2) {
+            if eval(step, env, self).as_int() != Some(1) {
+                return None;
+            }
+        }
+        let (start, stop) = match call.args.as_slice() {
+            [stop] => (0, stop),
+            [start, stop, ..] => (eval(start, env, self).as_int()?, stop),
+            _ => return None,
+        };
+        let mut offset = 0i64;
+        let mut base = stop;
+        loop {
+            match base {
+                Expr::Binary { op: BinOp::Add, lhs, rhs } if matches!(**rhs, Expr::Int(_)) => {
+                    let Expr::Int(c) = **rhs else { unreachable!() };
+                    offset += c;
+                    base = lhs;
+                }
+                Expr::Binary { op: BinOp::Sub, lhs, rhs } if matches!(**rhs, Expr::Int(_)) => {
+                    let Expr::Int(c) = **rhs else { unreachable!() };
+                    offset -= c;
+                    base = lhs;
+                }
+                _ => break,
+            }
+        }
+        matches!(eval(base, env, self), Value::Unknown(_)).then_some(offset - start)
     }
 
     /// [`Self::note_lane_varying`] for a loop condition that evaluated to
@@ -1974,6 +2034,10 @@ impl ThreadRun<'_> {
                 let b = self.ring_barrier(&bar, "");
                 self.push(OpKind::Wait { bar: b, parity: (phase & 1) as u8 }, site);
                 Value::None
+            }
+            Action::StaleToken { bar, phase, token_site, tested, waited } => {
+                self.shared.stale_tokens.entry(site).or_insert(StaleToken { site, token_site, tested, waited });
+                self.run_pipeline_action(Action::Wait { bar, phase }, site)
             }
             Action::Arrive { bar } => {
                 let b = self.ring_barrier(&bar, "");

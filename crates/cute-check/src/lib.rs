@@ -17,5 +17,5 @@ pub mod semantics;
 pub mod trace;
 
 pub use explore::{explore, Budget, ExploreOptions, Outcome, Verdict};
-pub use instantiate::{instantiate, InstantiateOptions, Instantiated, OpenCondition, Scenario};
+pub use instantiate::{instantiate, InstantiateOptions, Instantiated, OpenCondition, Scenario, UNKNOWN_LOOP_COUNTER};
 pub use model::Model;

@@ -120,6 +120,23 @@ pub fn describe_threads(threads: &[(u32, u32)], ctas: u32) -> String {
     parts.join(", ")
 }
 
+/// `consumer_wait(state, token)` whose token tested another stage or phase
+/// than the one it waits for. The package skips the wait when the token is
+/// true, and a token of a phase that has completed (the stage just
+/// consumed, tested before `advance()`) is true: the wait can then pass
+/// without its phase completing. The wait itself is modelled as made, so
+/// that this is reported once, here, rather than through its consequences.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StaleToken {
+    /// The wait.
+    pub site: TextRange,
+    /// The `consumer_try_wait` that made the token.
+    pub token_site: TextRange,
+    /// What the token tested and what the wait is for ("stage 0, phase 0").
+    pub tested: String,
+    pub waited: String,
+}
+
 /// One thread, for messages: "thread 5", "thread 5 of CTA 1".
 pub fn describe_thread(cta: u32, tid: u32, ctas: u32) -> String {
     if ctas > 1 {
@@ -185,6 +202,9 @@ pub struct Model {
     /// votes and warp reductions in a branch that splits the warp, with the
     /// default member mask or a known one.
     pub partial_warp_collectives: Vec<(TextRange, String, u32, Vec<u32>, Vec<u32>)>,
+    /// Pipeline waits handed the try-wait token of another stage or phase
+    /// (see [`StaleToken`]).
+    pub stale_tokens: Vec<StaleToken>,
     /// CTAs per cluster (`ctas` counts every modelled CTA; more than one
     /// cluster is modelled when CTAs synchronize through global memory).
     pub cluster_ctas: u32,
@@ -574,6 +594,7 @@ impl Model {
             block_assumed: self.block_assumed,
             unresolved: Vec::new(),
             partial_warp_collectives: Vec::new(),
+            stale_tokens: Vec::new(),
             cluster_ctas: self.cluster_ctas,
             buffers: Vec::new(),
             memory: Vec::new(),

@@ -38,6 +38,7 @@ use std::collections::BTreeMap;
 
 use cute_ir::ast::{Call, Expr};
 use cute_ir::eval::{Object, SmemRef, Value};
+use cute_syntax::TextRange;
 
 /// Which pipeline class an object is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +114,11 @@ pub const PARTICIPANT: &str = "PipelineParticipant";
 /// The handle `acquire`/`wait` return: `pipeline`, `producer`, `state`.
 pub const HANDLE: &str = "PipelineHandle";
 
+/// What `consumer_try_wait` / `producer_try_acquire` return: whether the
+/// phase of the stage they test had completed (known only at run time), with
+/// that stage's barrier and phase.
+const TOKEN: &str = cute_ir::eval::RUNTIME_VALUE;
+
 /// What a `cutlass.pipeline` call means for the thread that makes it.
 pub enum Action {
     /// A plain value (a group, a state, a pipeline object).
@@ -132,6 +138,9 @@ pub enum Action {
     WaitThenArriveOneLane { wait: SmemRef, phase: i64, arrive: SmemRef, bytes: Value },
     /// `producer_tail`: one acquire per stage, advancing the state.
     Tail { waits: Vec<(SmemRef, i64)> },
+    /// A wait handed the try-wait token of another stage or phase (see
+    /// `model::StaleToken`): the wait, made, and what to report.
+    StaleToken { bar: SmemRef, phase: i64, token_site: TextRange, tested: String, waited: String },
     Nothing,
     Unsupported(String),
     /// A pipeline method called on something that is not a pipeline this
@@ -342,8 +351,75 @@ pub fn action(
                 return Action::NotAPipeline(call.func.dotted().unwrap_or(method.to_string()));
             };
             let state = args.first().cloned().unwrap_or(Value::None);
-            stage_action(pipe, method, &state)
+            if matches!(method, "consumer_try_wait" | "producer_try_acquire") {
+                return try_wait(pipe, method, &state, call.range);
+            }
+            let token = args.get(1).or_else(|| kwarg(kwargs, "try_wait_token")).or_else(|| kwarg(kwargs, "try_acquire_token"));
+            match token {
+                Some(token) => with_token(pipe, method, &state, token),
+                None => stage_action(pipe, method, &state),
+            }
         }
+    }
+}
+
+/// `consumer_try_wait(state)` / `producer_try_acquire(state)`: a test of
+/// the stage's phase that does not block. Its token remembers the stage and
+/// phase it tested, and where it was made (see `with_token`).
+fn try_wait(pipe: &Value, method: &str, state: &Value, site: TextRange) -> Action {
+    let which = if method == "consumer_try_wait" { "full" } else { "empty" };
+    Action::Value(match stage_barrier(pipe, which, state) {
+        Some((bar, phase)) => obj(
+            TOKEN,
+            &[
+                ("barrier", Value::Smem(bar)),
+                ("phase", Value::Int(phase)),
+                ("site", Value::Tuple(vec![Value::Int(site.start as i64), Value::Int(site.end as i64)])),
+            ],
+        ),
+        None => Value::unknown("whether the stage's phase has completed (a try-wait token)"),
+    })
+}
+
+/// `consumer_wait(state, token)` / `producer_acquire(state, token)`: the
+/// package skips the wait when the token is true, that is when the phase it
+/// tested had completed. A token of this very stage and phase skips only a
+/// wait that would pass at once, so the wait is modelled. A token of another
+/// stage or phase (taken before the state advanced, or of another state)
+/// can be true while this phase is still open: that is reported
+/// (`Action::StaleToken`).
+fn with_token(pipe: &Value, method: &str, state: &Value, token: &Value) -> Action {
+    let which = match method {
+        "consumer_wait" => "full",
+        "producer_acquire" => "empty",
+        _ => return stage_action(pipe, method, state),
+    };
+    let (Some(Value::Smem(tested)), Some(tested_phase), Some(Value::Tuple(site))) =
+        (attr(token, "barrier"), attr(token, "phase").and_then(|p| p.as_int()), attr(token, "site"))
+    else {
+        return stage_action(pipe, method, state);
+    };
+    let Some((bar, phase)) = stage_barrier(pipe, which, state) else { return stage_action(pipe, method, state) };
+    if bar == tested && phase == tested_phase {
+        return stage_action(pipe, method, state);
+    }
+    if method == "producer_acquire" {
+        return Action::Unsupported("`producer_acquire` with the try-acquire token of another stage or phase".to_string());
+    }
+    let base = match attr(pipe, which) {
+        Some(Value::Smem(b)) => b.offset,
+        _ => bar.offset,
+    };
+    let token_site = match site.as_slice() {
+        [start, end] => TextRange { start: start.as_int().unwrap_or(0) as u32, end: end.as_int().unwrap_or(0) as u32 },
+        _ => TextRange { start: 0, end: 0 },
+    };
+    Action::StaleToken {
+        tested: format!("stage {}, phase {}", tested.offset - base, tested_phase),
+        waited: format!("stage {}, phase {}", bar.offset - base, phase),
+        bar,
+        phase,
+        token_site,
     }
 }
 

@@ -54,6 +54,11 @@ pub struct Object {
     pub attrs: BTreeMap<String, Value>,
 }
 
+/// The class of objects that stand for a value known only at run time whose
+/// origin the model follows (the token of a pipeline's try-wait): unlike
+/// other objects, their truth and comparisons are not known.
+pub const RUNTIME_VALUE: &str = "RuntimeValue";
+
 /// The class of a `cutlass.pipeline.NamedBarrier(barrier_id, num_threads)`.
 pub const NAMED_BARRIER: &str = "NamedBarrier";
 
@@ -121,6 +126,7 @@ impl Value {
             Value::None => Some(false),
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(t) => Some(!t.is_empty()),
+            Value::Object(o) if o.class == RUNTIME_VALUE => None,
             Value::Smem(_) | Value::Gmem(_) | Value::Object(_) | Value::Function { .. } => Some(true),
             _ => None,
         }
@@ -424,8 +430,10 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
         };
         return Value::Bool(v);
     }
+    let runtime = |v: &Value| matches!(v, Value::Object(o) if o.class == RUNTIME_VALUE);
     match (op, l, r) {
         (_, Value::Unknown(w), _) | (_, _, Value::Unknown(w)) => Value::Unknown(w.clone()),
+        _ if runtime(l) || runtime(r) => Value::unknown("a value known only at run time"),
         (CmpOp::Eq | CmpOp::Is, a, b) => Value::Bool(a == b),
         (CmpOp::Ne | CmpOp::IsNot, a, b) => Value::Bool(a != b),
         (CmpOp::In | CmpOp::NotIn, a, Value::Tuple(items)) => {

@@ -225,6 +225,7 @@ pub(crate) fn check_slice_with(
             .map(|r| mbarrier_init_hazard::repeated_init_diagnostic(ctx, &model, r))
             .collect();
         findings.extend(single_lane_collective::diagnostics(ctx, &model));
+        findings.extend(vacuous_wait::stale_tokens(ctx, &model));
         {
             // The model takes announced bytes to arrive; this rule is what
             // checks that they do, so that assumption is not one of its own.
@@ -315,6 +316,18 @@ pub(crate) fn check_slice_with(
         return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
     let memory = memory_findings(&open, memory_per_scenario);
+    // A condition on the counter of a loop whose trip count is not known
+    // (`if k == n - 1:` in `for k in range(n)`) is decided once for every
+    // iteration of a scenario, which no run does: findings of such
+    // scenarios are not evidence.
+    let on_unknown_counter = open.iter().find(|c| c.why == cute_check::UNKNOWN_LOOP_COUNTER);
+    if let (Some(c), true) = (on_unknown_counter, per_scenario.iter().any(|f| !f.is_empty())) {
+        incomplete.insert(
+            0,
+            analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
+        );
+        return analysis_incomplete::merge(incomplete).into_iter().collect();
+    }
     if !per_scenario.is_empty() && per_scenario.iter().all(|f| !f.is_empty()) {
         let mut findings = per_scenario.swap_remove(0);
         if scenarios.len() > 1 {

@@ -184,3 +184,56 @@ def host(x: cute.Tensor):
     let d = names(&src("WARPS = None"));
     assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("thread count"), "{d:?}");
 }
+
+/// A ring whose trip count is known only at run time, consumed by a wait
+/// before the loop and one per iteration of `range(k_tiles - 1)`: the
+/// consumer waits as often as the producer, `k_tiles` times, when every
+/// unknown count is explored as the same number. Its clean twin releases
+/// each tile; without the release the ring is reported.
+fn ring_of_unknown_length(release: &str) -> String {
+    format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor, k_tiles: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        for i in cutlass.range(k_tiles, unroll=1):
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+        pipe.producer_tail(state)
+    else:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        pipe.consumer_wait(state)
+        for i in cutlass.range(k_tiles - 1, unroll=1):
+            RELEASE
+            state.advance()
+            pipe.consumer_wait(state)
+        pipe.consumer_release(state)
+        state.advance()
+
+@cute.jit
+def host(x: cute.Tensor, k_tiles: cutlass.Int32):
+    k(x, k_tiles).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+        .replace("RELEASE", release)
+    )
+}
+
+#[test]
+fn loops_of_an_unknown_count_and_of_one_less_keep_their_difference() {
+    let clean = names(&ring_of_unknown_length("pipe.consumer_release(state)"));
+    assert!(clean.iter().all(|(name, _)| name == "analysis-incomplete"), "{clean:?}");
+    assert!(clean.iter().any(|(_, m)| m.contains("bounded number of loop iterations")), "{clean:?}");
+    let bug = names(&ring_of_unknown_length("pass"));
+    assert!(bug.iter().any(|(name, _)| name == "deadlock" || name == "vacuous-wait" || name == "untoggled-phase"), "{bug:?}");
+}

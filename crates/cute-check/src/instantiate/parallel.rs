@@ -91,7 +91,7 @@ fn merge(
         if shared.out_of_time || steps > setup.options.max_steps_total {
             return None;
         }
-        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, barrier_uses, .. } = shared;
+        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, barrier_uses, .. } = shared;
         let table = &mut merged.barriers;
         let barrier_map = absorb(
             (&mut table.keys, &mut table.list, &mut table.named_in_kernel),
@@ -109,6 +109,9 @@ fn merge(
             merged.open.entry(stmt).or_insert(condition).on_memory |= on_memory;
         }
         merged.notes.extend(notes);
+        for (site, stale) in stale_tokens {
+            merged.stale_tokens.entry(site).or_insert(stale);
+        }
         merged.unresolved.extend(unresolved);
         merged.bounded |= bounded;
         for (site, (what, threads)) in partial_warp {

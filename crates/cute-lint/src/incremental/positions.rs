@@ -196,6 +196,10 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
     for (site, ..) in &mut m.partial_warp_collectives {
         *site = r.range(*site);
     }
+    for t in &mut m.stale_tokens {
+        t.site = r.range(t.site);
+        t.token_site = r.range(t.token_site);
+    }
     for u in &mut m.barrier_uses {
         u.site = r.range(u.site);
     }
@@ -282,6 +286,7 @@ pub fn memory_key(model: &Model) -> (Model, Ranks) {
         assumptions: Vec::new(),
         unresolved: Vec::new(),
         partial_warp_collectives: Vec::new(),
+        stale_tokens: Vec::new(),
         ..model.clone()
     };
     let ranks = Ranks::of(|r| self::model(&mut key, r));

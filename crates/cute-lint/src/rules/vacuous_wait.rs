@@ -8,7 +8,7 @@ pub const RULE: Rule = Rule {
     code: "CUTE002",
     name: "vacuous-wait",
     default_severity: Severity::Error,
-    summary: "a wait's parity names the wrong phase: arrivals run two phases ahead of it, or a first wait on a fresh barrier uses parity 1",
+    summary: "a wait's parity names the wrong phase: arrivals run two phases ahead of it, or a first wait on a fresh barrier uses parity 1, or a pipeline wait is handed the try-wait token of another stage",
     doc: include_str!("vacuous_wait.md"),
 };
 
@@ -150,4 +150,35 @@ fn completions(model: &Model, cex: &Counterexample) -> Option<Vec<u32>> {
         }
     }
     Some(completed)
+}
+
+/// Waits handed the try-wait token of another stage or phase
+/// (`model::StaleToken`): the package skips the wait when the token is true,
+/// and a token of a phase that has completed is true, so the wait can pass
+/// before its own phase completes.
+pub fn stale_tokens(ctx: &KernelContext<'_>, model: &Model) -> Vec<crate::Diagnostic> {
+    model
+        .stale_tokens
+        .iter()
+        .map(|t| crate::Diagnostic {
+            code: RULE.code,
+            name: RULE.name,
+            severity: Severity::Error,
+            message: format!(
+                "`{}`: this wait is skipped when its token is true, but the token tested {} and the wait is for {}: once that phase has completed, the wait passes without its own phase completing and the stage is read before it is full",
+                ctx.kernel.display_name(),
+                t.tested,
+                t.waited
+            ),
+            range: t.site,
+            label: format!("waits for {}, with a token of {}", t.waited, t.tested),
+            related: vec![
+                crate::Related { range: t.token_site, message: format!("the token is taken here, on {}", t.tested) },
+                crate::Related { range: t.site, message: format!("the wait for {} is skipped when that token is true", t.waited) },
+            ],
+            notes: Vec::new(),
+            help: Some("take the token on the state the wait is for: call `consumer_try_wait(state)` after `state.advance()`, just before the wait".to_string()),
+            fixes: Vec::new(),
+        })
+        .collect()
 }
