@@ -165,36 +165,26 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             let edit = set_keyword(ctx, *call, "scope", &format!("\"{}\"", scope.name()))?;
             Some(Fix { title: format!("Use `scope=\"{}\"`", scope.name()), edits: vec![edit] })
         }
+        // The whole warp must take the `sync_warp` (under `if lane < 16:`
+        // it would hang), and the whole CTA the CTA barrier (a barrier
+        // inside `if tidx == 0:` would hang the other threads).
         Repair::InsertWarpSyncBefore { site, stmt } => {
-            // Before the kernel statement of the later access, and before
-            // the branches on the lane around it: the whole warp must take
-            // the `sync_warp` (under `if lane < 16:` it would hang).
-            let kernel = ctx.kernel.range;
-            let site = if kernel.start <= site.start && site.end <= kernel.end { *site } else { ctx.kernel_statement(*stmt)?.range };
-            let at = outside_thread_branches(ctx, site)?;
-            let prefix = ctx.arch_prefix(site);
-            Some(Fix {
-                title: "Insert `sync_warp()` between the two accesses".to_string(),
-                edits: vec![insert_line_before(ctx, at, &format!("{prefix}.sync_warp()"))],
-            })
+            barrier_before(ctx, *site, *stmt, "sync_warp", "Insert `sync_warp()` between the two accesses")
         }
-        Repair::InsertBarrierBefore { site, stmt } => {
-            // In the kernel: a release made in a helper gets its barrier
-            // before the kernel statement that calls it.
-            let kernel = ctx.kernel.range;
-            let site = if kernel.start <= site.start && site.end <= kernel.end { *site } else { ctx.kernel_statement(*stmt)?.range };
-            // Before the branches that pick the releasing thread (a barrier
-            // inside `if tidx == 0:` would hang the other threads), through
-            // `with elect_one()` blocks; inside branches every thread of the
-            // CTA takes alike (`if bidx == 0:`).
-            let at = outside_thread_branches(ctx, site)?;
-            let prefix = ctx.arch_prefix(site);
-            Some(Fix {
-                title: "Insert a CTA barrier before the release".to_string(),
-                edits: vec![insert_line_before(ctx, at, &format!("{prefix}.sync_threads()"))],
-            })
-        }
+        Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
     }
+}
+
+/// A fix inserting `cute.arch.<barrier>()` before the kernel statement of
+/// the access at `site` (made in a helper, `site` is the helper's: then
+/// before the kernel statement `stmt` that calls it), and before the
+/// branches on the thread or lane around it.
+fn barrier_before(ctx: &KernelContext<'_>, site: TextRange, stmt: u32, barrier: &str, title: &str) -> Option<Fix> {
+    let kernel = ctx.kernel.range;
+    let site = if kernel.start <= site.start && site.end <= kernel.end { site } else { ctx.kernel_statement(stmt)?.range };
+    let at = outside_thread_branches(ctx, site)?;
+    let prefix = ctx.arch_prefix(site);
+    Some(Fix { title: title.to_string(), edits: vec![insert_line_before(ctx, at, &format!("{prefix}.{barrier}()"))] })
 }
 
 /// The statement holding `site`, or the outermost of the branches on the
