@@ -581,7 +581,7 @@ struct WarpMemory {
     /// Where lane 0's result is.
     lane0: usize,
     accesses: Vec<lanes::WarpAccess>,
-    race_points: std::rc::Rc<rustc_hash::FxHashSet<lanes::RacePoint>>,
+    race_points: std::rc::Rc<lanes::RacePoints>,
     /// What each lane reported, by lane (`None`: lane 0, or not run).
     lanes: Vec<Option<Vec<lanes::LaneRegion>>>,
 }
@@ -788,7 +788,7 @@ struct ThreadRun<'a> {
     lane_regions: Vec<lanes::LaneRegion>,
     /// The accesses where lanes of this thread's warp could race with each
     /// other, as lane 0 found them (see `lanes::race_points`).
-    race_points: std::rc::Rc<rustc_hash::FxHashSet<lanes::RacePoint>>,
+    race_points: std::rc::Rc<lanes::RacePoints>,
     /// Whether this thread met something through which another lane of its
     /// warp could run differently (see [`StandIn`]).
     lane_sensitive: bool,
@@ -878,7 +878,7 @@ impl ThreadRun<'_> {
                 && self.lane() != 0
                 && !self.is_last_lane()
                 && self.kept.memory_only(s.id)
-                && !self.race_points.contains(&(s.range, self.stretch()))
+                && !self.race_points.contains_key(&(s.range, self.stretch()))
             {
                 continue;
             }

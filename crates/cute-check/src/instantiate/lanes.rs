@@ -17,10 +17,11 @@
 //! and the last need not evaluate every access of every kernel, lane 0
 //! first names the accesses where lanes could race at all
 //! ([`race_points`]): those of a buffer the warp both writes and reads in
-//! one stretch. Only those are evaluated by every lane; their elements are
-//! compared between lanes ([`lane_races`]) and added for the analysis,
-//! which pairs them with the accesses lanes make on their own in a branch
-//! that splits the warp (`if lane < 16: buf[lane] += buf[lane + 16]`).
+//! one stretch. Only those are evaluated by every lane, and their elements
+//! are compared between lanes ([`lane_races`]). Where lanes also touch the
+//! buffer on their own in that stretch, in a branch that splits the warp
+//! (`if lane < 16: buf[lane] += buf[lane + 16]`), the elements are added
+//! for the analysis too, which pairs them with those accesses.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -63,6 +64,11 @@ pub(super) type LaneRegion = (TextRange, Stretch, BufferIx, Region);
 /// An access that every lane evaluates: its site, in one stretch.
 pub(super) type RacePoint = (TextRange, Stretch);
 
+/// The race points of a warp, each with whether lanes touch its buffer on
+/// their own in its stretch (then the lanes' elements are added to the
+/// model, see [`add_lane_elements`]).
+pub(super) type RacePoints = FxHashMap<RacePoint, bool>;
+
 fn access_of(op: &MemOp) -> Option<(BufferIx, &Region, bool)> {
     match &op.kind {
         MemKind::Access { buffer, region, write } => Some((*buffer, region, *write)),
@@ -74,25 +80,32 @@ fn access_of(op: &MemOp) -> Option<(BufferIx, &Region, bool)> {
 /// another lane's: in a stretch where lane 0, for the warp or on its own,
 /// both writes and reads their buffer. `shared` says which buffers are this
 /// CTA's shared memory.
-pub(super) fn race_points(ops: &[MemOp], accesses: &[WarpAccess], shared: impl Fn(BufferIx) -> bool) -> FxHashSet<RacePoint> {
-    // (stretch, buffer) -> (writes, reads, sites each lane evaluates)
-    let mut by_stretch: FxHashMap<(Stretch, BufferIx), (bool, bool, Vec<TextRange>)> = FxHashMap::default();
+pub(super) fn race_points(ops: &[MemOp], accesses: &[WarpAccess], shared: impl Fn(BufferIx) -> bool) -> RacePoints {
+    #[derive(Default)]
+    struct Seen {
+        writes: bool,
+        reads: bool,
+        on_their_own: bool,
+        sites: Vec<TextRange>,
+    }
+    let mut by_stretch: FxHashMap<(Stretch, BufferIx), Seen> = FxHashMap::default();
     for a in accesses {
         let Some((buffer, _, write)) = ops.get(a.index).and_then(access_of) else { continue };
         if !shared(buffer) {
             continue;
         }
-        let entry = by_stretch.entry((a.stretch, buffer)).or_default();
-        entry.0 |= write;
-        entry.1 |= !write;
+        let seen = by_stretch.entry((a.stretch, buffer)).or_default();
+        seen.writes |= write;
+        seen.reads |= !write;
+        seen.on_their_own |= a.lanes == Lanes::Own;
         if a.lanes == Lanes::Each {
-            entry.2.push(a.site);
+            seen.sites.push(a.site);
         }
     }
     by_stretch
         .into_iter()
-        .filter(|(_, (w, r, _))| *w && *r)
-        .flat_map(|((stretch, _), (_, _, sites))| sites.into_iter().map(move |site| (site, stretch)))
+        .filter(|(_, seen)| seen.writes && seen.reads)
+        .flat_map(|((stretch, _), seen)| seen.sites.into_iter().map(move |site| ((site, stretch), seen.on_their_own)))
         .collect()
 }
 
@@ -103,7 +116,7 @@ pub(super) fn race_points(ops: &[MemOp], accesses: &[WarpAccess], shared: impl F
 /// other accesses, in another order) is left out.
 fn lined_up<'r>(
     accesses: &[WarpAccess],
-    points: &FxHashSet<RacePoint>,
+    points: &RacePoints,
     lanes: &'r [Option<Vec<LaneRegion>>],
 ) -> (Vec<WarpAccess>, Vec<(u32, Vec<Option<&'r LaneRegion>>)>) {
     let each: Vec<WarpAccess> = accesses.iter().copied().filter(|a| a.lanes == Lanes::Each).collect();
@@ -113,7 +126,7 @@ fn lined_up<'r>(
         .enumerate()
         .filter_map(|(lane, report)| {
             let report = report.as_ref()?;
-            let expected = each.iter().map(|a| lane == last || points.contains(&(a.site, a.stretch)));
+            let expected = each.iter().map(|a| lane == last || points.contains_key(&(a.site, a.stretch)));
             let mut regions = report.iter();
             let mut by_access = Vec::with_capacity(each.len());
             for (a, reported) in each.iter().zip(expected) {
@@ -156,7 +169,7 @@ impl Touches {
 pub(super) fn lane_races(
     ops: &[MemOp],
     accesses: &[WarpAccess],
-    points: &FxHashSet<RacePoint>,
+    points: &RacePoints,
     lanes: &[Option<Vec<LaneRegion>>],
 ) -> Vec<LaneRace> {
     if points.is_empty() {
@@ -210,8 +223,9 @@ pub(super) fn lane_races(
 }
 
 /// Adds the other lanes' elements of lane 0's accesses of `Lanes::Each`
-/// next to lane 0's, in the warp's place in the order: what the warp
-/// touches is then seen whole by the memory-ordering analysis. `own[l]` is
+/// next to lane 0's, in the warp's place in the order: the last lane's
+/// everywhere, the others' at the race points where lanes also touch the
+/// buffer on their own, for the memory-ordering analysis. `own[l]` is
 /// lane `l`'s memory, for the accesses it made on its own: an element a
 /// lane also touches on its own is not added for it, since the added
 /// element is ordered as lane 0's and would meet the lane's own access as
@@ -219,16 +233,21 @@ pub(super) fn lane_races(
 pub(super) fn add_lane_elements(
     lane0: &mut ThreadMemory,
     accesses: &[WarpAccess],
-    points: &FxHashSet<RacePoint>,
+    points: &RacePoints,
     lanes: &[Option<Vec<LaneRegion>>],
     own: &[Option<&ThreadMemory>],
 ) {
     let (each, reports) = lined_up(accesses, points, lanes);
+    let last_lane = lanes.len().saturating_sub(1) as u32;
     let mut extra: Vec<(usize, Vec<Region>)> = Vec::new();
     for (p, a) in each.iter().enumerate() {
         let Some((buffer, lane0_region, _)) = lane0.ops.get(a.index).and_then(access_of) else { continue };
         let mut added: Vec<Region> = Vec::new();
+        let every_lane = points.get(&(a.site, a.stretch)).copied().unwrap_or(false);
         for (lane, by_access) in &reports {
+            if *lane != last_lane && !every_lane {
+                continue;
+            }
             let Some((_, _, lane_buffer, region)) = by_access[p] else { continue };
             let touched_on_its_own = || {
                 own.get(*lane as usize).copied().flatten().is_some_and(|m| {

@@ -156,7 +156,7 @@ impl ThreadRun<'_> {
         if self.converged()
             && self.lane() != 0
             && !self.is_last_lane()
-            && !self.race_points.contains(&(site, self.stretch()))
+            && !self.race_points.contains_key(&(site, self.stretch()))
             && self.is_lane_varying(index)
             && !self.is_lane_varying(base)
         {
