@@ -109,11 +109,12 @@ pub(super) fn race_points(ops: &[MemOp], accesses: &[WarpAccess], shared: impl F
         .collect()
 }
 
-/// The lanes' reports lined up with lane 0's accesses of `Lanes::Each`:
-/// for each lane that reported, its lane number and, by position in
-/// `reported`, its region. The last lane reports every such access, the
-/// others those at `points`; a lane whose report does not line up (it met
-/// other accesses, in another order) is left out.
+/// Lane 0's accesses of `Lanes::Each`, and the lanes' reports lined up with
+/// them: for each lane that reported, its lane number and, by position
+/// among those accesses, its region (`None` where it reports nothing). The
+/// last lane reports every such access, the others those at `points`; a
+/// lane whose report does not line up (it met other accesses, in another
+/// order) is left out.
 fn lined_up<'r>(
     accesses: &[WarpAccess],
     points: &RacePoints,
