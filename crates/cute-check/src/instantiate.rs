@@ -563,10 +563,9 @@ impl Setup<'_> {
                 if let Some(WarpMemory { lane0: at, accesses, race_points, lanes }) = warp.take() {
                     let (lane0, others) = results[at..].split_first_mut().expect("lane 0 ran");
                     if let Some(memory) = lane0.memory.as_mut() {
-                        memory.lane_races = lanes::lane_races(&memory.ops, &accesses, &race_points, &lanes);
                         let own: Vec<Option<&ThreadMemory>> =
                             std::iter::once(None).chain(others.iter().map(|r| r.memory.as_ref())).collect();
-                        lanes::add_lane_elements(memory, &accesses, &race_points, &lanes, &own);
+                        lanes::settle_warp(memory, &accesses, &race_points, &lanes, &own);
                     }
                 }
             }

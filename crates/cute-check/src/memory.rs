@@ -1002,7 +1002,7 @@ impl<'m> Execution<'m> {
             // it): a `sync_warp` of the whole warp orders them, before the
             // branch that holds the later access.
             let element = match region_and_write(&at.kind).map(|(r, _)| r.element.clone()) {
-                Some(Element::At(at)) => format!("[{}]", at.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+                Some(Element::At(at)) => subscript(&at),
                 _ => String::new(),
             };
             // Lane 0 on its own is a thread, not its warp.
@@ -1302,10 +1302,10 @@ fn lane_race(model: &Model, lane0: &ThreadMemory, race: &LaneRace) -> Option<Mem
     };
     let name = &model.buffers[*buffer as usize].name;
     let (cta, lane0_tid) = lane0.thread;
-    let element = race.element.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    let element = subscript(&race.element);
     let describe = |lane: u32, writes: bool| {
         let does = if writes { "writes" } else { "reads" };
-        format!("{} {does} `{name}[{element}]`", describe_thread(cta, lane0_tid + lane, model.ctas))
+        format!("{} {does} `{name}{element}`", describe_thread(cta, lane0_tid + lane, model.ctas))
     };
     let (first_said, second_said) = (describe(race.first_lane, *first_writes), describe(race.second_lane, *second_writes));
     // Reported at the write.
@@ -1329,6 +1329,11 @@ fn lane_race(model: &Model, lane0: &ThreadMemory, race: &LaneRace) -> Option<Mem
         ],
         repair,
     })
+}
+
+/// An element's coordinates as a subscript: `[3]`, `[1, 2]`.
+fn subscript(coords: &[i64]) -> String {
+    format!("[{}]", coords.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
 }
 
 fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {

@@ -109,17 +109,34 @@ pub(super) fn race_points(ops: &[MemOp], accesses: &[WarpAccess], shared: impl F
         .collect()
 }
 
-/// Lane 0's accesses of `Lanes::Each`, and the lanes' reports lined up with
-/// them: for each lane that reported, its lane number and, by position
-/// among those accesses, its region (`None` where it reports nothing). The
-/// last lane reports every such access, the others those at `points`; a
-/// lane whose report does not line up (it met other accesses, in another
-/// order) is left out.
-fn lined_up<'r>(
+/// What the warp whose last lane has just run leaves, once its lanes'
+/// reports are lined up: the races between its lanes go to lane 0's memory
+/// ([`lane_races`]), and the other lanes' elements next to lane 0's
+/// accesses ([`add_lane_elements`]). `lanes[l]` is what lane `l` reported
+/// (`None` for a lane that did not run, or lane 0 itself); `own[l]` is lane
+/// `l`'s memory.
+pub(super) fn settle_warp(
+    lane0: &mut ThreadMemory,
     accesses: &[WarpAccess],
     points: &RacePoints,
-    lanes: &'r [Option<Vec<LaneRegion>>],
-) -> (Vec<WarpAccess>, Vec<(u32, Vec<Option<&'r LaneRegion>>)>) {
+    lanes: &[Option<Vec<LaneRegion>>],
+    own: &[Option<&ThreadMemory>],
+) {
+    let (each, reports) = lined_up(accesses, points, lanes);
+    lane0.lane_races = lane_races(&lane0.ops, accesses, points, &each, &reports);
+    let last_lane = lanes.len().saturating_sub(1) as u32;
+    add_lane_elements(lane0, points, &each, &reports, last_lane, own);
+}
+
+/// A lane's regions, by position among lane 0's accesses of `Lanes::Each`
+/// (`None` where it reports nothing).
+type Report<'r> = (u32, Vec<Option<&'r LaneRegion>>);
+
+/// Lane 0's accesses of `Lanes::Each`, and the lanes' reports lined up with
+/// them. The last lane reports every such access, the others those at
+/// `points`; a lane whose report does not line up (it met other accesses,
+/// in another order) is left out.
+fn lined_up<'r>(accesses: &[WarpAccess], points: &RacePoints, lanes: &'r [Option<Vec<LaneRegion>>]) -> (Vec<WarpAccess>, Vec<Report<'r>>) {
     let each: Vec<WarpAccess> = accesses.iter().copied().filter(|a| a.lanes == Lanes::Each).collect();
     let last = lanes.len().saturating_sub(1);
     let reports = lanes
@@ -164,19 +181,11 @@ impl Touches {
 }
 
 /// Races between lanes of the warp whose lane 0 left `ops`, in accesses it
-/// made for the whole warp. `lanes[l]` is what lane `l` reported (`None`
-/// for a lane that did not run, or lane 0 itself). One race is reported per
-/// pair of sites.
-pub(super) fn lane_races(
-    ops: &[MemOp],
-    accesses: &[WarpAccess],
-    points: &RacePoints,
-    lanes: &[Option<Vec<LaneRegion>>],
-) -> Vec<LaneRace> {
+/// made for the whole warp. One race is reported per pair of sites.
+fn lane_races(ops: &[MemOp], accesses: &[WarpAccess], points: &RacePoints, each: &[WarpAccess], reports: &[Report<'_>]) -> Vec<LaneRace> {
     if points.is_empty() {
         return Vec::new();
     }
-    let (each, reports) = lined_up(accesses, points, lanes);
     let position: FxHashMap<usize, usize> = each.iter().enumerate().map(|(p, a)| (a.index, p)).collect();
     let varying = |index: usize| position.contains_key(&index);
 
@@ -226,26 +235,24 @@ pub(super) fn lane_races(
 /// Adds the other lanes' elements of lane 0's accesses of `Lanes::Each`
 /// next to lane 0's, in the warp's place in the order: the last lane's
 /// everywhere, the others' at the race points where lanes also touch the
-/// buffer on their own, for the memory-ordering analysis. `own[l]` is
-/// lane `l`'s memory, for the accesses it made on its own: an element a
-/// lane also touches on its own is not added for it, since the added
-/// element is ordered as lane 0's and would meet the lane's own access as
-/// another thread's.
-pub(super) fn add_lane_elements(
+/// buffer on their own, for the memory-ordering analysis. An element a
+/// lane also touches on its own (in `own`) is not added for it, since the
+/// added element is ordered as lane 0's and would meet the lane's own
+/// access as another thread's.
+fn add_lane_elements(
     lane0: &mut ThreadMemory,
-    accesses: &[WarpAccess],
     points: &RacePoints,
-    lanes: &[Option<Vec<LaneRegion>>],
+    each: &[WarpAccess],
+    reports: &[Report<'_>],
+    last_lane: u32,
     own: &[Option<&ThreadMemory>],
 ) {
-    let (each, reports) = lined_up(accesses, points, lanes);
-    let last_lane = lanes.len().saturating_sub(1) as u32;
     let mut extra: Vec<(usize, Vec<Region>)> = Vec::new();
     for (p, a) in each.iter().enumerate() {
         let Some((buffer, lane0_region, _)) = lane0.ops.get(a.index).and_then(access_of) else { continue };
         let mut added: Vec<Region> = Vec::new();
         let every_lane = points.get(&(a.site, a.stretch)).copied().unwrap_or(false);
-        for (lane, by_access) in &reports {
+        for (lane, by_access) in reports {
             if *lane != last_lane && !every_lane {
                 continue;
             }
