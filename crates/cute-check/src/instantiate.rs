@@ -59,7 +59,7 @@ impl Default for InstantiateOptions {
             unknown_trip_count: 3,
             max_ops_per_thread: 50_000,
             max_steps_per_thread: 200_000,
-            max_steps_total: 4_000_000,
+            max_steps_total: 2_000_000,
             default_threads_per_cta: 128,
             workers: 0,
             stand_ins: true,
@@ -88,6 +88,9 @@ pub struct Instantiated {
     /// Threads run; the others of the model's CTAs were stood in for (see
     /// [`StandIn`]) or not reached.
     pub threads_run: u32,
+    /// Statements the threads executed together (a lane stood in for counts
+    /// those of the lane that stood in): what running them again costs.
+    pub steps: usize,
 }
 
 pub fn instantiate(
@@ -197,6 +200,7 @@ pub fn instantiate(
         lane_dependent: &lane_dependent,
         lane_values,
         sync_helpers: &sync_helpers,
+        functions: &FunctionIndex::of(module),
         observing: &observing,
         deadline: std::time::Instant::now() + MAX_TIME,
         block_assumed: model.block_assumed,
@@ -204,9 +208,10 @@ pub fn instantiate(
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
     let (mut shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
         let mut shared = setup.shared();
-        let (results, _) = setup.run_threads(&threads, &mut shared);
+        let results = setup.run_threads(&threads, &mut shared, 0);
         (shared, results)
     });
+    let steps = results.iter().map(|r| r.steps).sum();
     if single_cta_mmas {
         shared.notes.insert(SINGLE_CTA_MMA.to_string());
     }
@@ -214,7 +219,7 @@ pub fn instantiate(
     let mut group_list: Vec<Group> = Vec::new();
     let mut thread_memory = Vec::new();
     let mut threads_run = 0;
-    for ThreadResult { thread, ops, memory, ran } in results {
+    for ThreadResult { thread, ops, memory, ran, .. } in results {
         threads_run += u32::from(ran);
         thread_memory.extend(memory);
         match groups.get(&ops) {
@@ -253,7 +258,7 @@ pub fn instantiate(
         .collect();
     model.partial_warp_collectives = partial_warp_collectives(shared.partial_warp, model.threads_per_cta);
     model.stale_tokens = shared.stale_tokens.into_values().collect();
-    Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run }
+    Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps }
 }
 
 /// The warp collectives some lanes of their member mask do not reach: for
@@ -347,6 +352,7 @@ struct Setup<'a> {
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
+    functions: &'a FunctionIndex<'a>,
     observing: &'a BTreeSet<String>,
     deadline: std::time::Instant,
     block_assumed: bool,
@@ -381,6 +387,26 @@ impl StandIn {
     }
 }
 
+/// The file's functions and methods by class and name, found as
+/// `Module::function` finds them (the first of a name): every call a thread
+/// evaluates looks its callee up.
+struct FunctionIndex<'m>(HashMap<(Option<&'m str>, &'m str), &'m FunctionDef>);
+
+impl<'m> FunctionIndex<'m> {
+    fn of(module: &'m Module) -> Self {
+        let mut index = HashMap::default();
+        for f in &module.functions {
+            index.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
+        }
+        FunctionIndex(index)
+    }
+
+    fn get(&self, class: Option<&str>, name: &str) -> Option<&'m FunctionDef> {
+        let index: &HashMap<(Option<&str>, &str), &'m FunctionDef> = &self.0;
+        index.get(&(class, name)).copied()
+    }
+}
+
 /// What one thread left: its synchronization operations and, when it has
 /// any, its memory operations.
 struct ThreadResult {
@@ -389,6 +415,8 @@ struct ThreadResult {
     memory: Option<ThreadMemory>,
     /// Whether the thread ran (not stood in for).
     ran: bool,
+    /// Statements it executed (those of the lane standing in for it).
+    steps: usize,
 }
 
 impl Setup<'_> {
@@ -414,14 +442,14 @@ impl Setup<'_> {
         }
     }
 
-    /// Runs `threads` in order, filling `shared`; returns what each left and
-    /// the statements they executed together. Stops after a CTA that met an
-    /// unmodelled construct, at the time budget or past the statement
-    /// budget, recording why.
-    fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared) -> (Vec<ThreadResult>, usize) {
+    /// Runs `threads` in order, after threads that executed `steps_before`
+    /// statements, filling `shared`; returns what each left. Stops after a
+    /// CTA that met an unmodelled construct, at the time budget or past the
+    /// statement budget, recording why.
+    fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared, steps_before: usize) -> Vec<ThreadResult> {
         let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
-        let mut total_steps = 0usize;
+        let mut total_steps = steps_before;
         // The converged accesses of the warp being run.
         let mut warp: Option<WarpMemory> = None;
         let mut previous_cta = None;
@@ -435,19 +463,11 @@ impl Setup<'_> {
             }
             previous_cta = Some(cta);
             if shared.out_of_time {
-                shared.unresolved.insert(Unresolved {
-                    site: kernel.name_range,
-                    what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
-                    origin: None,
-                });
+                self.out_of_time(shared);
                 break;
             }
             if total_steps > options.max_steps_total {
-                shared.unresolved.insert(Unresolved {
-                    site: kernel.name_range,
-                    what: format!("its threads run more than {} statements together, too many to model", options.max_steps_total),
-                    origin: None,
-                });
+                self.over_statement_budget(shared);
                 break;
             }
             if let Some(lane1) = stand_in.as_ref().filter(|s| s.stands_for(cta, tid, threads_per_cta)) {
@@ -455,7 +475,7 @@ impl Setup<'_> {
                 for key in &lane1.uses {
                     shared.barrier_uses.entry(*key).or_default().push(tid);
                 }
-                results.push(ThreadResult { thread: (cta, tid), ops: Vec::new(), memory: None, ran: false });
+                results.push(ThreadResult { thread: (cta, tid), ops: Vec::new(), memory: None, ran: false, steps: lane1.steps });
                 continue;
             }
             let tables_before = (shared.barriers.list.len(), shared.buffers.list.len());
@@ -489,6 +509,7 @@ impl Setup<'_> {
                 lane_dependent: self.lane_dependent,
                 lane_values: self.lane_values,
                 sync_helpers: self.sync_helpers,
+                functions: self.functions,
                 divergence: 0,
                 observing: self.observing,
                 pending_guard: None,
@@ -502,13 +523,12 @@ impl Setup<'_> {
                 uses: Vec::new(),
                 helper_scopes: Vec::new(),
             };
-            let mut env = self.globals.clone();
-            for (k, v) in self.params {
-                env.insert(k.clone(), v.clone());
-            }
+            // The module's names are looked up where a name is not bound
+            // here (see `unbound`), not copied into every frame.
+            let mut env: Env = self.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             // Tensors and pointers passed to the kernel are global memory.
             for p in kernel.params.iter().filter(|p| p.tensor) {
-                if env.get(&p.name).is_none_or(Value::is_unknown) {
+                if env.get(&p.name).or_else(|| self.globals.get(&p.name)).is_none_or(Value::is_unknown) {
                     env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.clone(), offset: Some(0), stage: None }));
                 }
             }
@@ -558,7 +578,7 @@ impl Setup<'_> {
                 w.lanes.push(Some(std::mem::take(&mut thread.lane_regions)));
             }
             let is_last_lane = thread.is_last_lane();
-            results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory, ran: true });
+            results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory, ran: true, steps: thread.steps });
             if is_last_lane {
                 if let Some(WarpMemory { lane0: at, accesses, race_points, lanes }) = warp.take() {
                     let (lane0, others) = results[at..].split_first_mut().expect("lane 0 ran");
@@ -570,7 +590,29 @@ impl Setup<'_> {
                 }
             }
         }
-        (results, total_steps)
+        results
+    }
+
+    /// Records that the threads ran past the time budget.
+    fn out_of_time(&self, shared: &mut Shared) {
+        shared.out_of_time = true;
+        shared.unresolved.insert(Unresolved {
+            site: self.kernel.name_range,
+            what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
+            origin: None,
+        });
+    }
+
+    /// Records that the threads ran past the statement budget.
+    fn over_statement_budget(&self, shared: &mut Shared) {
+        shared.unresolved.insert(Unresolved {
+            site: self.kernel.name_range,
+            what: format!(
+                "its threads run more than {} statements together, too many to model",
+                self.options.max_steps_total
+            ),
+            origin: None,
+        });
     }
 }
 
@@ -694,7 +736,7 @@ struct Shared {
 /// Time the threads of one instantiation may run at most: beside the step
 /// budgets, a bound on wall time, so that pathological code (a `while True`
 /// over an unrolled loop, typed half-way) is reported rather than waited on.
-const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl PartialOrd for Unresolved {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -762,6 +804,7 @@ struct ThreadRun<'a> {
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
+    functions: &'a FunctionIndex<'a>,
     /// Nesting depth of branches that split the warp.
     divergence: u32,
     /// Helpers of this file that read a synchronization variable.
@@ -889,6 +932,21 @@ impl ThreadRun<'_> {
         Flow::Normal
     }
 
+    /// Binds here the module-level object whose attribute `target` stores
+    /// into (`config.x = v`), so that the store is seen by the rest of this
+    /// frame, as it was when frames began as copies of the module's names.
+    fn bind_stored_object(&self, target: &Target, env: &mut Env) {
+        match target {
+            Target::Attr { base: Expr::Name(b), .. } if !env.contains_key(b) => {
+                if let Some(v) = self.globals.get(b) {
+                    env.insert(b.clone(), v.clone());
+                }
+            }
+            Target::Tuple(items) => items.iter().for_each(|t| self.bind_stored_object(t, env)),
+            _ => {}
+        }
+    }
+
     fn exec(&mut self, s: &Stmt, env: &mut Env, sliced: bool) -> Flow {
         self.steps += 1;
         if self.inline_depth == 0 {
@@ -910,12 +968,16 @@ impl ThreadRun<'_> {
                 self.record_reads(value, env, s.range);
                 for t in targets {
                     self.record_store(t, env, s.range, false);
+                    self.bind_stored_object(t, env);
                     assign(t, v.clone(), env);
                 }
             }
             StmtKind::AugAssign { target, op, value } => {
                 let cur = match target {
-                    Target::Name(n) => env.get(n).cloned().unwrap_or(Value::unknown(format!("`{n}`"))),
+                    Target::Name(n) => match env.get(n).or_else(|| self.globals.get(n)) {
+                        Some(v) => v.clone(),
+                        None => Value::unknown(format!("`{n}`")),
+                    },
                     Target::Attr { base, attr } => eval(&Expr::Attr { base: Box::new(base.clone()), attr: attr.clone() }, env, self),
                     _ => Value::unknown("an augmented store"),
                 };
@@ -923,6 +985,7 @@ impl ThreadRun<'_> {
                 self.record_reads(value, env, s.range);
                 self.record_store(target, env, s.range, true);
                 let v = eval::binary(*op, &cur, &r);
+                self.bind_stored_object(target, env);
                 assign(target, v, env);
             }
             StmtKind::Expr(e) => {
@@ -947,10 +1010,10 @@ impl ThreadRun<'_> {
                 self.record_reads(e, env, s.range);
             }
             StmtKind::If { cond, then, orelse } => {
-                self.note_lane_varying(cond);
                 // `if load(flag, ...) >= N:` decides on a synchronization
                 // variable: the branch taken is guarded by the value read.
                 if let Some((call, guard)) = self.spin_guard(cond, env, true, None) {
+                    self.note_lane_varying(cond);
                     let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
                     if let Some(c) = self.shared.open.get_mut(&s.id) {
                         c.on_memory = true;
@@ -960,6 +1023,7 @@ impl ThreadRun<'_> {
                     return if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
                 }
                 let c = eval(cond, env, self);
+                self.note_lane_varying_condition(cond, &c, env);
                 self.record_reads(cond, env, s.range);
                 let taken = match c.as_bool() {
                     Some(b) => b,
@@ -1268,11 +1332,12 @@ impl ThreadRun<'_> {
         matches!(eval(base, env, self), Value::Unknown(_)).then_some(offset - start)
     }
 
-    /// [`Self::note_lane_varying`] for a loop condition that evaluated to
-    /// `value`. A comparison with an operand that is the same unknown in
-    /// every lane (`i < n`, `n` known only at run time) is unknown in every
-    /// lane, whatever the other operand: all lanes then take the same
-    /// bounded exploration, and the condition cannot set them apart.
+    /// [`Self::note_lane_varying`] for the condition of an `if` or a loop
+    /// that evaluated to `value`. A comparison with an operand that is the
+    /// same unknown in every lane (`tidx < n`, `n` known only at run time)
+    /// is unknown in every lane, whatever the other operand: all lanes then
+    /// take the branch the scenario decides, or the same bounded
+    /// exploration, and the condition cannot set them apart.
     fn note_lane_varying_condition(&mut self, cond: &Expr, value: &Value, env: &Env) {
         if self.lane_sensitive || self.lane() != 1 {
             return;
@@ -1361,7 +1426,10 @@ impl ThreadRun<'_> {
         let stores_attribute = names.iter().any(|n| n.contains('.') && !seed.contains(n));
         // What the helper returns reaches the caller, whose names were
         // worked out without looking into the helper (`if lane() < 16`).
-        let returns_lane = returned(&f.body).iter().any(|e| varies_across_lanes(e, &names, self.globals, self.lane_values));
+        // A call given a lane-dependent argument is lane-dependent there
+        // already.
+        let returns_lane = seed.iter().all(|n| n.contains('.'))
+            && returned(&f.body).iter().any(|e| varies_across_lanes(e, &names, self.globals, self.lane_values));
         let scope = (!stores_attribute && !returns_lane).then(|| std::sync::Arc::new(names));
         self.shared.helper_scopes.insert(key, scope.clone());
         scope
@@ -2103,7 +2171,8 @@ impl ThreadRun<'_> {
     }
 
     fn inline_body(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
-        let mut env = self.globals.clone();
+        // The module's names are found through `unbound`.
+        let mut env = Env::default();
         let mut formal = f.params.iter();
         if let Some(s) = bound_self {
             if f.is_method() {
@@ -2189,6 +2258,9 @@ fn collective_what(api: Api, call: &Call, mask: u32) -> String {
 
 impl CallHandler for ThreadRun<'_> {
     fn unbound(&mut self, name: &String) -> Value {
+        if let Some(v) = self.globals.get(name) {
+            return v.clone();
+        }
         self.shared.unbound_names.entry(name as *const String as usize).or_insert_with(|| Value::unknown(format!("`{name}`"))).clone()
     }
 
@@ -2250,14 +2322,13 @@ impl CallHandler for ThreadRun<'_> {
         }
         // Functions and methods of this file are inlined.
         // (The module outlives this run: no copy of the function is made.)
-        let module = self.module;
         if let Value::Function { class, name, bound_self } = func {
-            if let Some(f) = module.function(class.as_deref(), name) {
+            if let Some(f) = self.functions.get(class.as_deref(), name) {
                 return self.inline_call(call, f, bound_self.as_deref().cloned(), args, kwargs);
             }
         }
         if let Expr::Name(n) = &call.func {
-            if let Some(f) = module.function(None, n) {
+            if let Some(f) = self.functions.get(None, n) {
                 return self.inline_call(call, f, None, args, kwargs);
             }
         }
@@ -2291,7 +2362,7 @@ impl CallHandler for ThreadRun<'_> {
             }
             if matches!(base.as_ref(), Expr::Name(b) if b == "self") {
                 if let Some(Value::Object(o)) = env.get("self") {
-                    if let Some(f) = module.function(Some(&o.class), attr) {
+                    if let Some(f) = self.functions.get(Some(&o.class), attr) {
                         let s = env.get("self").cloned();
                         return self.inline_call(call, f, s, args, kwargs);
                     }

@@ -41,6 +41,8 @@ struct Compared {
     /// Kernels not compared: a run ran out of time, so the two may stop at
     /// different threads.
     out_of_time: usize,
+    /// Kernels spread over cores whose threads ran past the statement budget.
+    spread_over_budget: usize,
 }
 
 /// Instantiates every kernel of `files` both ways and asserts the models and
@@ -68,6 +70,8 @@ fn compare(files: &[PathBuf], sequential: InstantiateOptions, other: Instantiate
             seen.kernels += 1;
             seen.spread += usize::from(one.model.ctas * one.model.threads_per_cta >= 64);
             seen.stood_in += usize::from(two.threads_run < one.threads_run);
+            let over_budget = one.model.unresolved.iter().any(|u| u.what.contains("statements together"));
+            seen.spread_over_budget += usize::from(over_budget && one.model.ctas * one.model.threads_per_cta >= 64);
         }
     }
     seen
@@ -77,7 +81,7 @@ const SEQUENTIAL: InstantiateOptions = InstantiateOptions {
     unknown_trip_count: 3,
     max_ops_per_thread: 50_000,
     max_steps_per_thread: 200_000,
-    max_steps_total: 4_000_000,
+    max_steps_total: 2_000_000,
     default_threads_per_cta: 128,
     workers: 1,
     stand_ins: false,
@@ -88,6 +92,15 @@ fn several_cores_build_the_sequential_model() {
     let seen = compare(&repository_files(), SEQUENTIAL, InstantiateOptions { workers: 3, ..SEQUENTIAL });
     // Most fixture kernels are large enough to be spread.
     assert!(seen.spread * 2 > seen.kernels, "{} of {} kernels ran on several cores", seen.spread, seen.kernels);
+}
+
+#[test]
+fn a_statement_budget_met_on_several_cores_stops_where_the_sequential_run_does() {
+    // Where the budget falls inside a run of threads, the threads of that
+    // run before it are run again after the runs before, as in sequence.
+    const TIGHT: InstantiateOptions = InstantiateOptions { max_steps_total: 3_000, ..SEQUENTIAL };
+    let seen = compare(&repository_files(), TIGHT, InstantiateOptions { workers: 3, ..TIGHT });
+    assert!(seen.spread_over_budget * 4 > seen.spread, "{} of {} kernels spread over cores ran past the budget", seen.spread_over_budget, seen.spread);
 }
 
 #[test]
@@ -168,4 +181,79 @@ def host():
     let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
     assert_eq!((registered(1), registered(2)), (48, 48), "{:?}", every_lane.model.barrier_uses);
     assert_eq!(every_lane.model, standing_in.model);
+}
+
+/// Instantiates the kernel `k` of `text` with every lane running and with
+/// lanes standing in: the models, and how many threads ran each way.
+fn every_lane_and_standing_in(text: &str) -> (cute_check::Instantiated, cute_check::Instantiated) {
+    let module = cute_ir::lower_text(text).unwrap();
+    let launches = Launches::of_module(&module);
+    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
+    let launch = launches.of_kernel(&module, kernel);
+    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
+    let run = |stand_ins| {
+        let options = InstantiateOptions { stand_ins, ..SEQUENTIAL };
+        instantiate(&module, kernel, &kept, &launch, &Scenario::new(), &options)
+    };
+    (run(false), run(true))
+}
+
+/// `tidx < n` with `n` known only at run time is unknown in every lane,
+/// and every lane takes the branch the scenario decides: lane 1 stands in.
+#[test]
+fn a_lane_compared_with_a_runtime_count_does_not_keep_the_lanes_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx < n:
+        cute.arch.barrier_arrive(barrier_id=1, number_of_threads=128)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(n: cutlass.Int32):
+    k(n).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert_eq!(every_lane.threads_run, 128);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+}
+
+/// A helper given the lane returns a value its caller takes as
+/// lane-dependent already (a call with a lane-dependent argument): lane 1
+/// follows the lane into it and stands in for the others.
+#[test]
+fn a_helper_given_the_lane_returns_to_a_caller_that_knows_it() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.jit
+def step(t, count):
+    cute.arch.sync_threads()
+    return count + 1
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    count = 0
+    for i in range(3):
+        count = step(tidx, count)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }

@@ -141,6 +141,9 @@ pub(crate) fn check_slice_with(
     };
 
     let base = instantiate(module, kernel, kept, launch, &Scenario::new(), &inst_options);
+    // What running the threads once costs, to foresee what each way of
+    // deciding the runtime conditions will.
+    let run_steps = base.steps;
     let open = base.open_conditions;
     // The default scenario's model, taken (not copied: it holds every
     // thread's memory operations) when that scenario is the one explored.
@@ -161,6 +164,21 @@ pub(crate) fn check_slice_with(
                 "{} conditions on runtime values guard synchronization; the first {n} were explored both ways, the others as false",
                 open.len()
             ));
+        }
+        // The run already made decides every condition as false; each other
+        // way runs the threads again, within one statement budget for them
+        // all. A verdict needs all of them, so none is run when they would
+        // not fit.
+        let foreseen = run_steps.saturating_mul(scenarios.len() - 1);
+        if foreseen > inst_options.max_steps_total {
+            let lines: Vec<u32> = open.iter().take(n).map(|c| ctx.line(c.site.start)).collect();
+            return vec![analysis_incomplete::conditions_too_costly(
+                ctx,
+                &lines,
+                scenarios.len(),
+                run_steps,
+                inst_options.max_steps_total,
+            )];
         }
     }
 
@@ -185,8 +203,10 @@ pub(crate) fn check_slice_with(
             break;
         }
         explored += 1;
-        let model = if scenario.is_empty() {
-            base_model.take().expect("the default scenario is explored once")
+        let model = if scenario.values().all(|taken| !taken) {
+            // Conditions found open are decided as false unless a scenario
+            // says otherwise: this is the run already made.
+            base_model.take().expect("one scenario decides every condition as false")
         } else {
             instantiate(module, kernel, kept, launch, scenario, &inst_options).model
         };

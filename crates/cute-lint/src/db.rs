@@ -137,6 +137,8 @@ pub fn check_counts() -> CheckCounts {
 pub struct CheckedInstance {
     pub model: Model,
     pub open_conditions: Vec<cute_check::OpenCondition>,
+    /// Statements its threads executed (see [`cute_check::Instantiated`]).
+    pub steps: usize,
 }
 
 /// How many revisions a check's key outlives its last use: a kernel whose
@@ -158,7 +160,7 @@ pub(crate) fn instantiate_key<'db>(db: &'db dyn Db, key: InstanceKey<'db>) -> Ar
     db.caches().instantiations.run(db, &key.clone(), move || {
         INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let inst = key.instantiate();
-        Arc::new(CheckedInstance { model: inst.model, open_conditions: inst.open_conditions })
+        Arc::new(CheckedInstance { model: inst.model, open_conditions: inst.open_conditions, steps: inst.steps })
     })
 }
 

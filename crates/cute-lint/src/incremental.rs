@@ -553,7 +553,7 @@ fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> i
             let mut open_conditions = checked.open_conditions.clone();
             canon.decode(&mut model, &mut open_conditions);
             // Remembered: no thread ran for it.
-            cute_check::Instantiated { model, open_conditions, threads_run: 0 }
+            cute_check::Instantiated { model, open_conditions, threads_run: 0, steps: checked.steps }
         }
         None => {
             INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

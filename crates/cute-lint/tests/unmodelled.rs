@@ -98,3 +98,46 @@ def k(n: cutlass.Int32):
     assert!(created.message.contains("PipelineTmaUmma.create"), "{}", created.message);
     assert!(created.notes.iter().all(|n| !n.contains("consumer_wait") && !n.contains("consumer_release")), "{:?}", created.notes);
 }
+
+/// A kernel whose barriers depend on three flags known only at run time,
+/// with `ROUNDS` barriers per thread.
+fn flags_kernel(rounds: u32) -> String {
+    r#"
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(a: cutlass.Int32, b: cutlass.Int32, c: cutlass.Int32):
+    for i in cutlass.range_constexpr(ROUNDS):
+        cute.arch.sync_threads()
+    if a > 0:
+        cute.arch.sync_threads()
+    if b > 0:
+        cute.arch.sync_threads()
+    if c > 0:
+        cute.arch.sync_threads()
+
+
+@cute.jit
+def host(a: cutlass.Int32, b: cutlass.Int32, c: cutlass.Int32):
+    k(a, b, c).launch(grid=[1, 1, 1], block=[512, 1, 1])
+"#
+    .replace("ROUNDS", &rounds.to_string())
+}
+
+#[test]
+fn ways_of_deciding_runtime_conditions_that_would_not_fit_the_budget_are_not_run() {
+    // 512 threads running 40 barriers: the 8 ways fit, and are all run.
+    let diags = analyze_text(&flags_kernel(40), &AnalysisOptions::default());
+    assert!(diags.is_empty(), "{diags:?}");
+    // 1,000 barriers: each way runs more than 500,000 statements, and the 7
+    // runs beyond the first would pass the 2,000,000 the threads may run.
+    let diags = analyze_text(&flags_kernel(1000), &AnalysisOptions::default());
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].name, "analysis-incomplete");
+    let message = &diags[0].message;
+    assert!(message.starts_with("`k` was not checked"), "{message}");
+    assert!(message.contains("(lines 10, 12, 14)"), "{message}");
+    assert!(message.contains("8 ways"), "{message}");
+}

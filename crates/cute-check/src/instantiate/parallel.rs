@@ -7,9 +7,12 @@
 //! and the name its first user in thread order gave it, so the model is the
 //! one the sequential run builds, to the index.
 //!
-//! What the sequential run decides from the running totals (the statement
-//! budget, the time budget) is not decided here: a run that meets either is
-//! done again in sequence, which reproduces those limits exactly.
+//! Where the sequential run would stop for the statement budget is known
+//! from the statements each thread executed: the threads of that run before
+//! it are run again after the runs merged, as the sequential run ran them,
+//! so that limit is reproduced exactly. Where a run out of time stops
+//! depends on the machine: the runs before it are kept, and the model is
+//! not checked either way.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -38,20 +41,20 @@ pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)]) -> Option<(Shared, 
     }
     let runs = split(threads, workers);
     let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<(Shared, Vec<ThreadResult>, usize)>>> = Mutex::new((0..runs.len()).map(|_| None).collect());
+    let done: Mutex<Vec<Option<(Shared, Vec<ThreadResult>)>>> = Mutex::new((0..runs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..workers.min(runs.len()) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(run) = runs.get(i) else { break };
                 let mut shared = setup.shared();
-                let (results, steps) = setup.run_threads(run, &mut shared);
-                done.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some((shared, results, steps));
+                let results = setup.run_threads(run, &mut shared, 0);
+                done.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some((shared, results));
             });
         }
     });
     let done = done.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    merge(setup, runs.iter().map(|run| run[0].0).zip(done))
+    merge(setup, runs.iter().copied().zip(done))
 }
 
 /// Consecutive runs of whole warps, each within one CTA, of about
@@ -71,26 +74,41 @@ fn split(threads: &[(u32, u32)], workers: usize) -> Vec<&[(u32, u32)]> {
     runs
 }
 
-fn merge(
+fn merge<'r>(
     setup: &Setup<'_>,
-    runs: impl Iterator<Item = (u32, Option<(Shared, Vec<ThreadResult>, usize)>)>,
+    runs: impl Iterator<Item = (&'r [(u32, u32)], Option<(Shared, Vec<ThreadResult>)>)>,
 ) -> Option<(Shared, Vec<ThreadResult>)> {
     let mut merged = setup.shared();
     let mut results = Vec::new();
     let mut steps = 0usize;
     let mut previous_cta = None;
-    for (cta, run) in runs {
+    for (run, done) in runs {
         // The sequential run stops after the CTA that met an unmodelled
         // construct.
+        let cta = run[0].0;
         if previous_cta != Some(cta) && !merged.unresolved.is_empty() {
             break;
         }
         previous_cta = Some(cta);
-        let (shared, run_results, run_steps) = run?;
-        steps += run_steps;
-        if shared.out_of_time || steps > setup.options.max_steps_total {
-            return None;
+        let (shared, run_results) = done?;
+        if shared.out_of_time {
+            setup.out_of_time(&mut merged);
+            break;
         }
+        // The sequential run checks the statement budget before each thread.
+        let cut = run_results
+            .iter()
+            .scan(steps, |total, r| {
+                let before = *total;
+                *total += r.steps;
+                Some(before)
+            })
+            .position(|before| before > setup.options.max_steps_total);
+        if let Some(cut) = cut {
+            results.extend(setup.run_threads(&run[..=cut], &mut merged, steps));
+            break;
+        }
+        steps += run_results.iter().map(|r| r.steps).sum::<usize>();
         let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, barrier_uses, .. } = shared;
         let table = &mut merged.barriers;
         let barrier_map = absorb(
