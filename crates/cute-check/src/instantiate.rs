@@ -28,6 +28,7 @@ use crate::model::*;
 mod lanes;
 mod memory;
 mod parallel;
+mod uniform;
 
 /// What the counter of a loop whose trip count is not known holds: a
 /// condition on it is open, and is decided alike in every iteration.
@@ -198,6 +199,7 @@ pub fn instantiate(
         globals: &globals,
         lane_varying: &lane_varying,
         lane_dependent: &lane_dependent,
+        definitions: &uniform::Definitions::of(kernel),
         lane_values,
         sync_helpers: &sync_helpers,
         functions: &FunctionIndex::of(module),
@@ -349,6 +351,8 @@ struct Setup<'a> {
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
     lane_dependent: &'a BTreeSet<String>,
+    /// The kernel body's names that keep one value (see `uniform`).
+    definitions: &'a uniform::Definitions<'a>,
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
@@ -427,6 +431,7 @@ impl Setup<'_> {
             helper_scopes: Default::default(),
             unknown_results: Default::default(),
             unbound_names: Default::default(),
+            substituted: Default::default(),
             barriers: BarrierTable::default(),
             buffers: memory::BufferTable::default(),
             open: BTreeMap::new(),
@@ -507,6 +512,7 @@ impl Setup<'_> {
                 globals: self.globals,
                 lane_varying: self.lane_varying,
                 lane_dependent: self.lane_dependent,
+                definitions: self.definitions,
                 lane_values: self.lane_values,
                 sync_helpers: self.sync_helpers,
                 functions: self.functions,
@@ -711,6 +717,9 @@ struct Shared {
     /// The unknown value of a name no environment binds, by the address of
     /// the name in the module (as above).
     unbound_names: rustc_hash::FxHashMap<usize, Value>,
+    /// Kernel-level conditions with their lane-dependent names substituted
+    /// (see `uniform`), by expression; `None` where that cannot be done.
+    substituted: HashMap<usize, Option<Expr>>,
     barriers: BarrierTable,
     buffers: memory::BufferTable,
     open: BTreeMap<StmtId, OpenCondition>,
@@ -800,6 +809,8 @@ struct ThreadRun<'a> {
     lane_varying: &'a BTreeSet<String>,
     /// Names and attributes whose value differs between the lanes of a warp.
     lane_dependent: &'a BTreeSet<String>,
+    /// The kernel body's names that keep one value (see `uniform`).
+    definitions: &'a uniform::Definitions<'a>,
     /// How `lane_dependent` was computed.
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
@@ -845,6 +856,39 @@ struct ThreadRun<'a> {
 impl ThreadRun<'_> {
     fn lane(&self) -> u32 {
         self.tid % 32
+    }
+
+    /// What the thread-index calls return in this thread.
+    fn place(&self) -> uniform::Place {
+        uniform::Place {
+            cta: self.cta,
+            tid: self.tid,
+            block: self.block,
+            grid: self.grid,
+            cluster: self.cluster,
+            cluster_base: self.cluster_base,
+            ctas: self.ctas,
+        }
+    }
+
+    /// Whether `e`, a kernel-level expression that can differ between
+    /// lanes and gave `value` in lane 1, gives the same in every lane lane 1
+    /// stands in for (see `uniform`): the same decision for a condition, the
+    /// same value otherwise (`as_value`).
+    fn same_in_stood_in_lanes(&mut self, e: &Expr, value: &Value, as_value: bool, env: &Env) -> bool {
+        if self.inline_depth != 0 || self.lane() != 1 {
+            return false;
+        }
+        let key = e as *const Expr as usize;
+        if !self.shared.substituted.contains_key(&key) {
+            let substituted = self.definitions.substitute(e, self.lane_dependent, false, 0);
+            self.shared.substituted.insert(key, substituted);
+        }
+        let Some(Some(substituted)) = self.shared.substituted.get(&key) else { return false };
+        let (first, end) = (self.tid + 1, self.threads_per_cta);
+        // Lanes 2 to 30 of this warp, the CTA's last thread aside (`StandIn`).
+        let stood_in = (first..first + 29).filter(|&t| t + 1 < end);
+        uniform::same_in_lanes(substituted, value, as_value, env, self.globals, self.place(), stood_in)
     }
 
     /// Where the converged warp is between points that order its lanes.
@@ -1342,14 +1386,27 @@ impl ThreadRun<'_> {
         if self.lane_sensitive || self.lane() != 1 {
             return;
         }
-        if let (Expr::Compare { lhs, rhs, .. }, None) = (cond, value.as_bool()) {
-            for operand in [lhs, rhs] {
-                if !self.varies_here(operand) && matches!(eval(operand, env, self), Value::Unknown(_)) {
-                    return;
-                }
-            }
+        if value.as_bool().is_none() && self.unknown_in_every_lane(cond, env) {
+            return;
+        }
+        if self.varies_here(cond) && self.same_in_stood_in_lanes(cond, value, false, env) {
+            return;
         }
         self.note_lane_varying(cond);
+    }
+
+    /// Whether the condition `e` is unknown in every lane whatever the lane:
+    /// a comparison with an operand that is the same unknown in every lane,
+    /// or `and`/`or`/`not` of such comparisons.
+    fn unknown_in_every_lane(&mut self, e: &Expr, env: &Env) -> bool {
+        match e {
+            Expr::Compare { lhs, rhs, .. } => {
+                [lhs, rhs].into_iter().any(|o| !self.varies_here(o) && matches!(eval(o, env, self), Value::Unknown(_)))
+            }
+            Expr::BoolOp { lhs, rhs, .. } => self.unknown_in_every_lane(lhs, env) && self.unknown_in_every_lane(rhs, env),
+            Expr::Unary { op: cute_ir::ast::UnOp::Not, operand } => self.unknown_in_every_lane(operand, env),
+            _ => false,
+        }
     }
 
     /// Whether the value of `e` can differ between lanes, in the kernel or
@@ -1458,6 +1515,27 @@ impl ThreadRun<'_> {
         self.note_lane_varying_arguments(call);
     }
 
+    /// [`Self::note_lane_varying_arguments`] for a call whose arguments
+    /// evaluated to `args` and `kwargs`: an argument that has the same value
+    /// in every lane lane 1 stands in for (`tidx // 128`) does not set them
+    /// apart.
+    fn note_lane_varying_argument_values(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)], env: &Env) {
+        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
+        if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
+            return self.note_lane_varying_arguments(call);
+        }
+        let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a));
+        let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+        for (e, v) in exprs.zip(values) {
+            if self.lane_sensitive || self.lane() != 1 {
+                return;
+            }
+            if self.varies_here(e) && !self.same_in_stood_in_lanes(e, v, true, env) {
+                self.lane_sensitive = true;
+            }
+        }
+    }
+
     /// [`Self::note_lane_varying`] for the arguments of a call.
     fn note_lane_varying_arguments(&mut self, call: &Call) {
         for a in call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)) {
@@ -1495,34 +1573,11 @@ impl ThreadRun<'_> {
     fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         let site = call.range;
         let bar_expr = api::arg(call, "mbar_ptr");
+        if let Some(v) = self.place().index(api) {
+            return v;
+        }
         match api {
-            Api::ThreadIdx => {
-                let [bx, by, _] = self.block;
-                let t = self.tid;
-                Value::Tuple(vec![Value::Int((t % bx) as i64), Value::Int(((t / bx) % by) as i64), Value::Int((t / (bx * by)) as i64)])
-            }
-            Api::ThreadIdxX => Value::Int((self.tid % self.block[0]) as i64),
-            Api::WarpIdx => Value::Int((self.tid / 32) as i64),
-            Api::LaneIdx => Value::Int(self.lane() as i64),
             Api::MakeWarpUniform => args.into_iter().next().unwrap_or(Value::unknown("make_warp_uniform")),
-            Api::BlockIdx => match self.grid {
-                Some([gx, gy, _]) => {
-                    let c = self.cta;
-                    Value::Tuple(vec![Value::Int((c % gx) as i64), Value::Int(((c / gx) % gy) as i64), Value::Int((c / (gx * gy)) as i64)])
-                }
-                None => Value::Tuple(vec![
-                    Value::unknown("the block index"),
-                    Value::unknown("the block index"),
-                    Value::unknown("the block index"),
-                ]),
-            },
-            Api::ClusterRank => Value::Int((self.cta - self.cluster_base) as i64),
-            Api::BlockInClusterIdx => {
-                let [cx, cy, _] = self.cluster;
-                let c = self.cta - self.cluster_base;
-                Value::Tuple(vec![Value::Int((c % cx) as i64), Value::Int(((c / cx) % cy) as i64), Value::Int((c / (cx * cy)) as i64)])
-            }
-            Api::ClusterSize => Value::Int(self.ctas as i64),
             Api::ElectOne => Value::Bool(self.lane() == 0),
             Api::MapSharedCluster => match (args.first(), args.get(1).or(kwargs.first().map(|(_, v)| v))) {
                 (Some(Value::Smem(s)), Some(rank)) => match rank.as_int() {
@@ -2278,7 +2333,8 @@ impl CallHandler for ThreadRun<'_> {
             // (the same unknown in every lane); where the warp is split it
             // marks the lane itself (`partial_collective`).
             if !cute_ir::api::is_warp_collective(api) {
-                self.note_lane_varying_call(call);
+                self.note_lane_varying(&call.func);
+                self.note_lane_varying_argument_values(call, &args, &kwargs, env);
             }
             if api == Api::Pipeline {
                 let receiver = match &call.func {
@@ -2346,7 +2402,7 @@ impl CallHandler for ThreadRun<'_> {
             if receiver.is_some() {
                 self.note_lane_varying(&call.func);
             }
-            self.note_lane_varying_arguments(call);
+            self.note_lane_varying_argument_values(call, &args, &kwargs, env);
             return v;
         }
         if let Expr::Attr { base, attr } = &call.func {

@@ -257,3 +257,71 @@ def host():
     assert_eq!(every_lane.model, standing_in.model);
     assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }
+
+/// `if tidx == 0:` and an argument computed from the warp's group
+/// (`tidx // GROUP`, `GROUP` a constant of the kernel) are the same in
+/// lanes 2 to 30 of every warp: lane 1 stands in for them.
+#[test]
+fn a_lane_test_every_stood_in_lane_decides_alike_does_not_keep_them_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k():
+    GROUP = 64
+    tidx, _, _ = cute.arch.thread_idx()
+    group = tidx // GROUP
+    bar = cutlass.utils.SmemAllocator().allocate_array(cutlass.Int64, 2)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar, 1)
+    cute.arch.sync_threads()
+    cute.arch.barrier_arrive(barrier_id=1 + group, number_of_threads=64)
+    if tidx == 0:
+        cute.arch.mbarrier_arrive(bar)
+    cute.arch.mbarrier_wait(bar, 0)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
+    assert_eq!((registered(1), registered(2)), (64, 64), "{:?}", every_lane.model.barrier_uses);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+}
+
+/// `if lane < 16:` on `lane = tidx % 32` sets lanes 16 to 30 apart from
+/// lane 1: every lane runs.
+#[test]
+fn a_lane_test_that_splits_the_stood_in_lanes_keeps_them_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    lane = tidx % 32
+    cute.arch.sync_threads()
+    if lane < 16:
+        cute.arch.barrier_arrive(barrier_id=1, number_of_threads=64)
+    if lane >= 16:
+        cute.arch.barrier_arrive(barrier_id=2, number_of_threads=64)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
+    assert_eq!((registered(1), registered(2)), (64, 64), "{:?}", every_lane.model.barrier_uses);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert_eq!(standing_in.threads_run, 128);
+}

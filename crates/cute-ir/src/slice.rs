@@ -318,6 +318,10 @@ fn seed_of(exprs: &[&Expr], sync_helpers: &BTreeSet<String>) -> Option<Reason> {
 
 /// A helper of this file that synchronizes, passed to `call` as a value.
 pub fn handed_on_sync_helper<'c>(call: &'c crate::ast::Call, sync_helpers: &BTreeSet<String>) -> Option<&'c str> {
+    // Asked of every call a thread evaluates; most files have no such helper.
+    if sync_helpers.is_empty() {
+        return None;
+    }
     call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).find_map(|a| match a {
         Expr::Name(n) if sync_helpers.contains(n) => Some(n.as_str()),
         Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") && sync_helpers.contains(attr) => {

@@ -25,8 +25,9 @@ impl ImportMap {
             (idx("module"), idx("alias"), idx("from"), idx("name"), idx("wildcard"));
         let mut map = ImportMap::default();
         let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(q, tree.root(), tree.text.as_bytes());
-        while let Some(m) = matches.next() {
+        for statement in import_statements(tree.root()) {
+            let mut matches = cursor.matches(q, statement, tree.text.as_bytes());
+            while let Some(m) = matches.next() {
             let get = |i| m.captures().iter().find(|c| c.index == i).map(|c| node_text(&tree.text, c.node));
             let alias_text = get(alias);
             if let Some(module_path) = get(module) {
@@ -46,6 +47,7 @@ impl ImportMap {
                     let local = alias_text.unwrap_or(imported);
                     map.insert(local, &format!("{from_path}.{imported}"));
                 }
+            }
             }
         }
         map
@@ -102,4 +104,29 @@ mod tests {
         assert_eq!(m.qualify("numpy.zeros"), None);
         assert_eq!(m.wildcards(), ["cutlass.cute.arch"]);
     }
+}
+
+/// The import statements of a file, at any nesting level: statements live
+/// only in the bodies of the module and of compound statements, so only
+/// those are walked (the query matching on every node of every expression
+/// of a large file would cost more than parsing it).
+fn import_statements(root: tree_sitter::Node<'_>) -> Vec<tree_sitter::Node<'_>> {
+    let mut found = Vec::new();
+    let mut pending = vec![root];
+    while let Some(node) = pending.pop() {
+        match node.kind() {
+            "import_statement" | "import_from_statement" => found.push(node),
+            "module" | "block" | "if_statement" | "elif_clause" | "else_clause" | "for_statement" | "while_statement"
+            | "try_statement" | "except_clause" | "except_group_clause" | "finally_clause" | "with_statement"
+            | "function_definition" | "class_definition" | "decorated_definition" | "match_statement" | "case_clause"
+            | "ERROR" => {
+                let mut cursor = node.walk();
+                pending.extend(node.named_children(&mut cursor));
+            }
+            _ => {}
+        }
+    }
+    // In the order of the file: a later import of a name wins.
+    found.sort_by_key(|n| n.start_byte());
+    found
 }
