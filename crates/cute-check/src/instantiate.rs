@@ -457,16 +457,15 @@ impl Setup<'_> {
         let mut total_steps = steps_before;
         // The converged accesses of the warp being run.
         let mut warp: Option<WarpMemory> = None;
-        let mut previous_cta = None;
         let mut stand_in: Option<StandIn> = None;
         for &(cta, tid) in threads {
             // A construct the model cannot represent makes the kernel "not
-            // checked": the CTAs after the first one that meets it would only
-            // cost time (every CTA runs the same code).
-            if previous_cta != Some(cta) && !shared.unresolved.is_empty() {
+            // checked": the threads after the first one that meets it would
+            // only cost time (the constructs they meet further on are
+            // reported once this one is modelled or changed).
+            if !shared.unresolved.is_empty() {
                 break;
             }
-            previous_cta = Some(cta);
             if shared.out_of_time {
                 self.out_of_time(shared);
                 break;

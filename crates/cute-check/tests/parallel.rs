@@ -325,3 +325,40 @@ def host():
     assert_eq!(every_lane.model, standing_in.model);
     assert_eq!(standing_in.threads_run, 128);
 }
+
+/// A construct the model cannot represent makes the kernel not checked: the
+/// threads after the first that meets it are not run, on one core or on
+/// several.
+#[test]
+fn threads_stop_after_the_first_that_meets_an_unmodelled_construct() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(n: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    cute.arch.sync_threads()
+    if warp == 2:
+        cute.arch.barrier(barrier_id=n, number_of_threads=32)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(n: cutlass.Int32):
+    k(n).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let module = cute_ir::lower_text(text).unwrap();
+    let launches = Launches::of_module(&module);
+    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
+    let launch = launches.of_kernel(&module, kernel);
+    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
+    let run = |options: &InstantiateOptions| instantiate(&module, kernel, &kept, &launch, &Scenario::new(), options);
+    let (one, several) = (run(&SEQUENTIAL), run(&InstantiateOptions { workers: 3, ..SEQUENTIAL }));
+    assert!(one.model.unresolved.iter().any(|u| u.what.contains("id of this named barrier")), "{:?}", one.model.unresolved);
+    // Thread 64, lane 0 of warp 2, is the first to meet it.
+    assert_eq!(one.threads_run, 65);
+    assert_eq!(one.model, several.model);
+    assert_eq!(several.threads_run, 65);
+}

@@ -10,7 +10,9 @@
 //! Where the sequential run would stop for the statement budget is known
 //! from the statements each thread executed: the threads of that run before
 //! it are run again after the runs merged, as the sequential run ran them,
-//! so that limit is reproduced exactly. Where a run out of time stops
+//! so that limit is reproduced exactly. A run stops after a thread that met
+//! an unmodelled construct, as the sequential run does, and no run after it
+//! is merged. Where a run out of time stops
 //! depends on the machine: the runs before it are kept, and the model is
 //! not checked either way.
 
@@ -81,22 +83,21 @@ fn merge<'r>(
     let mut merged = setup.shared();
     let mut results = Vec::new();
     let mut steps = 0usize;
-    let mut previous_cta = None;
     for (run, done) in runs {
-        // The sequential run stops after the CTA that met an unmodelled
+        // The sequential run stops after the thread that met an unmodelled
         // construct.
-        let cta = run[0].0;
-        if previous_cta != Some(cta) && !merged.unresolved.is_empty() {
+        if !merged.unresolved.is_empty() {
             break;
         }
-        previous_cta = Some(cta);
         let (shared, run_results) = done?;
         if shared.out_of_time {
             setup.out_of_time(&mut merged);
             break;
         }
         // The sequential run checks the statement budget before each thread.
-        let cut = run_results
+        // (It also stops after a thread that met an unmodelled construct, as
+        // each run does: a run that met one ends there.)
+        let over_budget = run_results
             .iter()
             .scan(steps, |total, r| {
                 let before = *total;
@@ -104,7 +105,7 @@ fn merge<'r>(
                 Some(before)
             })
             .position(|before| before > setup.options.max_steps_total);
-        if let Some(cut) = cut {
+        if let Some(cut) = over_budget {
             results.extend(setup.run_threads(&run[..=cut], &mut merged, steps));
             break;
         }
