@@ -60,7 +60,7 @@ impl Default for InstantiateOptions {
             unknown_trip_count: 3,
             max_ops_per_thread: 50_000,
             max_steps_per_thread: 200_000,
-            max_steps_total: 2_000_000,
+            max_steps_total: 1_000_000,
             default_threads_per_cta: 128,
             workers: 0,
             stand_ins: true,

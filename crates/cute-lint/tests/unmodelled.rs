@@ -132,7 +132,7 @@ fn ways_of_deciding_runtime_conditions_that_would_not_fit_the_budget_are_not_run
     let diags = analyze_text(&flags_kernel(40), &AnalysisOptions::default());
     assert!(diags.is_empty(), "{diags:?}");
     // 1,000 barriers: each way runs more than 500,000 statements, and the 7
-    // runs beyond the first would pass the 2,000,000 the threads may run.
+    // runs beyond the first would pass the 1,000,000 the threads may run.
     let diags = analyze_text(&flags_kernel(1000), &AnalysisOptions::default());
     assert_eq!(diags.len(), 1, "{diags:?}");
     assert_eq!(diags[0].name, "analysis-incomplete");
