@@ -30,6 +30,15 @@ mod memory;
 mod parallel;
 mod uniform;
 
+/// At most this many conditions on runtime values are explored both ways.
+pub const MAX_OPEN_CONDITIONS: usize = 3;
+
+/// The ways of deciding `open` conditions on runtime values beyond the one
+/// the first run takes (every condition false): each runs the threads again.
+pub fn ways_beyond_the_first(open: usize) -> usize {
+    (1usize << open.min(MAX_OPEN_CONDITIONS)) - 1
+}
+
 /// What the counter of a loop whose trip count is not known holds: a
 /// condition on it is open, and is decided alike in every iteration.
 pub const UNKNOWN_LOOP_COUNTER: &str = "a loop counter";
@@ -421,6 +430,8 @@ struct ThreadResult {
     ran: bool,
     /// Statements it executed (those of the lane standing in for it).
     steps: usize,
+    /// Conditions on runtime values it was the first of its run to meet.
+    opened: Vec<StmtId>,
 }
 
 impl Setup<'_> {
@@ -458,6 +469,7 @@ impl Setup<'_> {
         // The converged accesses of the warp being run.
         let mut warp: Option<WarpMemory> = None;
         let mut stand_in: Option<StandIn> = None;
+        let mut open_seen: BTreeSet<StmtId> = shared.open.keys().copied().collect();
         for &(cta, tid) in threads {
             // A construct the model cannot represent makes the kernel "not
             // checked": the threads after the first one that meets it would
@@ -474,12 +486,23 @@ impl Setup<'_> {
                 self.over_statement_budget(shared);
                 break;
             }
+            if self.other_ways_over_budget(total_steps, shared.open.len()) {
+                break;
+            }
+            let open_before = shared.open.len();
             if let Some(lane1) = stand_in.as_ref().filter(|s| s.stands_for(cta, tid, threads_per_cta)) {
                 total_steps += lane1.steps;
                 for key in &lane1.uses {
                     shared.barrier_uses.entry(*key).or_default().push(tid);
                 }
-                results.push(ThreadResult { thread: (cta, tid), ops: Vec::new(), memory: None, ran: false, steps: lane1.steps });
+                results.push(ThreadResult {
+                    thread: (cta, tid),
+                    ops: Vec::new(),
+                    memory: None,
+                    ran: false,
+                    steps: lane1.steps,
+                    opened: Vec::new(),
+                });
                 continue;
             }
             let tables_before = (shared.barriers.list.len(), shared.buffers.list.len());
@@ -583,7 +606,21 @@ impl Setup<'_> {
                 w.lanes.push(Some(std::mem::take(&mut thread.lane_regions)));
             }
             let is_last_lane = thread.is_last_lane();
-            results.push(ThreadResult { thread: (cta, tid), ops: std::mem::take(&mut thread.ops), memory, ran: true, steps: thread.steps });
+            // The conditions this thread found open first (the thread that
+            // stands in for others found none: it met nothing lane-dependent).
+            let opened = match thread.shared.open.len() > open_before {
+                true => thread.shared.open.keys().copied().filter(|id| !open_seen.contains(id)).collect(),
+                false => Vec::new(),
+            };
+            open_seen.extend(opened.iter().copied());
+            results.push(ThreadResult {
+                thread: (cta, tid),
+                ops: std::mem::take(&mut thread.ops),
+                memory,
+                ran: true,
+                steps: thread.steps,
+                opened,
+            });
             if is_last_lane {
                 if let Some(WarpMemory { lane0: at, accesses, race_points, lanes }) = warp.take() {
                     let (lane0, others) = results[at..].split_first_mut().expect("lane 0 ran");
@@ -606,6 +643,17 @@ impl Setup<'_> {
             what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
             origin: None,
         });
+    }
+
+    /// Whether the first run, with `steps` statements executed and `open`
+    /// conditions on runtime values met, already shows that running the
+    /// threads again for every other way of deciding those conditions would
+    /// pass the statement budget: the kernel cannot be checked then,
+    /// whatever the threads not run yet do, and they are not run. (Only the
+    /// first run stops so: a run for a way of deciding them is a model to
+    /// check.)
+    fn other_ways_over_budget(&self, steps: usize, open: usize) -> bool {
+        self.scenario.is_empty() && steps.saturating_mul(ways_beyond_the_first(open)) > self.options.max_steps_total
     }
 
     /// Records that the threads ran past the statement budget.

@@ -17,5 +17,7 @@ pub mod semantics;
 pub mod trace;
 
 pub use explore::{explore, Budget, ExploreOptions, Outcome, Verdict};
-pub use instantiate::{instantiate, InstantiateOptions, Instantiated, OpenCondition, Scenario, UNKNOWN_LOOP_COUNTER};
+pub use instantiate::{
+    instantiate, ways_beyond_the_first, InstantiateOptions, Instantiated, OpenCondition, Scenario, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
+};
 pub use model::Model;

@@ -362,3 +362,53 @@ def host(n: cutlass.Int32):
     assert_eq!(one.model, several.model);
     assert_eq!(several.threads_run, 65);
 }
+
+/// With conditions on runtime values open, the first run stops once the
+/// runs for the other ways of deciding them would pass the statement
+/// budget together (the kernel cannot be checked then), at the same thread
+/// on one core or on several, and records nothing unresolved: the caller
+/// reads the verdict off the statements and conditions.
+#[test]
+fn the_first_run_stops_once_the_other_ways_would_pass_the_budget() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(a: cutlass.Int32, b: cutlass.Int32):
+    for i in cutlass.range_constexpr(20):
+        cute.arch.sync_threads()
+    if a > 0:
+        cute.arch.sync_threads()
+    if b > 0:
+        cute.arch.sync_threads()
+
+
+@cute.jit
+def host(a: cutlass.Int32, b: cutlass.Int32):
+    k(a, b).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let module = cute_ir::lower_text(text).unwrap();
+    let launches = Launches::of_module(&module);
+    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
+    let launch = launches.of_kernel(&module, kernel);
+    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
+    // About 25 statements a thread: the 3 other ways pass 3,000 statements
+    // once some 40 threads have run.
+    const TIGHT: InstantiateOptions = InstantiateOptions { max_steps_total: 3_000, ..SEQUENTIAL };
+    let run = |options: &InstantiateOptions| instantiate(&module, kernel, &kept, &launch, &Scenario::new(), options);
+    let (one, several) = (run(&TIGHT), run(&InstantiateOptions { workers: 3, ..TIGHT }));
+    assert!(one.model.unresolved.is_empty(), "{:?}", one.model.unresolved);
+    assert_eq!(one.open_conditions.len(), 2);
+    assert!(one.threads_run < 64, "{} threads ran", one.threads_run);
+    assert!(one.steps * 3 > TIGHT.max_steps_total);
+    assert_eq!(one.model, several.model);
+    assert_eq!(one.threads_run, several.threads_run);
+    // A way of deciding them is a model to check: it runs on to the budget
+    // of its own statements.
+    let mut scenario = Scenario::new();
+    scenario.insert(one.open_conditions[0].stmt, true);
+    let decided = instantiate(&module, kernel, &kept, &launch, &scenario, &TIGHT);
+    assert!(decided.threads_run > 100, "{} threads ran", decided.threads_run);
+}

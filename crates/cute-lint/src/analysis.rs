@@ -6,7 +6,7 @@ use std::time::Duration;
 use cute_check::explore::{Counterexample, ExploreOptions, Outcome};
 use cute_check::memory::MemoryFinding;
 use cute_check::model::{Model, OpKind};
-use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict};
+use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict, MAX_OPEN_CONDITIONS};
 use cute_ir::api::Api;
 use cute_ir::ast::FunctionDef;
 use cute_ir::launch::{Launch, Launches};
@@ -37,8 +37,6 @@ impl Default for AnalysisOptions {
     }
 }
 
-/// At most this many conditions on runtime values are enumerated both ways.
-const MAX_OPEN_CONDITIONS: usize = 3;
 
 /// Explores a model; the database memoizes it, the command line does not.
 pub type Explorer<'a> = dyn FnMut(&Model, &ExploreOptions) -> Outcome + 'a;
@@ -169,16 +167,11 @@ pub(crate) fn check_slice_with(
         // way runs the threads again, within one statement budget for them
         // all. A verdict needs all of them, so none is run when they would
         // not fit.
-        let foreseen = run_steps.saturating_mul(scenarios.len() - 1);
+        // (The first run stops as soon as its count shows it.)
+        let foreseen = run_steps.saturating_mul(cute_check::ways_beyond_the_first(open.len()));
         if foreseen > inst_options.max_steps_total {
             let lines: Vec<u32> = open.iter().take(n).map(|c| ctx.line(c.site.start)).collect();
-            return vec![analysis_incomplete::conditions_too_costly(
-                ctx,
-                &lines,
-                scenarios.len(),
-                run_steps,
-                inst_options.max_steps_total,
-            )];
+            return vec![analysis_incomplete::conditions_too_costly(ctx, &lines, scenarios.len(), inst_options.max_steps_total)];
         }
     }
 

@@ -94,18 +94,20 @@ fn merge<'r>(
             setup.out_of_time(&mut merged);
             break;
         }
-        // The sequential run checks the statement budget before each thread.
-        // (It also stops after a thread that met an unmodelled construct, as
-        // each run does: a run that met one ends there.)
-        let over_budget = run_results
-            .iter()
-            .scan(steps, |total, r| {
-                let before = *total;
-                *total += r.steps;
-                Some(before)
-            })
-            .position(|before| before > setup.options.max_steps_total);
-        if let Some(cut) = over_budget {
+        // The sequential run checks the statement budget, and whether the
+        // other ways of deciding the conditions met so far would pass it,
+        // before each thread. (It also stops after a thread that met an
+        // unmodelled construct, as each run does: a run that met one ends
+        // there.)
+        let mut open: std::collections::BTreeSet<cute_ir::ast::StmtId> = merged.open.keys().copied().collect();
+        let mut total = steps;
+        let cut = run_results.iter().position(|r| {
+            let stops = total > setup.options.max_steps_total || setup.other_ways_over_budget(total, open.len());
+            total += r.steps;
+            open.extend(r.opened.iter().copied());
+            stops
+        });
+        if let Some(cut) = cut {
             results.extend(setup.run_threads(&run[..=cut], &mut merged, steps));
             break;
         }
