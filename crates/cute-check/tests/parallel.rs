@@ -166,36 +166,34 @@ def k():
 def host():
     k().launch(grid=[1, 1, 1], block=[96, 1, 1])
 ";
-    let module = cute_ir::lower_text(text).unwrap();
-    let launches = Launches::of_module(&module);
-    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
-    let launch = launches.of_kernel(&module, kernel);
-    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
-    let run = |stand_ins| {
-        let options = InstantiateOptions { stand_ins, ..SEQUENTIAL };
-        instantiate(&module, kernel, &kept, &launch, &Scenario::new(), &options)
-    };
-    let (every_lane, standing_in) = (run(false), run(true));
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
     // Lanes 0 to 15 of each warp register with barrier 1, lanes 16 to 31
     // with barrier 2.
-    let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
-    assert_eq!((registered(1), registered(2)), (48, 48), "{:?}", every_lane.model.barrier_uses);
+    let m = &every_lane.model;
+    assert_eq!((registered(m, 1), registered(m, 2)), (48, 48), "{:?}", m.barrier_uses);
     assert_eq!(every_lane.model, standing_in.model);
 }
 
-/// Instantiates the kernel `k` of `text` with every lane running and with
-/// lanes standing in: the models, and how many threads ran each way.
-fn every_lane_and_standing_in(text: &str) -> (cute_check::Instantiated, cute_check::Instantiated) {
+/// Instantiates the kernel `k` of `text`.
+fn instantiate_k(text: &str, options: &InstantiateOptions, scenario: &Scenario) -> cute_check::Instantiated {
     let module = cute_ir::lower_text(text).unwrap();
     let launches = Launches::of_module(&module);
     let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
     let launch = launches.of_kernel(&module, kernel);
     let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
-    let run = |stand_ins| {
-        let options = InstantiateOptions { stand_ins, ..SEQUENTIAL };
-        instantiate(&module, kernel, &kept, &launch, &Scenario::new(), &options)
-    };
+    instantiate(&module, kernel, &kept, &launch, scenario, options)
+}
+
+/// The kernel `k` of `text` with every lane running and with lanes standing
+/// in: the models, and how many threads ran each way.
+fn every_lane_and_standing_in(text: &str) -> (cute_check::Instantiated, cute_check::Instantiated) {
+    let run = |stand_ins| instantiate_k(text, &InstantiateOptions { stand_ins, ..SEQUENTIAL }, &Scenario::new());
     (run(false), run(true))
+}
+
+/// The threads that register with named barrier `id` in `model`.
+fn registered(model: &cute_check::Model, id: i64) -> usize {
+    model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum()
 }
 
 /// `tidx < n` with `n` known only at run time is unknown in every lane,
@@ -288,8 +286,8 @@ def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
     let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
-    assert_eq!((registered(1), registered(2)), (64, 64), "{:?}", every_lane.model.barrier_uses);
+    let m = &every_lane.model;
+    assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
     assert_eq!(every_lane.model, standing_in.model);
     assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }
@@ -320,8 +318,8 @@ def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
     let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    let registered = |id: i64| every_lane.model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum::<usize>();
-    assert_eq!((registered(1), registered(2)), (64, 64), "{:?}", every_lane.model.barrier_uses);
+    let m = &every_lane.model;
+    assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
     assert_eq!(every_lane.model, standing_in.model);
     assert_eq!(standing_in.threads_run, 128);
 }
@@ -349,12 +347,7 @@ def k(n: cutlass.Int32):
 def host(n: cutlass.Int32):
     k(n).launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let module = cute_ir::lower_text(text).unwrap();
-    let launches = Launches::of_module(&module);
-    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
-    let launch = launches.of_kernel(&module, kernel);
-    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
-    let run = |options: &InstantiateOptions| instantiate(&module, kernel, &kept, &launch, &Scenario::new(), options);
+    let run = |options: &InstantiateOptions| instantiate_k(text, options, &Scenario::new());
     let (one, several) = (run(&SEQUENTIAL), run(&InstantiateOptions { workers: 3, ..SEQUENTIAL }));
     assert!(one.model.unresolved.iter().any(|u| u.what.contains("id of this named barrier")), "{:?}", one.model.unresolved);
     // Thread 64, lane 0 of warp 2, is the first to meet it.
@@ -389,15 +382,10 @@ def k(a: cutlass.Int32, b: cutlass.Int32):
 def host(a: cutlass.Int32, b: cutlass.Int32):
     k(a, b).launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let module = cute_ir::lower_text(text).unwrap();
-    let launches = Launches::of_module(&module);
-    let kernel = module.kernels().find(|f| f.name == "k").expect("the kernel");
-    let launch = launches.of_kernel(&module, kernel);
-    let kept = cute_ir::slice_kernel(&module, kernel, text).kept_ids();
     // About 25 statements a thread: the 3 other ways pass 3,000 statements
     // once some 40 threads have run.
     const TIGHT: InstantiateOptions = InstantiateOptions { max_steps_total: 3_000, ..SEQUENTIAL };
-    let run = |options: &InstantiateOptions| instantiate(&module, kernel, &kept, &launch, &Scenario::new(), options);
+    let run = |options: &InstantiateOptions| instantiate_k(text, options, &Scenario::new());
     let (one, several) = (run(&TIGHT), run(&InstantiateOptions { workers: 3, ..TIGHT }));
     assert!(one.model.unresolved.is_empty(), "{:?}", one.model.unresolved);
     assert_eq!(one.open_conditions.len(), 2);
@@ -409,6 +397,6 @@ def host(a: cutlass.Int32, b: cutlass.Int32):
     // of its own statements.
     let mut scenario = Scenario::new();
     scenario.insert(one.open_conditions[0].stmt, true);
-    let decided = instantiate(&module, kernel, &kept, &launch, &scenario, &TIGHT);
+    let decided = instantiate_k(text, &TIGHT, &scenario);
     assert!(decided.threads_run > 100, "{} threads ran", decided.threads_run);
 }
