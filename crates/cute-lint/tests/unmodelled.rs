@@ -140,4 +140,5 @@ fn ways_of_deciding_runtime_conditions_that_would_not_fit_the_budget_are_not_run
     assert!(message.starts_with("`k` was not checked"), "{message}");
     assert!(message.contains("(lines 10, 12, 14)"), "{message}");
     assert!(message.contains("8 ways"), "{message}");
+    assert!(diags[0].help.as_deref().is_some_and(|h| h.contains("Constexpr")), "{:?}", diags[0].help);
 }

@@ -137,7 +137,7 @@ pub fn conditions_over_budget(ctx: &KernelContext<'_>, explored: usize, all: usi
 /// showed that the others together would pass it.
 pub fn conditions_too_costly(ctx: &KernelContext<'_>, lines: &[u32], ways: usize, budget: usize) -> crate::Diagnostic {
     let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
-    info(
+    let mut diagnostic = info(
         ctx.kernel.name_range,
         format!(
             "`{}` was not checked: its synchronization depends on conditions on runtime values (line{} {}), and running its threads for each of the {ways} ways of deciding them would execute more than the {budget} statements they may",
@@ -147,7 +147,12 @@ pub fn conditions_too_costly(ctx: &KernelContext<'_>, lines: &[u32], ways: usize
         ),
         "not checked",
         Vec::new(),
-    )
+    );
+    diagnostic.help = Some(
+        "each condition known at compile time (a `cutlass.Constexpr` parameter, a `cutlass.const_expr` test) halves the ways to run"
+            .to_string(),
+    );
+    diagnostic
 }
 
 /// The synchronization was checked, the ordering of memory accesses not.
