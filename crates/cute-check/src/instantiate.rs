@@ -33,10 +33,13 @@ mod uniform;
 /// At most this many conditions on runtime values are explored both ways.
 pub const MAX_OPEN_CONDITIONS: usize = 3;
 
-/// The ways of deciding `open` conditions on runtime values beyond the one
-/// the first run takes (every condition false): each runs the threads again.
-pub fn ways_beyond_the_first(open: usize) -> usize {
-    (1usize << open.min(MAX_OPEN_CONDITIONS)) - 1
+/// Whether running a kernel's threads again for every way of deciding its
+/// `open` conditions on runtime values beyond the first (every condition
+/// false), each costing the `steps` statements of the first run, would
+/// pass the statement budget together: the kernel cannot be checked then.
+pub fn other_ways_over_budget(steps: usize, open: usize, options: &InstantiateOptions) -> bool {
+    let other_ways = (1usize << open.min(MAX_OPEN_CONDITIONS)) - 1;
+    steps.saturating_mul(other_ways) > options.max_steps_total
 }
 
 /// What the counter of a loop whose trip count is not known holds: a
@@ -646,14 +649,13 @@ impl Setup<'_> {
     }
 
     /// Whether the first run, with `steps` statements executed and `open`
-    /// conditions on runtime values met, already shows that running the
-    /// threads again for every other way of deciding those conditions would
-    /// pass the statement budget: the kernel cannot be checked then,
+    /// conditions on runtime values met, already shows
+    /// [`other_ways_over_budget`]: the kernel cannot be checked then,
     /// whatever the threads not run yet do, and they are not run. (Only the
     /// first run stops so: a run for a way of deciding them is a model to
     /// check.)
     fn other_ways_over_budget(&self, steps: usize, open: usize) -> bool {
-        self.scenario.is_empty() && steps.saturating_mul(ways_beyond_the_first(open)) > self.options.max_steps_total
+        self.scenario.is_empty() && other_ways_over_budget(steps, open, self.options)
     }
 
     /// Records that the threads ran past the statement budget.
@@ -1448,12 +1450,22 @@ impl ThreadRun<'_> {
     fn unknown_in_every_lane(&mut self, e: &Expr, env: &Env) -> bool {
         match e {
             Expr::Compare { lhs, rhs, .. } => {
-                [lhs, rhs].into_iter().any(|o| !self.varies_here(o) && matches!(eval(o, env, self), Value::Unknown(_)))
+                [lhs, rhs].into_iter().any(|o| !self.varies_here(o) && self.unknown_without_effects(o, env))
             }
             Expr::BoolOp { lhs, rhs, .. } => self.unknown_in_every_lane(lhs, env) && self.unknown_in_every_lane(rhs, env),
             Expr::Unary { op: cute_ir::ast::UnOp::Not, operand } => self.unknown_in_every_lane(operand, env),
             _ => false,
         }
+    }
+
+    /// Whether `e` evaluates to an unknown value here, evaluated again
+    /// without effects: a call other than the thread-index reads and casts
+    /// (a helper that synchronizes) is not run a second time, and the value
+    /// is then taken as not known to be unknown.
+    fn unknown_without_effects(&self, e: &Expr, env: &Env) -> bool {
+        let mut evaluator = uniform::LaneEvaluator { place: self.place(), globals: self.globals, failed: false };
+        let value = eval(e, env, &mut evaluator);
+        !evaluator.failed && value.is_unknown()
     }
 
     /// Whether the value of `e` can differ between lanes, in the kernel or

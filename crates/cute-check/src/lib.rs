@@ -18,6 +18,6 @@ pub mod trace;
 
 pub use explore::{explore, Budget, ExploreOptions, Outcome, Verdict};
 pub use instantiate::{
-    instantiate, ways_beyond_the_first, InstantiateOptions, Instantiated, OpenCondition, Scenario, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
+    instantiate, other_ways_over_budget, InstantiateOptions, Instantiated, OpenCondition, Scenario, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
 };
 pub use model::Model;

@@ -166,10 +166,8 @@ pub(crate) fn check_slice_with(
         // The run already made decides every condition as false; each other
         // way runs the threads again, within one statement budget for them
         // all. A verdict needs all of them, so none is run when they would
-        // not fit.
-        // (The first run stops as soon as its count shows it.)
-        let foreseen = run_steps.saturating_mul(cute_check::ways_beyond_the_first(open.len()));
-        if foreseen > inst_options.max_steps_total {
+        // not fit. (The first run stops as soon as its count shows it.)
+        if cute_check::other_ways_over_budget(run_steps, open.len(), &inst_options) {
             let lines: Vec<u32> = open.iter().take(n).map(|c| ctx.line(c.site.start)).collect();
             return vec![analysis_incomplete::conditions_too_costly(ctx, &lines, scenarios.len(), inst_options.max_steps_total)];
         }
