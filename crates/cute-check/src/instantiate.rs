@@ -61,7 +61,7 @@ pub struct InstantiateOptions {
     /// Cores the threads may run on (0: all available). The model does not
     /// depend on it.
     pub workers: usize,
-    /// Whether lane 1 of a warp may stand in for the lanes after it (see
+    /// Whether a lane of a warp may stand in for lanes after it (see
     /// [`StandIn`]). The model does not depend on it; off, every lane runs.
     pub stand_ins: bool,
 }
@@ -211,7 +211,6 @@ pub fn instantiate(
         globals: &globals,
         lane_varying: &lane_varying,
         lane_dependent: &lane_dependent,
-        definitions: &uniform::Definitions::of(kernel),
         lane_values,
         sync_helpers: &sync_helpers,
         functions: &FunctionIndex::of(module),
@@ -363,8 +362,6 @@ struct Setup<'a> {
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
     lane_dependent: &'a BTreeSet<String>,
-    /// The kernel body's names that keep one value (see `uniform`).
-    definitions: &'a uniform::Definitions<'a>,
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
     sync_helpers: &'a BTreeSet<String>,
@@ -378,29 +375,47 @@ struct Setup<'a> {
 /// cta_wide), see [`BarrierUse`].
 type UseKey = (u32, i64, TextRange, u32, u32, bool, bool, bool);
 
-/// Lane 1 of a converged warp standing in for the lanes after it, up to and
-/// not including the last lane.
+/// A lane of a converged warp standing in for lanes after it, up to and not
+/// including the last lane.
 ///
-/// In converged code those lanes record nothing: lane 0 acts for the warp
-/// and the last lane gives the warp's extent (see [`ThreadRun::push`]).
-/// What they leave is their registrations with hardware barriers and their
-/// statement count. When lane 1 made no operation of its own and met
-/// nothing through which another lane could run differently (a condition,
-/// loop range or acting call's argument that varies across lanes, a lane
-/// read inside a helper, a split warp), each of those lanes would run as
-/// lane 1 did: they are not run, and leave what lane 1 left under their own
-/// thread ids. Most threads of a warp-specialized kernel are such lanes.
+/// In converged code the lanes between lane 0 and the last record nothing:
+/// lane 0 acts for the warp and the last lane gives the warp's extent (see
+/// [`ThreadRun::push`]). What they leave is their registrations with
+/// hardware barriers and their statement count. Lane 1 runs for lanes 2 to
+/// 30; every condition, loop range or acting call's argument that varies
+/// across lanes is evaluated in each of them (see `uniform`), and the lanes
+/// that would decide or compute it otherwise (`lane == 16` for
+/// `lane = tidx % 16`) are left to run on their own; the first of those
+/// runs for the rest in turn. When the lane that ran made no operation of
+/// its own and met nothing else through which the lanes it runs for could
+/// differ (a lane read inside a helper, a split warp, a value it cannot
+/// evaluate in them), each of them would run as it did: they are not run,
+/// and leave what it left under their own thread ids. Most threads of a
+/// warp-specialized kernel are such lanes.
 struct StandIn {
     cta: u32,
-    warp: u32,
+    /// The lanes stood in for.
+    tids: Vec<u32>,
     steps: usize,
     uses: Vec<UseKey>,
 }
 
 impl StandIn {
-    fn stands_for(&self, cta: u32, tid: u32, threads_per_cta: u32) -> bool {
-        cta == self.cta && tid / 32 == self.warp && tid % 32 >= 2 && tid % 32 != 31 && tid + 1 != threads_per_cta
+    fn stands_for(&self, cta: u32, tid: u32) -> bool {
+        cta == self.cta && self.tids.contains(&tid)
     }
+}
+
+/// The lanes thread `tid` may stand in for: the later ones of its warp up
+/// to lane 30 that no earlier lane stands in for (`covered`), the CTA's
+/// last thread aside; none for lane 0 and the last lane, which record for
+/// the warp.
+fn lanes_to_stand_in_for(tid: u32, threads_per_cta: u32, covered: impl Fn(u32) -> bool) -> Vec<u32> {
+    let last_lane = |t: u32| t % 32 == 31 || t + 1 == threads_per_cta;
+    if tid % 32 == 0 || last_lane(tid) {
+        return Vec::new();
+    }
+    (tid + 1..=tid - tid % 32 + 30).filter(|&t| !last_lane(t) && !covered(t)).collect()
 }
 
 /// The file's functions and methods by class and name, found as
@@ -445,7 +460,6 @@ impl Setup<'_> {
             helper_scopes: Default::default(),
             unknown_results: Default::default(),
             unbound_names: Default::default(),
-            substituted: Default::default(),
             barriers: BarrierTable::default(),
             buffers: memory::BufferTable::default(),
             open: BTreeMap::new(),
@@ -471,7 +485,8 @@ impl Setup<'_> {
         let mut total_steps = steps_before;
         // The converged accesses of the warp being run.
         let mut warp: Option<WarpMemory> = None;
-        let mut stand_in: Option<StandIn> = None;
+        // The lanes of the warp being run that stand in for later ones.
+        let mut stand_ins: Vec<StandIn> = Vec::new();
         let mut open_seen: BTreeSet<StmtId> = shared.open.keys().copied().collect();
         for &(cta, tid) in threads {
             // A construct the model cannot represent makes the kernel "not
@@ -493,9 +508,12 @@ impl Setup<'_> {
                 break;
             }
             let open_before = shared.open.len();
-            if let Some(lane1) = stand_in.as_ref().filter(|s| s.stands_for(cta, tid, threads_per_cta)) {
-                total_steps += lane1.steps;
-                for key in &lane1.uses {
+            if tid % 32 == 0 {
+                stand_ins.clear();
+            }
+            if let Some(runner) = stand_ins.iter().find(|s| s.stands_for(cta, tid)) {
+                total_steps += runner.steps;
+                for key in &runner.uses {
                     shared.barrier_uses.entry(*key).or_default().push(tid);
                 }
                 results.push(ThreadResult {
@@ -503,7 +521,7 @@ impl Setup<'_> {
                     ops: Vec::new(),
                     memory: None,
                     ran: false,
-                    steps: lane1.steps,
+                    steps: runner.steps,
                     opened: Vec::new(),
                 });
                 continue;
@@ -537,7 +555,10 @@ impl Setup<'_> {
                 globals: self.globals,
                 lane_varying: self.lane_varying,
                 lane_dependent: self.lane_dependent,
-                definitions: self.definitions,
+                stood_in: options
+                    .stand_ins
+                    .then(|| uniform::StoodInLanes::new(lanes_to_stand_in_for(tid, threads_per_cta, |t| stand_ins.iter().any(|s| s.stands_for(cta, t)))))
+                    .filter(|l| !l.tids().is_empty()),
                 lane_values: self.lane_values,
                 sync_helpers: self.sync_helpers,
                 functions: self.functions,
@@ -574,20 +595,24 @@ impl Setup<'_> {
                 );
             }
             total_steps += thread.steps;
-            stand_in = (options.stand_ins
-                && thread.lane() == 1
-                && !thread.is_last_lane()
+            let stand_in = (thread.stood_in.is_some()
                 && !thread.lane_sensitive
                 && !thread.overflow
                 && thread.ops.is_empty()
                 && thread.memory.is_empty()
                 && thread.lane_regions.is_empty()
                 && thread.op_points.is_empty())
-            .then(|| StandIn { cta, warp: tid / 32, steps: thread.steps, uses: std::mem::take(&mut thread.uses) })
+            .then(|| StandIn {
+                cta,
+                tids: thread.stood_in.take().map(|l| l.tids().to_vec()).unwrap_or_default(),
+                steps: thread.steps,
+                uses: std::mem::take(&mut thread.uses),
+            })
             .filter(|_| {
                 let tables = &thread.shared;
                 !tables.out_of_time && tables_before == (tables.barriers.list.len(), tables.buffers.list.len())
             });
+            stand_ins.extend(stand_in);
             let memory = std::mem::take(&mut thread.memory);
             let op_points = std::mem::take(&mut thread.op_points);
             let memory = (!memory.is_empty() || !op_points.is_empty()).then(|| ThreadMemory {
@@ -766,9 +791,6 @@ struct Shared {
     /// The unknown value of a name no environment binds, by the address of
     /// the name in the module (as above).
     unbound_names: rustc_hash::FxHashMap<usize, Value>,
-    /// Kernel-level conditions with their lane-dependent names substituted
-    /// (see `uniform`), by expression; `None` where that cannot be done.
-    substituted: HashMap<usize, Option<Expr>>,
     barriers: BarrierTable,
     buffers: memory::BufferTable,
     open: BTreeMap<StmtId, OpenCondition>,
@@ -858,8 +880,6 @@ struct ThreadRun<'a> {
     lane_varying: &'a BTreeSet<String>,
     /// Names and attributes whose value differs between the lanes of a warp.
     lane_dependent: &'a BTreeSet<String>,
-    /// The kernel body's names that keep one value (see `uniform`).
-    definitions: &'a uniform::Definitions<'a>,
     /// How `lane_dependent` was computed.
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
@@ -900,9 +920,12 @@ struct ThreadRun<'a> {
     /// The lane-dependent names of the helpers being inlined, innermost last
     /// (see [`Self::helper_scope`]).
     helper_scopes: Vec<std::sync::Arc<BTreeSet<String>>>,
+    /// In a lane that may stand in for later lanes of its warp, those lanes
+    /// and what the kernel's names hold in them (see `uniform`).
+    stood_in: Option<uniform::StoodInLanes<'a>>,
 }
 
-impl ThreadRun<'_> {
+impl<'a> ThreadRun<'a> {
     fn lane(&self) -> u32 {
         self.tid % 32
     }
@@ -920,24 +943,73 @@ impl ThreadRun<'_> {
         }
     }
 
-    /// Whether `e`, a kernel-level expression that can differ between
-    /// lanes and gave `value` in lane 1, gives the same in every lane lane 1
-    /// stands in for (see `uniform`): the same decision for a condition, the
-    /// same value otherwise (`as_value`).
-    fn same_in_stood_in_lanes(&mut self, e: &Expr, value: &Value, as_value: bool, env: &Env) -> bool {
-        if self.inline_depth != 0 || self.lane() != 1 {
+    /// Evaluates expressions as this thread does, without effects.
+    fn lane_evaluator(&self) -> uniform::LaneEvaluator<'a> {
+        uniform::LaneEvaluator { place: self.place(), globals: self.globals, functions: self.functions, failed: false }
+    }
+
+    /// Whether this thread stands in for other lanes of its warp, as far as
+    /// it has run (see [`StandIn`]).
+    fn stands_in(&self) -> bool {
+        self.stood_in.is_some() && !self.lane_sensitive
+    }
+
+    /// For `e`, a kernel-level expression that can differ between lanes
+    /// and gave `value` here: keeps standing in for the lanes where it gives
+    /// the same (see `uniform`), the same decision for a condition or the
+    /// same value otherwise (`as_value`), and leaves the others to run on
+    /// their own. Stands in for none when `e` cannot be evaluated in them.
+    /// Whether it still stands in for some.
+    fn keep_lanes_alike(&mut self, e: &Expr, value: &Value, as_value: bool, env: &Env) -> bool {
+        let values = self.in_stood_in_lanes(e, env);
+        self.keep_lanes_giving(values, value, as_value)
+    }
+
+    /// [`Self::keep_lanes_alike`] for an expression that gave `values` in
+    /// the lanes stood in for (`None`: it could not be evaluated there).
+    fn keep_lanes_giving(&mut self, values: Option<std::rc::Rc<uniform::InLanes>>, value: &Value, as_value: bool) -> bool {
+        let Some(values) = values else {
+            self.lane_sensitive = true;
             return false;
+        };
+        let alike = |v: &Value| if as_value { v == value } else { v.as_bool() == value.as_bool() };
+        let lanes = self.stood_in.as_mut().expect("evaluated in them");
+        lanes.keep(|i| alike(values.get(i)));
+        if lanes.is_empty() {
+            self.lane_sensitive = true;
         }
-        let key = e as *const Expr as usize;
-        if !self.shared.substituted.contains_key(&key) {
-            let substituted = self.definitions.substitute(e, self.lane_dependent, false, 0);
-            self.shared.substituted.insert(key, substituted);
+        !self.lane_sensitive
+    }
+
+    /// The value of kernel-level expression `e` in each lane this lane
+    /// stands in for, `None` where it is not known (see `uniform`).
+    fn in_stood_in_lanes(&mut self, e: &Expr, env: &Env) -> Option<std::rc::Rc<uniform::InLanes>> {
+        if self.inline_depth != 0 || !self.stands_in() {
+            return None;
         }
-        let Some(Some(substituted)) = self.shared.substituted.get(&key) else { return false };
-        let (first, end) = (self.tid + 1, self.threads_per_cta);
-        // Lanes 2 to 30 of this warp, the CTA's last thread aside (`StandIn`).
-        let stood_in = (first..first + 29).filter(|&t| t + 1 < end);
-        uniform::same_in_lanes(substituted, value, as_value, env, self.globals, self.place(), stood_in)
+        let lane = self.lane_evaluator();
+        self.stood_in.as_mut()?.evaluate(e, env, self.lane_dependent, lane)
+    }
+
+    /// Whether the kernel's names are followed in the lanes this lane
+    /// stands in for: at the kernel's level, while it stands in for some.
+    fn following_stood_in_lanes(&self) -> bool {
+        self.stands_in() && self.inline_depth == 0
+    }
+
+    /// Follows a kernel-level binding of `target` to `value` in the lanes
+    /// this lane stands in for.
+    fn bind_in_stood_in_lanes(&mut self, target: &Target, value: &'a Expr, env: &Env) {
+        if !self.following_stood_in_lanes() || matches!(target, Target::Attr { .. } | Target::Subscript { .. }) {
+            return;
+        }
+        let varies = self.varies_here(value);
+        let lane = self.lane_evaluator();
+        let lanes = self.stood_in.as_mut().expect("followed");
+        match varies {
+            false => lanes.bind_same(target),
+            true => lanes.bind(target, value, env, self.lane_dependent, lane),
+        }
     }
 
     /// Where the converged warp is between points that order its lanes.
@@ -996,7 +1068,7 @@ impl ThreadRun<'_> {
 
     /// Run a block. `sliced` says whether statements outside the slice are
     /// skipped (kernel bodies) or all run (inlined helpers).
-    fn exec_block(&mut self, stmts: &[Stmt], env: &mut Env, sliced: bool) -> Flow {
+    fn exec_block(&mut self, stmts: &'a [Stmt], env: &mut Env, sliced: bool) -> Flow {
         for s in stmts {
             if self.overflow {
                 return Flow::Return(Value::None);
@@ -1040,7 +1112,7 @@ impl ThreadRun<'_> {
         }
     }
 
-    fn exec(&mut self, s: &Stmt, env: &mut Env, sliced: bool) -> Flow {
+    fn exec(&mut self, s: &'a Stmt, env: &mut Env, sliced: bool) -> Flow {
         self.steps += 1;
         if self.inline_depth == 0 {
             self.kernel_stmt = s.id;
@@ -1060,6 +1132,9 @@ impl ThreadRun<'_> {
                 let v = eval(value, env, self);
                 self.record_reads(value, env, s.range);
                 for t in targets {
+                    self.bind_in_stood_in_lanes(t, value, env);
+                }
+                for t in targets {
                     self.record_store(t, env, s.range, false);
                     self.bind_stored_object(t, env);
                     assign(t, v.clone(), env);
@@ -1077,6 +1152,7 @@ impl ThreadRun<'_> {
                 let r = eval(value, env, self);
                 self.record_reads(value, env, s.range);
                 self.record_store(target, env, s.range, true);
+                self.aug_assign_in_stood_in_lanes(target, *op, (&cur, &r), value, env);
                 let v = eval::binary(*op, &cur, &r);
                 self.bind_stored_object(target, env);
                 assign(target, v, env);
@@ -1087,6 +1163,7 @@ impl ThreadRun<'_> {
                     if let Expr::Attr { base, attr } = &c.func {
                         if let (Expr::Name(v), "advance") = (base.as_ref(), attr.as_str()) {
                             if let Some(next) = env.get(v).and_then(crate::pipeline::advanced) {
+                                self.advance_in_stood_in_lanes(v, env);
                                 env.insert(v.clone(), next);
                                 return Flow::Normal;
                             }
@@ -1129,8 +1206,13 @@ impl ThreadRun<'_> {
                 return flow;
             }
             StmtKind::For { target, iter, body } => {
-                self.note_lane_varying(iter);
                 let it = eval(iter, env, self);
+                self.note_lane_varying_value(iter, &it, env);
+                // Every lane runs the same iterations unless the lanes were
+                // set apart just now.
+                if self.following_stood_in_lanes() {
+                    self.stood_in.as_mut().expect("followed").bind_same(target);
+                }
                 let values = match it.iteration() {
                     Some(v) => v,
                     None => {
@@ -1182,6 +1264,9 @@ impl ThreadRun<'_> {
                         if let Some((call, guard)) = self.spin_guard(cond, env, false, Some((var, value))) {
                             if eval(cond, env, self).as_bool() != Some(false) {
                                 let v = self.observe_with(call, guard, env);
+                                if self.following_stood_in_lanes() {
+                                    self.stood_in.as_mut().expect("followed").bind_values(&Target::Name(var.clone()), None);
+                                }
                                 env.insert(var.clone(), v);
                             }
                             return Flow::Normal;
@@ -1224,6 +1309,9 @@ impl ThreadRun<'_> {
                         self.note_lane_varying(e);
                         let v = eval(e, env, self);
                         if let Some(t) = t {
+                            if self.following_stood_in_lanes() {
+                                self.stood_in.as_mut().expect("followed").bind_same(t);
+                            }
                             assign(t, v, env);
                         }
                     }
@@ -1376,8 +1464,7 @@ impl ThreadRun<'_> {
     /// of `e` (a condition, a loop's range, an argument) can differ between
     /// lanes.
     fn note_lane_varying(&mut self, e: &Expr) {
-        // Only lane 1 stands in for others.
-        if self.lane_sensitive || self.lane() != 1 {
+        if !self.stands_in() {
             return;
         }
         self.lane_sensitive = self.varies_here(e);
@@ -1432,16 +1519,13 @@ impl ThreadRun<'_> {
     /// take the branch the scenario decides, or the same bounded
     /// exploration, and the condition cannot set them apart.
     fn note_lane_varying_condition(&mut self, cond: &Expr, value: &Value, env: &Env) {
-        if self.lane_sensitive || self.lane() != 1 {
+        if !self.stands_in() || !self.varies_here(cond) {
             return;
         }
         if value.as_bool().is_none() && self.unknown_in_every_lane(cond, env) {
             return;
         }
-        if self.varies_here(cond) && self.same_in_stood_in_lanes(cond, value, false, env) {
-            return;
-        }
-        self.note_lane_varying(cond);
+        self.keep_lanes_alike(cond, value, false, env);
     }
 
     /// Whether the condition `e` is unknown in every lane whatever the lane:
@@ -1463,7 +1547,7 @@ impl ThreadRun<'_> {
     /// (a helper that synchronizes) is not run a second time, and the value
     /// is then taken as not known to be unknown.
     fn unknown_without_effects(&self, e: &Expr, env: &Env) -> bool {
-        let mut evaluator = uniform::LaneEvaluator { place: self.place(), globals: self.globals, failed: false };
+        let mut evaluator = self.lane_evaluator();
         let value = eval(e, env, &mut evaluator);
         !evaluator.failed && value.is_unknown()
     }
@@ -1487,7 +1571,13 @@ impl ThreadRun<'_> {
     /// another may not run like) where that cannot be followed: arguments
     /// that do not map onto parameters, or a lane-dependent value stored
     /// into an attribute, which outlives the call.
-    fn helper_scope(&mut self, call: &Call, f: &FunctionDef, bound: bool) -> Option<std::sync::Arc<BTreeSet<String>>> {
+    ///
+    /// `same_in_lanes` tells, for each of the call's arguments and then its
+    /// keyword arguments, whether it has this lane's value in every lane it
+    /// stands in for: such a parameter is not lane-dependent in the helper
+    /// (`wg_idx = tidx // 128` handed to a helper that branches on it),
+    /// although the caller's argument is.
+    fn helper_scope(&mut self, call: &Call, f: &FunctionDef, bound: bool, same_in_lanes: &[bool]) -> Option<std::sync::Arc<BTreeSet<String>>> {
         let scope: &BTreeSet<String> = self.helper_scopes.last().map_or(self.lane_dependent, |s| s);
         // Attributes holding lane-dependent values (`self.x = tidx`) keep
         // their names inside a method of the same object; an object handed
@@ -1516,16 +1606,26 @@ impl ThreadRun<'_> {
             return None;
         }
         let mut seed: Vec<String> = attributes;
+        // The caller takes the call's value as lane-dependent when an
+        // argument is (whatever the helper does with it).
+        let mut caller_takes_lane_dependent = false;
+        let same = |i: usize| same_in_lanes.get(i).copied().unwrap_or(false);
         for (i, a) in call.args.iter().enumerate() {
             if self.varies_here(a) {
+                caller_takes_lane_dependent = true;
                 match formal.get(i) {
+                    _ if same(i) => {}
                     Some(p) if !matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }) => seed.push(p.name.clone()),
                     _ => return None,
                 }
             }
         }
-        for (k, a) in &call.kwargs {
+        for (n, (k, a)) in call.kwargs.iter().enumerate() {
             if self.varies_here(a) {
+                caller_takes_lane_dependent = true;
+                if same(call.args.len() + n) {
+                    continue;
+                }
                 match formal.iter().find(|p| p.name == *k) {
                     Some(p) => seed.push(p.name.clone()),
                     None => return None,
@@ -1544,7 +1644,7 @@ impl ThreadRun<'_> {
         // worked out without looking into the helper (`if lane() < 16`).
         // A call given a lane-dependent argument is lane-dependent there
         // already.
-        let returns_lane = seed.iter().all(|n| n.contains('.'))
+        let returns_lane = !caller_takes_lane_dependent
             && returned(&f.body).iter().any(|e| varies_across_lanes(e, &names, self.globals, self.lane_values));
         let scope = (!stores_attribute && !returns_lane).then(|| std::sync::Arc::new(names));
         self.shared.helper_scopes.insert(key, scope.clone());
@@ -1553,11 +1653,20 @@ impl ThreadRun<'_> {
 
     /// Inline helper `f` for `call`, following lane dependence into it (see
     /// [`Self::helper_scope`]) while this lane may stand in for others.
-    fn inline_call(&mut self, call: &Call, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
-        if self.lane_sensitive || self.lane() != 1 {
+    fn inline_call(
+        &mut self,
+        call: &Call,
+        f: &'a FunctionDef,
+        bound_self: Option<Value>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        env: &Env,
+    ) -> Value {
+        if !self.stands_in() {
             return self.inline(f, bound_self, args, kwargs);
         }
-        let Some(scope) = self.helper_scope(call, f, bound_self.is_some()) else {
+        let same = self.arguments_same_in_stood_in_lanes(call, &args, &kwargs, env, false).unwrap_or_default();
+        let Some(scope) = self.helper_scope(call, f, bound_self.is_some(), &same) else {
             self.lane_sensitive = true;
             return self.inline(f, bound_self, args, kwargs);
         };
@@ -1565,6 +1674,45 @@ impl ThreadRun<'_> {
         let v = self.inline(f, bound_self, args, kwargs);
         self.helper_scopes.pop();
         v
+    }
+
+    /// For each of a call's arguments, then its keyword arguments, whether
+    /// it varies across lanes in the code yet has, in every lane this lane
+    /// goes on standing in for, the value `args` and `kwargs` give it here.
+    /// When `acting` (the call acts on its arguments), the lanes where an
+    /// argument has another value are left to run on their own (see
+    /// [`Self::keep_lanes_alike`]), and all of them when it cannot be
+    /// evaluated there; otherwise (a helper's parameters, followed into the
+    /// helper) such an argument is only not the same. `None` where
+    /// arguments do not line up with their values (a spliced `*args`).
+    fn arguments_same_in_stood_in_lanes(
+        &mut self,
+        call: &Call,
+        args: &[Value],
+        kwargs: &[(String, Value)],
+        env: &Env,
+        acting: bool,
+    ) -> Option<Vec<bool>> {
+        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
+        if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
+            return None;
+        }
+        let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a));
+        let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+        let mut same = Vec::with_capacity(args.len() + kwargs.len());
+        for (e, v) in exprs.zip(values) {
+            if !self.varies_here(e) || !self.stands_in() {
+                same.push(false);
+                continue;
+            }
+            let in_lanes = self.in_stood_in_lanes(e, env);
+            if acting {
+                same.push(self.keep_lanes_giving(in_lanes, v, true));
+            } else {
+                same.push(in_lanes.is_some_and(|vs| matches!(&*vs, uniform::InLanes::All(x) if x == v)));
+            }
+        }
+        Some(same)
     }
 
     /// [`Self::note_lane_varying`] for the callee and arguments of a call
@@ -1576,23 +1724,59 @@ impl ThreadRun<'_> {
 
     /// [`Self::note_lane_varying_arguments`] for a call whose arguments
     /// evaluated to `args` and `kwargs`: an argument that has the same value
-    /// in every lane lane 1 stands in for (`tidx // 128`) does not set them
-    /// apart.
+    /// in a lane this lane stands in for (`tidx // 128`) does not set that
+    /// lane apart.
     fn note_lane_varying_argument_values(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)], env: &Env) {
-        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
-        if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
+        if !self.stands_in() {
+            return;
+        }
+        if self.arguments_same_in_stood_in_lanes(call, args, kwargs, env, true).is_none() {
             return self.note_lane_varying_arguments(call);
         }
-        let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a));
-        let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
-        for (e, v) in exprs.zip(values) {
-            if self.lane_sensitive || self.lane() != 1 {
-                return;
-            }
-            if self.varies_here(e) && !self.same_in_stood_in_lanes(e, v, true, env) {
-                self.lane_sensitive = true;
-            }
+    }
+
+    /// [`Self::note_lane_varying`] for an expression (a loop's range) that
+    /// evaluated to `value`: the lanes where it has that value too are not
+    /// set apart.
+    fn note_lane_varying_value(&mut self, e: &Expr, value: &Value, env: &Env) {
+        if self.stands_in() && self.varies_here(e) {
+            self.keep_lanes_alike(e, value, true, env);
         }
+    }
+
+    /// Follows `target op= value` in the lanes this lane stands in for;
+    /// here `target` held `running.0` and `value` evaluated to `running.1`.
+    fn aug_assign_in_stood_in_lanes(&mut self, target: &Target, op: BinOp, running: (&Value, &Value), value: &'a Expr, env: &Env) {
+        if !self.following_stood_in_lanes() {
+            return;
+        }
+        let Target::Name(n) = target else { return };
+        let lane = self.lane_evaluator();
+        let before = self.stood_in.as_ref().expect("followed").values_of(n, running.0, self.lane_dependent, lane);
+        let operand = match self.varies_here(value) {
+            true => self.in_stood_in_lanes(value, env),
+            false => Some(std::rc::Rc::new(uniform::InLanes::All(running.1.clone()))),
+        };
+        let lanes = self.stood_in.as_mut().expect("followed");
+        let count = lanes.positions();
+        let after = before.zip(operand).map(|(b, r)| std::rc::Rc::new(b.zip_with(&r, count, |b, r| eval::binary(op, b, r))));
+        lanes.bind_values(target, after);
+    }
+
+    /// Follows `state.advance()` of kernel-level name `n` in the lanes this
+    /// lane stands in for.
+    fn advance_in_stood_in_lanes(&mut self, n: &str, env: &Env) {
+        if !self.following_stood_in_lanes() {
+            return;
+        }
+        let lane = self.lane_evaluator();
+        let lanes = self.stood_in.as_mut().expect("followed");
+        let advanced = env.get(n).and_then(|running| lanes.values_of(n, running, self.lane_dependent, lane)).and_then(|vs| match &*vs {
+            uniform::InLanes::All(v) => crate::pipeline::advanced(v).map(uniform::InLanes::All),
+            // A lane no longer stood in for holds no state: it stays as it is.
+            uniform::InLanes::Each(vs) => vs.iter().map(|v| crate::pipeline::advanced(v).or_else(|| matches!(v, Value::None).then_some(Value::None))).collect::<Option<Vec<_>>>().map(uniform::InLanes::Each),
+        });
+        lanes.bind_values(&Target::Name(n.to_string()), advanced.map(std::rc::Rc::new));
     }
 
     /// [`Self::note_lane_varying`] for the arguments of a call.
@@ -2268,7 +2452,7 @@ impl ThreadRun<'_> {
         }
     }
 
-    fn inline(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+    fn inline(&mut self, f: &'a FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         // Kernels are launched, not called from device code (a `@cute.jit`
         // function called from a kernel is a device function the DSL
         // inlines); and a helper that calls itself is not unrolled.
@@ -2284,7 +2468,7 @@ impl ThreadRun<'_> {
         value
     }
 
-    fn inline_body(&mut self, f: &FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+    fn inline_body(&mut self, f: &'a FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         // The module's names are found through `unbound`.
         let mut env = Env::default();
         let mut formal = f.params.iter();
@@ -2439,12 +2623,12 @@ impl CallHandler for ThreadRun<'_> {
         // (The module outlives this run: no copy of the function is made.)
         if let Value::Function { class, name, bound_self } = func {
             if let Some(f) = self.functions.get(class.as_deref(), name) {
-                return self.inline_call(call, f, bound_self.as_deref().cloned(), args, kwargs);
+                return self.inline_call(call, f, bound_self.as_deref().cloned(), args, kwargs, env);
             }
         }
         if let Expr::Name(n) = &call.func {
             if let Some(f) = self.functions.get(None, n) {
-                return self.inline_call(call, f, None, args, kwargs);
+                return self.inline_call(call, f, None, args, kwargs, env);
             }
         }
         // `view.partition_S(...)`-style methods of a buffer: the receiver.
@@ -2461,7 +2645,12 @@ impl CallHandler for ThreadRun<'_> {
             if receiver.is_some() {
                 self.note_lane_varying(&call.func);
             }
-            self.note_lane_varying_argument_values(call, &args, &kwargs, env);
+            // A copy acts on its arguments; a view only makes a value,
+            // which the lanes this one stands in for compute for themselves
+            // where it is used (`uniform`).
+            if memory::is_generic_copy(call) || self.inline_depth != 0 {
+                self.note_lane_varying_argument_values(call, &args, &kwargs, env);
+            }
             return v;
         }
         if let Expr::Attr { base, attr } = &call.func {
@@ -2479,7 +2668,7 @@ impl CallHandler for ThreadRun<'_> {
                 if let Some(Value::Object(o)) = env.get("self") {
                     if let Some(f) = self.functions.get(Some(&o.class), attr) {
                         let s = env.get("self").cloned();
-                        return self.inline_call(call, f, s, args, kwargs);
+                        return self.inline_call(call, f, s, args, kwargs, env);
                     }
                 }
             }

@@ -811,17 +811,14 @@ impl<'m> Execution<'m> {
                 }
                 {
                     let (e1, e2) = (&self.events[i], &self.events[j]);
-                    if e1.actor == e2.actor && e1.async_id.is_none() && e2.async_id.is_none() {
-                        continue;
-                    }
-                    let (Some((r1, w1)), Some((r2, w2))) = (region_and_write(&e1.kind), region_and_write(&e2.kind)) else {
+                    let (Some((r1, _)), Some((r2, _))) = (region_and_write(&e1.kind), region_and_write(&e2.kind)) else {
                         continue;
                     };
                     // Data published between CTAs is read where the producer
                     // wrote it, at indices often known only at run time: there
                     // any pair that may overlap counts.
                     let overlap = if matches!(space, Space::Global) { r1.may_overlap(&r2) } else { r1.overlaps(&r2) };
-                    if !(w1 || w2) || !overlap {
+                    if !overlap {
                         continue;
                     }
                     let finding = match (e1.async_id.is_some(), e2.async_id.is_some()) {
@@ -1223,11 +1220,11 @@ impl<'m> Execution<'m> {
     }
 }
 
-/// Pairs (in execution order) of a buffer's events that may conflict:
-/// accesses of known elements meet only accesses of the same element and
-/// those of unknown extent, instead of every other access.
-/// The pairs of accesses to compare, among `of_buffer` (ascending, which is
-/// the order they ran in).
+/// The pairs of a buffer's accesses (among `of_buffer`, ascending, which is
+/// the order they ran in) that may conflict: accesses of known elements
+/// meet only accesses of the same element and those of unknown extent,
+/// instead of every other access; two reads never conflict, nor do two
+/// accesses one thread makes in program order.
 ///
 /// With `prune` (shared memory, where a pair of the threads' own accesses
 /// ordered by the memory clock is never a finding), a thread's earlier
@@ -1236,6 +1233,14 @@ impl<'m> Execution<'m> {
 /// all its accesses before that one are ordered too. Copies pair with
 /// everything.
 fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(usize, usize)> {
+    // Pairs are many (a wide access meets every other), so the ones that
+    // can never be a finding are left out here, before they are stored and
+    // sorted.
+    let may_conflict = |i: usize, j: usize| {
+        let (a, b) = (&events[i], &events[j]);
+        let program_order = a.actor == b.actor && a.async_id.is_none() && b.async_id.is_none();
+        !program_order && (writes(&a.kind) || writes(&b.kind))
+    };
     let mut by_element: HashMap<(Option<i64>, Vec<i64>), Vec<usize>> = HashMap::new();
     let mut wide = Vec::new();
     for &i in of_buffer {
@@ -1251,7 +1256,7 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(u
     for group in by_element.values() {
         if !prune {
             for (x, &i) in group.iter().enumerate() {
-                pairs.extend(group[x + 1..].iter().map(|&j| (i, j)));
+                pairs.extend(group[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
             }
             continue;
         }
@@ -1261,11 +1266,11 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(u
         for &j in group {
             let later = &events[j];
             if later.async_id.is_some() {
-                pairs.extend(by_actor.values().flatten().chain(&copies).map(|&i| (i, j)));
+                pairs.extend(by_actor.values().flatten().chain(&copies).filter(|&&i| may_conflict(i, j)).map(|&i| (i, j)));
                 copies.push(j);
                 continue;
             }
-            pairs.extend(copies.iter().map(|&i| (i, j)));
+            pairs.extend(copies.iter().filter(|&&i| may_conflict(i, j)).map(|&i| (i, j)));
             for (&actor, earlier) in &by_actor {
                 if actor == later.actor {
                     continue;
@@ -1274,7 +1279,9 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(u
                     if events[i].mmo[actor] <= later.mmo[actor] {
                         break;
                     }
-                    pairs.push((i, j));
+                    if may_conflict(i, j) {
+                        pairs.push((i, j));
+                    }
                 }
             }
             by_actor.entry(later.actor).or_default().push(j);
@@ -1283,9 +1290,9 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(u
     // Known elements of different stages or places never overlap; accesses
     // of unknown or whole extent meet everything.
     for (x, &i) in wide.iter().enumerate() {
-        pairs.extend(wide[x + 1..].iter().map(|&j| (i, j)));
+        pairs.extend(wide[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
         for group in by_element.values() {
-            pairs.extend(group.iter().map(|&j| (i.min(j), i.max(j))));
+            pairs.extend(group.iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i.min(j), i.max(j))));
         }
     }
     pairs.sort_unstable();
@@ -1343,6 +1350,16 @@ fn accessed_buffer(kind: &MemKind) -> Option<BufferIx> {
         // hand-off through `atomic_exch`) is a write of it.
         MemKind::Update { buffer, .. } => Some(*buffer),
         _ => None,
+    }
+}
+
+/// Whether an access writes (an atomic update does); false for what is no
+/// access.
+fn writes(kind: &MemKind) -> bool {
+    match kind {
+        MemKind::Access { write, .. } | MemKind::AsyncCopy { write, .. } => *write,
+        MemKind::Update { .. } => true,
+        _ => false,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Two ways of running fewer threads per core build the model every lane
 //! builds run in sequence, to the index, on every kernel of the fixtures
-//! and the corpus: threads run on several cores, and lanes that lane 1 of
-//! their warp stands in for.
+//! and the corpus: threads run on several cores, and lanes that an earlier
+//! lane of their warp stands in for.
 
 use std::path::{Path, PathBuf};
 
@@ -292,8 +292,8 @@ def host():
     assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }
 
-/// `if lane < 16:` on `lane = tidx % 32` sets lanes 16 to 30 apart from
-/// lane 1: every lane runs.
+/// `if lane < 16:` on `lane = tidx % 32` splits the warp, and every lane
+/// arrives on its own in the branch it takes: every lane runs.
 #[test]
 fn a_lane_test_that_splits_the_stood_in_lanes_keeps_them_apart() {
     let text = "\
@@ -399,4 +399,134 @@ def host(a: cutlass.Int32, b: cutlass.Int32):
     scenario.insert(one.open_conditions[0].stmt, true);
     let decided = instantiate_k(text, &TIGHT, &scenario);
     assert!(decided.threads_run > 100, "{} threads ran", decided.threads_run);
+}
+
+/// `lane == 0` on `lane = tidx % 16` is true in lane 16 alone of the lanes
+/// lane 1 would stand in for: lane 16 runs on its own and lane 1 goes on
+/// standing in for the others. Lanes 0, 1, 16 and 31 of each warp run, and
+/// lane 2 of the first: there lane 1 is the first thread to use barrier 1,
+/// and a thread that adds to the model's tables does not stand in.
+#[test]
+fn a_lane_that_decides_otherwise_runs_on_its_own_and_the_others_stay_stood_in_for() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    lane = tidx % 16
+    bar = 1
+    if lane == 0:
+        bar = 2
+    cute.arch.barrier_arrive(barrier_id=bar, number_of_threads=120)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    let m = &every_lane.model;
+    assert_eq!((registered(m, 1), registered(m, 2)), (120, 8), "{:?}", m.barrier_uses);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert_eq!(standing_in.threads_run, 4 * 4 + 1);
+}
+
+/// A name lane-dependent in a branch the kernel does not take (`row = tidx`
+/// under `MODE == 1`) holds the warp group where it is read: the lanes
+/// compute the same barrier from it, and lane 1 stands in for them.
+#[test]
+fn a_name_lane_dependent_only_in_a_branch_not_taken_does_not_keep_the_lanes_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+MODE = 0
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    if MODE == 1:
+        row = tidx
+    else:
+        row = tidx // 64
+    cute.arch.barrier_arrive(barrier_id=1 + row, number_of_threads=64)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    let m = &every_lane.model;
+    assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+}
+
+/// A helper given `tidx // GROUP` (`GROUP` a name of the kernel), the same
+/// in every lane of a warp, branches on it: its parameter does not vary in
+/// the lanes lane 1 stands in for.
+#[test]
+fn a_helper_given_a_value_the_same_in_the_stood_in_lanes_does_not_keep_them_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.jit
+def arrive_for(group):
+    bar = 1
+    if group == 1:
+        bar = 2
+    cute.arch.barrier_arrive(barrier_id=bar, number_of_threads=64)
+
+
+@cute.kernel
+def k():
+    GROUP = 64
+    tidx, _, _ = cute.arch.thread_idx()
+    arrive_for(tidx // GROUP)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    let m = &every_lane.model;
+    assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+}
+
+/// Each lane's tile of a global tensor (`cute.local_tile(g, (4,),
+/// (tidx,))`) is a view of the same tensor in every lane: copying it does
+/// not set the lanes apart.
+#[test]
+fn a_per_lane_view_of_one_tensor_does_not_keep_the_lanes_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    tile = cute.local_tile(g, (4,), (tidx,))
+    frag = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+    cute.autovec_copy(tile, frag)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(g: cute.Tensor):
+    k(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }

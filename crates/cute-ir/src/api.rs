@@ -216,8 +216,10 @@ impl Api {
             "int" => return Some(Api::IntCast),
             _ => {}
         }
-        if let Some(ty) = qualname.strip_prefix("cutlass.") {
-            let ty = ty.strip_prefix("cute.").unwrap_or(ty);
+        // `cutlass.Int32` is re-exported from `cutlass.cute` and from
+        // `cutlass.cutlass_dsl` (where some kernels import it from).
+        if let Some(path) = qualname.strip_prefix("cutlass.") {
+            let ty = path.strip_prefix("cute.").or_else(|| path.strip_prefix("cutlass_dsl.")).unwrap_or(path);
             if matches!(ty, "Int32" | "Int64" | "Int16" | "Int8" | "Uint32" | "Uint64" | "Uint16" | "Uint8" | "Boolean") {
                 return Some(Api::IntCast);
             }

@@ -584,4 +584,15 @@ mod tests {
         assert!(value_of("tensor[0] + 1", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
     }
+
+    /// `Int32` is the same cast whichever module of the package it is
+    /// imported from.
+    #[test]
+    fn integer_casts_from_every_module_that_exports_them() {
+        for import in ["from cutlass import Int32", "from cutlass.cute import Int32", "from cutlass.cutlass_dsl import Int32"] {
+            let m = crate::lower_text(&format!("{import}\nx = Int32(5) + 1\n")).unwrap();
+            let StmtKind::Assign { value, .. } = &m.top_level.last().unwrap().kind else { panic!() };
+            assert_eq!(eval(value, &Env::default(), &mut NoCalls), Value::Int(6), "{import}");
+        }
+    }
 }

@@ -261,46 +261,7 @@ impl ThreadRun<'_> {
             }
             return Some(Value::None);
         }
-        if last == "tma_partition" {
-            // (smem view, gmem view) of arguments 3 and 4, in that order.
-            // The shared-memory view has the elements of the tensor
-            // partitioned (its first mode becomes the TMA mode), unless the
-            // copy is multicast: then each CTA loads a slice of it.
-            let single_cta = args.get(2).and_then(cute_ir::layout::Layout::of_value).is_some_and(|l| l.size() == 1);
-            let view = |v: Option<&Value>| match v {
-                Some(Value::Smem(s)) if !single_cta => Value::Smem(SmemRef { tile: None, ..s.clone() }),
-                Some(v @ (Value::Smem(_) | Value::Gmem(_))) => v.clone(),
-                _ => Value::unknown("a TMA partition"),
-            };
-            return Some(Value::Tuple(vec![view(args.get(3)), view(args.get(4))]));
-        }
-        if VIEW_FUNCTIONS.contains(&last) || last.starts_with("partition_") {
-            let buffer = args.iter().chain(receiver).find(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)));
-            // A view keeps its buffer (a peer's stays the peer's); element
-            // offsets into global memory are no longer known, nor the shape
-            // of a shared-memory view unless it only regroups modes.
-            return buffer.map(|b| match b {
-                Value::Gmem(g) => Value::Gmem(GmemRef { offset: None, ..g.clone() }),
-                Value::Smem(s) => {
-                    let tile = s.tile.as_ref().and_then(|t| match last {
-                        "group_modes" => match (args.get(1).and_then(Value::as_int), args.get(2).and_then(Value::as_int)) {
-                            (Some(b), Some(e)) => t.group(b, e),
-                            _ => None,
-                        },
-                        // A pointer of known element type given a layout.
-                        "make_tensor" => {
-                            let layout = args.get(1).and_then(cute_ir::layout::Layout::of_value)?;
-                            let modes = layout.modes.iter().map(|m| m.iter().map(|l| l.0).product()).collect();
-                            Some(Tile { modes, ..(**t).clone() })
-                        }
-                        _ => None,
-                    });
-                    Value::Smem(SmemRef { tile: tile.map(std::sync::Arc::new), ..s.clone() })
-                }
-                other => other.clone(),
-            });
-        }
-        None
+        view_call(last, receiver, args)
     }
 
     /// `atomic_*`, `red` and `store` on a synchronization variable.
@@ -648,4 +609,56 @@ fn collect_subscripts<'e>(e: &'e Expr, decide: &mut dyn FnMut(&Expr) -> Option<b
         Expr::Attr { base, .. } => collect_subscripts(base, decide, out),
         _ => {}
     }
+}
+
+/// Whether `call` is a copy between tensors outside the API table
+/// (`cute.autovec_copy(src, dst)`).
+pub(super) fn is_generic_copy(call: &cute_ir::ast::Call) -> bool {
+    call.dotted_name().is_some_and(|last| GENERIC_COPIES.contains(&last))
+}
+
+/// The view a call makes of a buffer (`local_tile`, `partition_S`,
+/// `tma_partition`, ...), `None` for any other call. A function of the
+/// arguments alone: every lane computes it alike (see `uniform`).
+pub(super) fn view_call(last: &str, receiver: Option<&Value>, args: &[Value]) -> Option<Value> {
+    if last == "tma_partition" {
+        // (smem view, gmem view) of arguments 3 and 4, in that order.
+        // The shared-memory view has the elements of the tensor
+        // partitioned (its first mode becomes the TMA mode), unless the
+        // copy is multicast: then each CTA loads a slice of it.
+        let single_cta = args.get(2).and_then(cute_ir::layout::Layout::of_value).is_some_and(|l| l.size() == 1);
+        let view = |v: Option<&Value>| match v {
+            Some(Value::Smem(s)) if !single_cta => Value::Smem(SmemRef { tile: None, ..s.clone() }),
+            Some(v @ (Value::Smem(_) | Value::Gmem(_))) => v.clone(),
+            _ => Value::unknown("a TMA partition"),
+        };
+        return Some(Value::Tuple(vec![view(args.get(3)), view(args.get(4))]));
+    }
+    if VIEW_FUNCTIONS.contains(&last) || last.starts_with("partition_") {
+        let buffer = args.iter().chain(receiver).find(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)));
+        // A view keeps its buffer (a peer's stays the peer's); element
+        // offsets into global memory are no longer known, nor the shape
+        // of a shared-memory view unless it only regroups modes.
+        return buffer.map(|b| match b {
+            Value::Gmem(g) => Value::Gmem(GmemRef { offset: None, ..g.clone() }),
+            Value::Smem(s) => {
+                let tile = s.tile.as_ref().and_then(|t| match last {
+                    "group_modes" => match (args.get(1).and_then(Value::as_int), args.get(2).and_then(Value::as_int)) {
+                        (Some(b), Some(e)) => t.group(b, e),
+                        _ => None,
+                    },
+                    // A pointer of known element type given a layout.
+                    "make_tensor" => {
+                        let layout = args.get(1).and_then(cute_ir::layout::Layout::of_value)?;
+                        let modes = layout.modes.iter().map(|m| m.iter().map(|l| l.0).product()).collect();
+                        Some(Tile { modes, ..(**t).clone() })
+                    }
+                    _ => None,
+                });
+                Value::Smem(SmemRef { tile: tile.map(std::sync::Arc::new), ..s.clone() })
+            }
+            other => other.clone(),
+        });
+    }
+    None
 }

@@ -1,27 +1,32 @@
 //! Whether a value that can differ between lanes is, in fact, the same in
-//! every lane lane 1 stands in for.
+//! the lanes a lane stands in for.
 //!
-//! Lane 1 stands in for lanes 2 to 30 of its warp only while nothing it
-//! meets can set them apart (see `StandIn`). A condition on the thread
-//! index often cannot in practice: `if tidx == 0:` is false in every one of
-//! them, `if tidx < 64:` decides whole warps. Such a condition is evaluated
-//! for each of those lanes from the definitions of the lane-dependent names
-//! it reads (`lane = tidx % 32`, `tidx, _, _ = cute.arch.thread_idx()`),
-//! substituted until only the thread-index calls and names that hold the
-//! same value in every lane remain; when every lane decides it as lane 1
-//! did, lane 1 goes on standing in for them.
+//! A lane stands in for later lanes of its warp (lane 1 for lanes 2 to 30
+//! at first) only while nothing it meets can set them apart (see
+//! `StandIn`). A condition on the thread index often cannot in practice:
+//! `if tidx == 0:` is false in every one of them, `if tidx < 64:` decides
+//! whole warps, and a name that is lane-dependent somewhere in the kernel
+//! (`row = tidx` in one branch, `row = bidx` in the other) may not be where
+//! it is read. While a lane runs, the names the kernel binds are followed in
+//! the lanes it stands in for ([`StoodInLanes`]): a lane-dependent binding
+//! is kept with what the names it reads hold there, and evaluated for each
+//! lane from the thread-index calls and those values when a check needs it.
+//! A condition or argument is evaluated in each lane; the lanes that decide
+//! or compute it otherwise are left to run on their own (`lane == 16` for
+//! `lane = tidx % 16`), and the running lane goes on standing in for the
+//! rest.
 //!
-//! Only what is sure to hold the value it had when the lanes computed their
-//! names is substituted: names assigned once, at the top level of the kernel
-//! body, from expressions of the thread index, constants, arithmetic and
-//! such names; parameters and the module's constants. Anything else (a
-//! helper's code, a call, a name assigned twice or inside a loop) leaves the
-//! lanes apart, as before.
+//! What cannot be followed this way (a helper's code or result, a method
+//! call, an attribute that can differ between lanes) is unknown in those
+//! lanes, and leaves them all apart. [`LaneEvaluator`] evaluates as a
+//! thread does where that has no effect; `tests/parallel.rs` checks that
+//! the model built with lanes standing in is the one every lane builds.
 
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 use cute_ir::api::Api;
-use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtKind, Target};
+use cute_ir::ast::{Call, Expr, Target};
 use cute_ir::eval::{self, eval, CallHandler, Env, Value};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -70,178 +75,419 @@ impl Place {
     }
 }
 
-/// A name's single definition: the expression assigned and, for a name
-/// unpacked from a tuple, where in it.
+/// Values in the lanes a lane stands in for.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum InLanes {
+    /// The same value in every one of them.
+    All(Value),
+    /// Its value in each of them, by position in [`StoodInLanes`]'s lanes
+    /// (a lane no longer stood in for holds `Value::None`).
+    Each(Vec<Value>),
+}
+
+impl InLanes {
+    /// `Each` of values all equal is `All`: what is computed from it then
+    /// needs computing once.
+    fn of(values: Vec<Value>) -> InLanes {
+        match values.first() {
+            Some(first) if values.iter().all(|v| v == first) => InLanes::All(first.clone()),
+            _ => InLanes::Each(values),
+        }
+    }
+
+    /// The value in the lane at position `i`.
+    pub fn get(&self, i: usize) -> &Value {
+        match self {
+            InLanes::All(v) => v,
+            InLanes::Each(vs) => &vs[i],
+        }
+    }
+
+    /// `f` applied lane by lane to these values and `other`'s, over `lanes`
+    /// positions.
+    pub fn zip_with(&self, other: &InLanes, lanes: usize, f: impl Fn(&Value, &Value) -> Value) -> InLanes {
+        match (self, other) {
+            (InLanes::All(a), InLanes::All(b)) => InLanes::All(f(a, b)),
+            _ => InLanes::of((0..lanes).map(|i| f(self.get(i), other.get(i))).collect()),
+        }
+    }
+}
+
+/// What a kernel-level name holds in the lanes a lane stands in for.
 #[derive(Clone, Debug)]
-struct Definition<'k> {
-    value: &'k Expr,
-    path: Vec<usize>,
+enum LaneBinding<'k> {
+    /// The standing-in lane's value, in every one of them.
+    Same,
+    /// Values computed for them.
+    Computed(Rc<InLanes>),
+    /// Values to compute when a check reads them.
+    Deferred(Rc<Deferred<'k>>),
+    /// Not known there (a helper's result, a value no lane evaluator
+    /// computes).
+    Unknown,
 }
 
-/// The kernel body's names that keep one value once assigned.
-pub(super) struct Definitions<'k> {
-    /// Names assigned exactly once, at the top level of the body.
-    once: HashMap<String, Definition<'k>>,
-    /// Every name (and `base.attr`) assigned anywhere in the body.
-    assigned: BTreeSet<String>,
+/// A binding evaluated in the lanes only when a condition or argument
+/// reads it: most bindings of a lane-dependent value never are.
+#[derive(Debug)]
+struct Deferred<'k> {
+    expr: &'k Expr,
+    /// What the names it reads held when it was bound.
+    inputs: Vec<(Rc<str>, Input<'k>)>,
+    /// Deferred bindings it reads, through any number of others.
+    depth: u32,
+    value: std::cell::OnceCell<Option<Rc<InLanes>>>,
 }
 
-impl<'k> Definitions<'k> {
-    pub fn of(kernel: &'k FunctionDef) -> Self {
-        let mut counts: HashMap<String, usize> = HashMap::default();
-        count_assignments(&kernel.body, &mut counts);
-        let mut once = HashMap::default();
-        for s in &kernel.body {
-            if let StmtKind::Assign { targets, value } = &s.kind {
-                for t in targets {
-                    top_level(t, value, Vec::new(), &counts, &mut once);
+#[derive(Clone, Debug)]
+enum Input<'k> {
+    /// Not bound: the module's constant, or unknown.
+    Unbound,
+    /// One value in every lane.
+    Value(Value),
+    Computed(Rc<InLanes>),
+    Deferred(Rc<Deferred<'k>>),
+}
+
+/// Deferred bindings read through more than this many others are
+/// evaluated when bound, so that evaluating one never recurses deeply (a
+/// loop that adds to a name on every iteration).
+const MAX_DEFERRED_DEPTH: u32 = 32;
+
+/// The values the kernel's names hold in the lanes a lane stands in for,
+/// followed along its run: every kernel-level binding of a name is
+/// evaluated for those lanes too, from their own values of the names it
+/// reads, when a condition or argument needs it.
+///
+/// A name bound to a value that cannot differ between lanes holds the
+/// running lane's value in all of them; one bound from a lane-dependent
+/// expression is evaluated per lane by [`LaneEvaluator`] (once, when
+/// nothing it reads differs between them), or is unknown there when that
+/// evaluator cannot (a helper's result). A lane-dependent name bound in a
+/// way this does not follow is taken as unknown, never as the running
+/// lane's value.
+pub(super) struct StoodInLanes<'k> {
+    /// The lanes' thread indices, and whether each is still stood in for.
+    tids: Vec<u32>,
+    alive: Vec<bool>,
+    bindings: HashMap<String, LaneBinding<'k>>,
+    /// The names each expression reads (`None`: an attribute that can
+    /// differ between lanes), by address.
+    names: HashMap<usize, Option<Rc<[Rc<str>]>>>,
+}
+
+impl<'k> StoodInLanes<'k> {
+    pub fn new(tids: Vec<u32>) -> Self {
+        let alive = vec![true; tids.len()];
+        StoodInLanes { tids, alive, bindings: HashMap::default(), names: HashMap::default() }
+    }
+
+    /// The lanes still stood in for.
+    pub fn tids(&self) -> Vec<u32> {
+        self.tids.iter().zip(&self.alive).filter(|(_, &a)| a).map(|(&t, _)| t).collect()
+    }
+
+    /// Whether no lane is stood in for any more.
+    pub fn is_empty(&self) -> bool {
+        !self.alive.contains(&true)
+    }
+
+    /// Positions of the lanes (see [`InLanes::Each`]).
+    pub fn positions(&self) -> usize {
+        self.tids.len()
+    }
+
+    /// Keeps standing in for the lanes at positions where `keep` is true:
+    /// the others run on their own.
+    pub fn keep(&mut self, keep: impl Fn(usize) -> bool) {
+        for (i, alive) in self.alive.iter_mut().enumerate() {
+            *alive &= keep(i);
+        }
+    }
+
+    /// The names `e` reads, `None` when it reads an attribute that can
+    /// differ between lanes.
+    fn names_of(&mut self, e: &Expr, lane_dependent: &BTreeSet<String>) -> Option<Rc<[Rc<str>]>> {
+        self.names
+            .entry(e as *const Expr as usize)
+            .or_insert_with(|| {
+                let mut names = Vec::new();
+                names_read(e, lane_dependent, &mut names).then(|| names.into_iter().map(Rc::from).collect())
+            })
+            .clone()
+    }
+
+    /// What the names of `e` hold in the lanes now, `None` when one is not
+    /// known there.
+    fn inputs(&mut self, e: &Expr, env: &Env, lane_dependent: &BTreeSet<String>) -> Option<Vec<(Rc<str>, Input<'k>)>> {
+        let names = self.names_of(e, lane_dependent)?;
+        let mut inputs = Vec::with_capacity(names.len());
+        for name in names.iter() {
+            let n: &str = name;
+            let input = match self.bindings.get(n) {
+                Some(LaneBinding::Computed(values)) => Input::Computed(values.clone()),
+                Some(LaneBinding::Deferred(d)) => Input::Deferred(d.clone()),
+                Some(LaneBinding::Unknown) => return None,
+                // Bound without being followed: not the running lane's
+                // value unless it cannot differ between lanes.
+                None if lane_dependent.contains(n) && env.contains_key(n) => return None,
+                Some(LaneBinding::Same) | None => env.get(n).map_or(Input::Unbound, |v| Input::Value(v.clone())),
+            };
+            inputs.push((name.clone(), input));
+        }
+        Some(inputs)
+    }
+
+    /// The value of `e` in the lanes, or `None` where it cannot be known:
+    /// it reads a name unknown in some lane, an attribute that can differ
+    /// between lanes, or calls what [`LaneEvaluator`] does not evaluate.
+    /// `env` holds the running lane's names, `lane` evaluates as it does.
+    pub fn evaluate(&mut self, e: &Expr, env: &Env, lane_dependent: &BTreeSet<String>, lane: LaneEvaluator<'_>) -> Option<Rc<InLanes>> {
+        let inputs = self.inputs(e, env, lane_dependent)?;
+        self.compute(e, &inputs, lane)
+    }
+
+    /// Evaluates `e` in the lanes from `inputs`.
+    fn compute(&self, e: &Expr, inputs: &[(Rc<str>, Input<'k>)], lane: LaneEvaluator<'_>) -> Option<Rc<InLanes>> {
+        // One environment for every lane: the names with one value in all
+        // of them are bound once, the others again for each lane.
+        let mut lane_env = Env::default();
+        let mut each: Vec<(&str, Rc<InLanes>)> = Vec::new();
+        let inputs = inputs.iter().map(|(n, i)| (&**n, i));
+        for (n, input) in inputs {
+            let values = match input {
+                Input::Unbound => continue,
+                Input::Value(v) => {
+                    lane_env.insert(n.to_string(), v.clone());
+                    continue;
+                }
+                Input::Computed(values) => values.clone(),
+                Input::Deferred(d) => self.force(d, lane)?,
+            };
+            match &*values {
+                InLanes::All(v) => {
+                    lane_env.insert(n.to_string(), v.clone());
+                }
+                InLanes::Each(_) => each.push((n, values)),
+            }
+        }
+        let in_lane = |i: usize, lane_env: &mut Env| {
+            for (n, values) in &each {
+                lane_env.insert(n.to_string(), values.get(i).clone());
+            }
+            let mut evaluator = LaneEvaluator { place: Place { tid: self.tids[i], ..lane.place }, failed: false, ..lane };
+            let v = eval(e, lane_env, &mut evaluator);
+            (!evaluator.failed).then_some(v)
+        };
+        let Some(first) = self.alive.iter().position(|&a| a) else {
+            return Some(Rc::new(InLanes::Each(vec![Value::None; self.tids.len()])));
+        };
+        if each.is_empty() && !reads_place(e) {
+            return in_lane(first, &mut lane_env).map(|v| Rc::new(InLanes::All(v)));
+        }
+        let mut values = Vec::with_capacity(self.tids.len());
+        for i in 0..self.tids.len() {
+            values.push(if self.alive[i] { in_lane(i, &mut lane_env)? } else { Value::None });
+        }
+        Some(Rc::new(InLanes::of(values)))
+    }
+
+    /// The values of a deferred binding, computed once.
+    fn force(&self, d: &Deferred<'k>, lane: LaneEvaluator<'_>) -> Option<Rc<InLanes>> {
+        d.value.get_or_init(|| self.compute(d.expr, &d.inputs, lane)).clone()
+    }
+
+    /// Binds the names of `target` to `value`, evaluated in the lanes when
+    /// a check reads them.
+    pub fn bind(&mut self, target: &Target, value: &'k Expr, env: &Env, lane_dependent: &BTreeSet<String>, lane: LaneEvaluator<'_>) {
+        let Target::Name(n) = target else {
+            // Unpacking (`tidx, _, _ = thread_idx()`): evaluated now.
+            let values = self.evaluate(value, env, lane_dependent, lane);
+            return self.unpack(target, values);
+        };
+        let Some(inputs) = self.inputs(value, env, lane_dependent) else {
+            return self.bind_all(target, LaneBinding::Unknown);
+        };
+        let reads_place = reads_place(value);
+        // What reads only the running lane's values, and not the thread's
+        // place, is what the running lane computed.
+        if !reads_place && inputs.iter().all(|(_, i)| matches!(i, Input::Value(_) | Input::Unbound)) {
+            return self.bind_all(target, LaneBinding::Same);
+        }
+        let depth = inputs.iter().map(|(_, i)| if let Input::Deferred(d) = i { d.depth + 1 } else { 0 }).max().unwrap_or(0);
+        let binding = if depth < MAX_DEFERRED_DEPTH {
+            LaneBinding::Deferred(Rc::new(Deferred { expr: value, inputs, depth, value: Default::default() }))
+        } else {
+            match self.compute(value, &inputs, lane) {
+                Some(values) => LaneBinding::Computed(values),
+                None => LaneBinding::Unknown,
+            }
+        };
+        self.bindings.insert(n.clone(), binding);
+    }
+
+    /// Binds the names of `target` to `values` (`None`: not known in the
+    /// lanes).
+    pub fn bind_values(&mut self, target: &Target, values: Option<Rc<InLanes>>) {
+        self.unpack(target, values)
+    }
+
+    fn unpack(&mut self, target: &Target, values: Option<Rc<InLanes>>) {
+        let Some(values) = values else {
+            return self.bind_all(target, LaneBinding::Unknown);
+        };
+        if let Target::Name(n) = target {
+            self.bindings.insert(n.clone(), LaneBinding::Computed(values));
+            return;
+        }
+        // Each lane's value unpacked as `assign` unpacks it.
+        let mut names = bound_names(target);
+        names.sort();
+        names.dedup();
+        let lanes = match &*values {
+            InLanes::All(_) => 1,
+            InLanes::Each(vs) => vs.len(),
+        };
+        let mut unpacked: Vec<Vec<Value>> = vec![Vec::with_capacity(lanes); names.len()];
+        for i in 0..lanes {
+            let mut lane_env = Env::default();
+            eval::assign(target, values.get(i).clone(), &mut lane_env);
+            for (k, n) in names.iter().enumerate() {
+                match lane_env.remove(n) {
+                    Some(v) => unpacked[k].push(v),
+                    None => return self.bind_all(target, LaneBinding::Unknown),
                 }
             }
         }
-        Definitions { once, assigned: counts.into_keys().collect() }
+        for (n, mut vs) in names.into_iter().zip(unpacked) {
+            let values = match &*values {
+                InLanes::All(_) => InLanes::All(vs.pop().expect("one lane")),
+                InLanes::Each(_) => InLanes::of(vs),
+            };
+            self.bindings.insert(n, LaneBinding::Computed(Rc::new(values)));
+        }
     }
 
-    /// `e` with every lane-dependent name replaced by its definition, or
-    /// `None` where that cannot be done safely. `in_definition`: `e` is
-    /// (part of) a definition, evaluated later than it was assigned, so the
-    /// names it reads must not have changed since.
-    pub fn substitute(&self, e: &Expr, lane_dependent: &BTreeSet<String>, in_definition: bool, depth: u32) -> Option<Expr> {
-        if depth > 16 {
-            return None;
+    /// Binds the names of `target` to the running lane's values in every
+    /// lane.
+    pub fn bind_same(&mut self, target: &Target) {
+        self.bind_all(target, LaneBinding::Same)
+    }
+
+    fn bind_all(&mut self, target: &Target, binding: LaneBinding<'k>) {
+        for n in bound_names(target) {
+            self.bindings.insert(n, binding.clone());
         }
-        let sub = |x: &Expr| self.substitute(x, lane_dependent, in_definition, depth + 1);
-        let boxed = |x: &Expr| sub(x).map(Box::new);
-        Some(match e {
-            Expr::Name(n) if lane_dependent.contains(n) => {
-                let Definition { value, path } = self.once.get(n)?;
-                let mut v = self.substitute(value, lane_dependent, true, depth + 1)?;
-                for &i in path {
-                    v = Expr::Subscript { base: Box::new(v), index: Box::new(Expr::Int(i as i64)) };
-                }
-                v
-            }
-            Expr::Name(n) => {
-                if in_definition && self.assigned.contains(n) && !self.once.contains_key(n) {
-                    return None;
-                }
-                e.clone()
-            }
-            Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None => e.clone(),
-            Expr::Binary { op, lhs, rhs } => Expr::Binary { op: *op, lhs: boxed(lhs)?, rhs: boxed(rhs)? },
-            Expr::Compare { op, lhs, rhs } => Expr::Compare { op: *op, lhs: boxed(lhs)?, rhs: boxed(rhs)? },
-            Expr::BoolOp { and, lhs, rhs } => Expr::BoolOp { and: *and, lhs: boxed(lhs)?, rhs: boxed(rhs)? },
-            Expr::Unary { op, operand } => Expr::Unary { op: *op, operand: boxed(operand)? },
-            Expr::IfExp { cond, then, orelse } => Expr::IfExp { cond: boxed(cond)?, then: boxed(then)?, orelse: boxed(orelse)? },
-            Expr::Tuple(items) => Expr::Tuple(items.iter().map(sub).collect::<Option<_>>()?),
-            Expr::Subscript { base, index } => Expr::Subscript { base: boxed(base)?, index: boxed(index)? },
-            // An attribute of a name that no statement of the body assigns
-            // to (`self.threads_per_warp_group`).
-            Expr::Attr { base, attr } => {
-                let dotted = e.dotted()?;
-                let root = dotted.split('.').next().unwrap_or_default();
-                if lane_dependent.contains(root) || (in_definition && (self.assigned.contains(root) || self.assigned.contains(&dotted))) {
-                    return None;
-                }
-                Expr::Attr { base: base.clone(), attr: attr.clone() }
-            }
-            Expr::Call(c) if pure_index_call(c) => {
-                let args = c.args.iter().map(sub).collect::<Option<Vec<_>>>()?;
-                if !c.kwargs.is_empty() {
-                    return None;
-                }
-                Expr::Call(Box::new(Call { args, ..(**c).clone() }))
-            }
-            _ => return None,
-        })
+    }
+
+    /// The values of name `n` in the lanes (`None`: not known there), given
+    /// its value `running` in the running lane.
+    pub fn values_of(&self, n: &str, running: &Value, lane_dependent: &BTreeSet<String>, lane: LaneEvaluator<'_>) -> Option<Rc<InLanes>> {
+        match self.bindings.get(n) {
+            Some(LaneBinding::Computed(values)) => Some(values.clone()),
+            Some(LaneBinding::Deferred(d)) => self.force(d, lane),
+            Some(LaneBinding::Same) => Some(Rc::new(InLanes::All(running.clone()))),
+            None if !lane_dependent.contains(n) => Some(Rc::new(InLanes::All(running.clone()))),
+            _ => None,
+        }
     }
 }
 
-/// Calls a substituted expression may keep: the thread-index reads, casts
-/// and `make_warp_uniform`, which [`LaneEvaluator`] evaluates without a
-/// thread.
-fn pure_index_call(c: &Call) -> bool {
-    matches!(
-        Api::of_call(c),
-        Some(
-            Api::ThreadIdx
-                | Api::ThreadIdxX
-                | Api::WarpIdx
-                | Api::LaneIdx
-                | Api::BlockIdx
-                | Api::ClusterRank
-                | Api::BlockInClusterIdx
-                | Api::ClusterSize
-                | Api::MakeWarpUniform
-                | Api::IntCast
-                | Api::ConstExpr
+/// Whether `e` calls a thread-index read (its value differs between lanes
+/// whatever the names it reads).
+fn reads_place(e: &Expr) -> bool {
+    let mut calls = Vec::new();
+    e.calls(&mut calls);
+    calls.iter().any(|c| {
+        matches!(
+            Api::of_call(c),
+            Some(
+                Api::ThreadIdx
+                    | Api::ThreadIdxX
+                    | Api::WarpIdx
+                    | Api::LaneIdx
+                    | Api::BlockIdx
+                    | Api::ClusterRank
+                    | Api::BlockInClusterIdx
+                    | Api::ClusterSize
+                    | Api::ElectOne
+            )
         )
-    )
+    })
 }
 
-fn count_assignments(stmts: &[Stmt], counts: &mut HashMap<String, usize>) {
-    let add = |t: &Target, counts: &mut HashMap<String, usize>| {
-        let mut names = Vec::new();
-        t.collect_defs(&mut names);
-        for n in names {
-            *counts.entry(n).or_default() += 1;
+/// The names a target binds: a store into an element or attribute
+/// (`buf[i] = v`, `self.x = v`) binds none (what an attribute holds is
+/// followed through the names that can differ between lanes instead).
+pub(super) fn bound_names(target: &Target) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(t: &Target, out: &mut Vec<String>) {
+        match t {
+            Target::Name(n) => out.push(n.clone()),
+            Target::Tuple(items) => items.iter().for_each(|t| walk(t, out)),
+            Target::Star(t) => walk(t, out),
+            Target::Attr { .. } | Target::Subscript { .. } => {}
         }
-    };
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| add(t, counts)),
-            StmtKind::AugAssign { target, .. } => add(target, counts),
-            StmtKind::For { target, body, .. } => {
-                // A loop's target takes many values.
-                add(target, counts);
-                add(target, counts);
-                count_assignments(body, counts);
+    }
+    walk(target, &mut out);
+    out
+}
+
+/// The names `e` reads (attributes apart), or false when it reads an
+/// attribute that can differ between lanes (`self.row = tidx` elsewhere).
+fn names_read<'e>(e: &'e Expr, lane_dependent: &BTreeSet<String>, out: &mut Vec<&'e str>) -> bool {
+    match e {
+        Expr::Name(n) => {
+            if !out.contains(&n.as_str()) {
+                out.push(n);
             }
-            StmtKind::If { then, orelse, .. } => {
-                count_assignments(then, counts);
-                count_assignments(orelse, counts);
-            }
-            StmtKind::While { body, .. } => count_assignments(body, counts),
-            StmtKind::With { items, body } => {
-                items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| add(t, counts));
-                count_assignments(body, counts);
-            }
-            _ => {}
+            true
         }
+        Expr::Attr { base, .. } => {
+            if e.dotted().is_some_and(|d| lane_dependent.contains(&d)) {
+                return false;
+            }
+            names_read(base, lane_dependent, out)
+        }
+        Expr::Call(c) => {
+            names_read(&c.func, lane_dependent, out)
+                && c.args.iter().all(|a| names_read(a, lane_dependent, out))
+                && c.kwargs.iter().all(|(_, a)| names_read(a, lane_dependent, out))
+        }
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            names_read(lhs, lane_dependent, out) && names_read(rhs, lane_dependent, out)
+        }
+        Expr::Unary { operand, .. } => names_read(operand, lane_dependent, out),
+        Expr::IfExp { cond, then, orelse } => {
+            names_read(cond, lane_dependent, out) && names_read(then, lane_dependent, out) && names_read(orelse, lane_dependent, out)
+        }
+        Expr::Subscript { base, index } => names_read(base, lane_dependent, out) && names_read(index, lane_dependent, out),
+        Expr::Tuple(items) => items.iter().all(|a| names_read(a, lane_dependent, out)),
+        Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => true,
     }
 }
 
-fn top_level<'k>(t: &Target, value: &'k Expr, path: Vec<usize>, counts: &HashMap<String, usize>, once: &mut HashMap<String, Definition<'k>>) {
-    match t {
-        Target::Name(n) if counts.get(n) == Some(&1) => {
-            once.insert(n.clone(), Definition { value, path });
-        }
-        Target::Tuple(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let mut p = path.clone();
-                p.push(i);
-                top_level(item, value, p, counts, once);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Evaluates a substituted expression as another lane would: the
+/// Evaluates an expression as a thread would, without its effects: the
 /// thread-index calls answer for its place, names not bound are the
-/// module's constants, and any other call makes the evaluation fail.
+/// module's constants, views of buffers and calls the thread knows nothing
+/// about give what they give the thread, and a call that could act (an API
+/// call, a helper of the file, a method of an object) makes the evaluation
+/// fail.
+#[derive(Clone, Copy)]
 pub(super) struct LaneEvaluator<'g> {
     pub place: Place,
     pub globals: &'g Env,
+    pub functions: &'g super::FunctionIndex<'g>,
     pub failed: bool,
 }
 
 impl CallHandler for LaneEvaluator<'_> {
-    fn call(&mut self, call: &Call, _func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, _env: &Env) -> Value {
+    fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let value = match Api::of_call(call) {
             Some(Api::IntCast | Api::ConstExpr) => eval::pure_call(call, &args, &kwargs),
             Some(Api::MakeWarpUniform) => args.into_iter().next(),
             Some(api) => self.place.index(api),
-            None => None,
+            None => self.effect_free_call(call, func, &args, &kwargs, env),
         };
         value.unwrap_or_else(|| {
             self.failed = true;
@@ -254,24 +500,47 @@ impl CallHandler for LaneEvaluator<'_> {
     }
 }
 
-/// Whether `substituted` decides (or, `as_value`, evaluates) in the lanes
-/// `tids` as `lane1` did in lane 1, whose names `env` holds.
-pub(super) fn same_in_lanes(
-    substituted: &Expr,
-    lane1: &Value,
-    as_value: bool,
-    env: &Env,
-    globals: &Env,
-    place: Place,
-    tids: impl Iterator<Item = u32>,
-) -> bool {
-    for tid in tids {
-        let mut lane = LaneEvaluator { place: Place { tid, ..place }, globals, failed: false };
-        let v = eval(substituted, env, &mut lane);
-        let same = if as_value { v == *lane1 } else { v.as_bool() == lane1.as_bool() };
-        if lane.failed || !same {
-            return false;
+impl LaneEvaluator<'_> {
+    /// A call outside the API table, as `ThreadRun::call` takes it when it
+    /// has no effect: a view of a buffer (`cute.local_tile(gX, tile,
+    /// (lane,))`, `thr.partition_S(sA)`), a pure function of known values,
+    /// or else the value the thread keeps for what it does not know (the
+    /// same whatever the arguments). `None` where the thread would inline a
+    /// helper, call a method, allocate or convert a pointer.
+    fn effect_free_call(&mut self, call: &Call, func: &Value, args: &[Value], kwargs: &[(String, Value)], env: &Env) -> Option<Value> {
+        if matches!(func, Value::Function { .. }) {
+            return None;
+        }
+        match &call.func {
+            _ if super::memory::is_generic_copy(call) => return None,
+            Expr::Name(n) if self.functions.get(None, n).is_some() => return None,
+            Expr::Name(n) => {
+                if let Some(view) = super::memory::view_call(n, None, args) {
+                    return Some(view);
+                }
+            }
+            Expr::Attr { base, attr } => {
+                if matches!(base.as_ref(), Expr::Name(b) if b == "self") || attr.starts_with("alloc") || attr.starts_with("sync_object") {
+                    return None;
+                }
+                let receiver = base.is_dotted().then(|| eval(base, env, self)).filter(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)));
+                if call.func.is_dotted() {
+                    if let Some(view) = super::memory::view_call(attr, receiver.as_ref(), args) {
+                        return Some(view);
+                    }
+                }
+                // Conversions and methods of pointers and numbers.
+                if matches!(eval(base, env, self), Value::Smem(_) | Value::Gmem(_) | Value::Int(_)) {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        match eval::pure_call(call, args, kwargs) {
+            // An MMA atom: the thread adjusts it to the cluster.
+            Some(Value::Object(_)) => None,
+            Some(v) => Some(v),
+            None => Some(Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string())))),
         }
     }
-    true
 }
