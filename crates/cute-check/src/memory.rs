@@ -1221,17 +1221,13 @@ impl<'m> Execution<'m> {
 }
 
 /// The pairs of a buffer's accesses (among `of_buffer`, ascending, which is
-/// the order they ran in) that may conflict: accesses of known elements
-/// meet only accesses of the same element and those of unknown extent,
-/// instead of every other access; two reads never conflict, nor do two
-/// accesses one thread makes in program order.
+/// the order they ran in) that may conflict, each in that order: accesses
+/// of known elements meet only accesses of the same element and those of
+/// unknown extent, instead of every other access; two reads never
+/// conflict, nor do two accesses one thread makes in program order.
 ///
 /// With `prune` (shared memory, where a pair of the threads' own accesses
-/// ordered by the memory clock is never a finding), a thread's earlier
-/// accesses of an element are skipped once one of them is ordered before
-/// the access at hand: the thread's clock only grows along its program, so
-/// all its accesses before that one are ordered too. Copies pair with
-/// everything.
+/// ordered by the memory clock is never a finding), see [`unordered_pairs`].
 fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(usize, usize)> {
     // Pairs are many (a wide access meets every other), so the ones that
     // can never be a finding are left out here, before they are stored and
@@ -1241,61 +1237,132 @@ fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(u
         let program_order = a.actor == b.actor && a.async_id.is_none() && b.async_id.is_none();
         !program_order && (writes(&a.kind) || writes(&b.kind))
     };
-    let mut by_element: HashMap<(Option<i64>, Vec<i64>), Vec<usize>> = HashMap::new();
+    let mut pairs = if prune { unordered_pairs(events, of_buffer, &may_conflict) } else { all_pairs(events, of_buffer, &may_conflict) };
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The element an access touches, `None` for one of unknown or whole
+/// extent (which meets every access of the buffer).
+fn element_of(event: &Event) -> Option<(Option<i64>, &[i64])> {
+    match region_and_write(&event.kind) {
+        Some((Cow::Borrowed(Region { stage, element: Element::At(at) }), _)) => Some((*stage, at.as_slice())),
+        _ => None,
+    }
+}
+
+/// Every pair that may conflict (global memory, where accesses are not
+/// ordered through the memory clock alone).
+fn all_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+    let mut by_element: HashMap<(Option<i64>, &[i64]), Vec<usize>> = HashMap::new();
     let mut wide = Vec::new();
     for &i in of_buffer {
-        match region_and_write(&events[i].kind) {
-            Some((r, _)) if matches!(r.element, Element::At(_)) => {
-                let Element::At(at) = &r.element else { unreachable!() };
-                by_element.entry((r.stage, at.clone())).or_default().push(i)
-            }
-            _ => wide.push(i),
+        match element_of(&events[i]) {
+            Some(key) => by_element.entry(key).or_default().push(i),
+            None => wide.push(i),
         }
     }
     let mut pairs = Vec::new();
     for group in by_element.values() {
-        if !prune {
-            for (x, &i) in group.iter().enumerate() {
-                pairs.extend(group[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
-            }
-            continue;
-        }
-        // Per thread, its accesses of the element so far; copies apart.
-        let mut by_actor: HashMap<usize, Vec<usize>> = HashMap::default();
-        let mut copies: Vec<usize> = Vec::new();
-        for &j in group {
-            let later = &events[j];
-            if later.async_id.is_some() {
-                pairs.extend(by_actor.values().flatten().chain(&copies).filter(|&&i| may_conflict(i, j)).map(|&i| (i, j)));
-                copies.push(j);
-                continue;
-            }
-            pairs.extend(copies.iter().filter(|&&i| may_conflict(i, j)).map(|&i| (i, j)));
-            for (&actor, earlier) in &by_actor {
-                if actor == later.actor {
-                    continue;
-                }
-                for &i in earlier.iter().rev() {
-                    if events[i].mmo[actor] <= later.mmo[actor] {
-                        break;
-                    }
-                    if may_conflict(i, j) {
-                        pairs.push((i, j));
-                    }
-                }
-            }
-            by_actor.entry(later.actor).or_default().push(j);
+        for (x, &i) in group.iter().enumerate() {
+            pairs.extend(group[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
         }
     }
-    // Known elements of different stages or places never overlap; accesses
-    // of unknown or whole extent meet everything.
     for (x, &i) in wide.iter().enumerate() {
         pairs.extend(wide[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
         for group in by_element.values() {
             pairs.extend(group.iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i.min(j), i.max(j))));
         }
     }
-    pairs.sort_unstable();
+    pairs
+}
+
+/// The pairs that may conflict in shared memory, where a pair ordered by
+/// the memory clock is never a finding: for each access, the earlier
+/// accesses of every other thread are taken latest first, and those before
+/// the first one ordered before it are skipped (the thread's clock only
+/// grows along its program, so they are ordered too). Async copies are not
+/// ordered that way: they pair with every access they may overlap.
+fn unordered_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+    type ByThread = HashMap<usize, Vec<usize>>;
+    type Key<'e> = (Option<i64>, &'e [i64]);
+    #[derive(Default)]
+    struct Earlier<'e> {
+        /// Accesses (async copies apart) by thread: of any element, of
+        /// unknown or whole extent, of each known element.
+        by_thread: ByThread,
+        wide_by_thread: ByThread,
+        element_by_thread: HashMap<Key<'e>, ByThread>,
+        /// Every access and every copy: of any element, of unknown or whole
+        /// extent, of each known element.
+        all: Vec<usize>,
+        wide: Vec<usize>,
+        element: HashMap<Key<'e>, Vec<usize>>,
+        copies: Vec<usize>,
+        wide_copies: Vec<usize>,
+        element_copies: HashMap<Key<'e>, Vec<usize>>,
+    }
+    let mut earlier = Earlier::default();
+    let mut pairs = Vec::new();
+    let unordered = |lists: Option<&ByThread>, j: usize, pairs: &mut Vec<(usize, usize)>| {
+        let later = &events[j];
+        for (&thread, accesses) in lists.into_iter().flatten() {
+            if thread == later.actor {
+                continue;
+            }
+            for &i in accesses.iter().rev() {
+                if events[i].mmo[thread] <= later.mmo[thread] {
+                    break;
+                }
+                if may_conflict(i, j) {
+                    pairs.push((i, j));
+                }
+            }
+        }
+    };
+    let each = |list: Option<&Vec<usize>>, j: usize, pairs: &mut Vec<(usize, usize)>| {
+        pairs.extend(list.into_iter().flatten().filter(|&&i| may_conflict(i, j)).map(|&i| (i, j)));
+    };
+    for &j in of_buffer {
+        let event = &events[j];
+        let key = element_of(event);
+        let copy = event.async_id.is_some();
+        match (key, copy) {
+            (Some(k), true) => {
+                each(earlier.element.get(&k), j, &mut pairs);
+                each(Some(&earlier.wide), j, &mut pairs);
+            }
+            (None, true) => each(Some(&earlier.all), j, &mut pairs),
+            (Some(k), false) => {
+                each(earlier.element_copies.get(&k), j, &mut pairs);
+                each(Some(&earlier.wide_copies), j, &mut pairs);
+                unordered(earlier.element_by_thread.get(&k), j, &mut pairs);
+                unordered(Some(&earlier.wide_by_thread), j, &mut pairs);
+            }
+            (None, false) => {
+                each(Some(&earlier.copies), j, &mut pairs);
+                unordered(Some(&earlier.by_thread), j, &mut pairs);
+            }
+        }
+        earlier.all.push(j);
+        match key {
+            Some(k) => earlier.element.entry(k).or_default().push(j),
+            None => earlier.wide.push(j),
+        }
+        if copy {
+            earlier.copies.push(j);
+            match key {
+                Some(k) => earlier.element_copies.entry(k).or_default().push(j),
+                None => earlier.wide_copies.push(j),
+            }
+        } else {
+            earlier.by_thread.entry(event.actor).or_default().push(j);
+            match key {
+                Some(k) => earlier.element_by_thread.entry(k).or_default().entry(event.actor).or_default().push(j),
+                None => earlier.wide_by_thread.entry(event.actor).or_default().push(j),
+            }
+        }
+    }
     pairs
 }
 
