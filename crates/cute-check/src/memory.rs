@@ -798,41 +798,49 @@ impl<'m> Execution<'m> {
         buffers.sort_by_key(|(b, _)| *b);
         for (buffer, events) in buffers {
             let space = &model.buffers[buffer as usize].space;
-            let pairs = candidate_pairs(&self.events, &events, matches!(space, Space::Shared { .. }));
-            checked += pairs.len();
-            if checked > MAX_PAIRS {
-                return Err(format!(
-                    "more than {MAX_PAIRS} pairs of accesses to compare, too many for the memory-ordering analysis"
-                ));
-            }
-            for (n, (i, j)) in pairs.into_iter().enumerate() {
-                if n % 4096 == 0 && std::time::Instant::now() > deadline {
-                    return Err(out_of_time());
+            // Findings in the order of their pairs (the order the accesses
+            // ran in), whatever the order the pairs are found in.
+            let mut found: Vec<((usize, usize), MemoryFinding)> = Vec::new();
+            let mut stopped = None;
+            let mut visit = |i: usize, j: usize| {
+                checked += 1;
+                if checked > MAX_PAIRS {
+                    stopped = Some(format!("more than {MAX_PAIRS} pairs of accesses to compare, too many for the memory-ordering analysis"));
+                    return false;
                 }
-                {
-                    let (e1, e2) = (&self.events[i], &self.events[j]);
-                    let (Some((r1, _)), Some((r2, _))) = (region_and_write(&e1.kind), region_and_write(&e2.kind)) else {
-                        continue;
-                    };
-                    // Data published between CTAs is read where the producer
-                    // wrote it, at indices often known only at run time: there
-                    // any pair that may overlap counts.
-                    let overlap = if matches!(space, Space::Global) { r1.may_overlap(&r2) } else { r1.overlaps(&r2) };
-                    if !overlap {
-                        continue;
-                    }
-                    let finding = match (e1.async_id.is_some(), e2.async_id.is_some()) {
-                        (true, true) => None,
-                        (true, false) => self.async_vs_generic(model, buffer, e1, e2),
-                        (false, true) => self.async_vs_generic(model, buffer, e2, e1),
-                        (false, false) => match space {
-                            Space::Global => self.message_passing(model, buffer, e1, e2),
-                            Space::Shared { cta } => self.shared_pair(model, buffer, *cta, e1, e2),
-                        },
-                    };
-                    out.extend(finding);
+                if checked % 4096 == 0 && std::time::Instant::now() > deadline {
+                    stopped = Some(out_of_time());
+                    return false;
                 }
+                let (e1, e2) = (&self.events[i], &self.events[j]);
+                let (Some((r1, _)), Some((r2, _))) = (region_and_write(&e1.kind), region_and_write(&e2.kind)) else {
+                    return true;
+                };
+                // Data published between CTAs is read where the producer
+                // wrote it, at indices often known only at run time: there
+                // any pair that may overlap counts.
+                let overlap = if matches!(space, Space::Global) { r1.may_overlap(&r2) } else { r1.overlaps(&r2) };
+                if !overlap {
+                    return true;
+                }
+                let finding = match (e1.async_id.is_some(), e2.async_id.is_some()) {
+                    (true, true) => None,
+                    (true, false) => self.async_vs_generic(model, buffer, e1, e2),
+                    (false, true) => self.async_vs_generic(model, buffer, e2, e1),
+                    (false, false) => match space {
+                        Space::Global => self.message_passing(model, buffer, e1, e2),
+                        Space::Shared { cta } => self.shared_pair(model, buffer, *cta, e1, e2),
+                    },
+                };
+                found.extend(finding.map(|f| ((i, j), f)));
+                true
+            };
+            candidate_pairs(&self.events, &events, matches!(space, Space::Shared { .. }), &mut visit);
+            if let Some(why) = stopped {
+                return Err(why);
             }
+            found.sort_by_key(|(pair, _)| *pair);
+            out.extend(found.into_iter().map(|(_, f)| f));
         }
         Ok(out)
     }
@@ -1220,26 +1228,28 @@ impl<'m> Execution<'m> {
     }
 }
 
-/// The pairs of a buffer's accesses (among `of_buffer`, ascending, which is
-/// the order they ran in) that may conflict, each in that order: accesses
-/// of known elements meet only accesses of the same element and those of
-/// unknown extent, instead of every other access; two reads never
-/// conflict, nor do two accesses one thread makes in program order.
+/// Visits the pairs of a buffer's accesses (among `of_buffer`, ascending,
+/// which is the order they ran in) that may conflict, each as (earlier,
+/// later), until `visit` returns false: accesses of known elements meet
+/// only accesses of the same element and those of unknown extent, instead
+/// of every other access; two reads never conflict, nor do two accesses
+/// one thread makes in program order. Pairs are many (a wide access meets
+/// every other): they are visited as they are found, never stored.
 ///
 /// With `prune` (shared memory, where a pair of the threads' own accesses
 /// ordered by the memory clock is never a finding), see [`unordered_pairs`].
-fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool) -> Vec<(usize, usize)> {
-    // Pairs are many (a wide access meets every other), so the ones that
-    // can never be a finding are left out here, before they are stored and
-    // sorted.
+fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool, visit: &mut dyn FnMut(usize, usize) -> bool) {
     let may_conflict = |i: usize, j: usize| {
         let (a, b) = (&events[i], &events[j]);
         let program_order = a.actor == b.actor && a.async_id.is_none() && b.async_id.is_none();
         !program_order && (writes(&a.kind) || writes(&b.kind))
     };
-    let mut pairs = if prune { unordered_pairs(events, of_buffer, &may_conflict) } else { all_pairs(events, of_buffer, &may_conflict) };
-    pairs.sort_unstable();
-    pairs
+    let mut visit = |i: usize, j: usize| !may_conflict(i, j) || visit(i, j);
+    if prune {
+        unordered_pairs(events, of_buffer, &mut visit);
+    } else {
+        all_pairs(events, of_buffer, &mut visit);
+    }
 }
 
 /// The element an access touches, `None` for one of unknown or whole
@@ -1251,9 +1261,9 @@ fn element_of(event: &Event) -> Option<(Option<i64>, &[i64])> {
     }
 }
 
-/// Every pair that may conflict (global memory, where accesses are not
-/// ordered through the memory clock alone).
-fn all_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+/// Every pair (global memory, where accesses are not ordered through the
+/// memory clock alone); false once `visit` stopped.
+fn all_pairs(events: &[Event], of_buffer: &[usize], visit: &mut dyn FnMut(usize, usize) -> bool) -> bool {
     let mut by_element: HashMap<(Option<i64>, &[i64]), Vec<usize>> = HashMap::new();
     let mut wide = Vec::new();
     for &i in of_buffer {
@@ -1262,28 +1272,33 @@ fn all_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(usize,
             None => wide.push(i),
         }
     }
-    let mut pairs = Vec::new();
     for group in by_element.values() {
         for (x, &i) in group.iter().enumerate() {
-            pairs.extend(group[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
+            if !group[x + 1..].iter().all(|&j| visit(i, j)) {
+                return false;
+            }
         }
     }
     for (x, &i) in wide.iter().enumerate() {
-        pairs.extend(wide[x + 1..].iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i, j)));
+        if !wide[x + 1..].iter().all(|&j| visit(i, j)) {
+            return false;
+        }
         for group in by_element.values() {
-            pairs.extend(group.iter().filter(|&&j| may_conflict(i, j)).map(|&j| (i.min(j), i.max(j))));
+            if !group.iter().all(|&j| visit(i.min(j), i.max(j))) {
+                return false;
+            }
         }
     }
-    pairs
+    true
 }
 
-/// The pairs that may conflict in shared memory, where a pair ordered by
-/// the memory clock is never a finding: for each access, the earlier
-/// accesses of every other thread are taken latest first, and those before
-/// the first one ordered before it are skipped (the thread's clock only
-/// grows along its program, so they are ordered too). Async copies are not
-/// ordered that way: they pair with every access they may overlap.
-fn unordered_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+/// The pairs in shared memory, where a pair ordered by the memory clock is
+/// never a finding: for each access, the earlier accesses of every other
+/// thread are taken latest first, and those before the first one ordered
+/// before it are skipped (the thread's clock only grows along its program,
+/// so they are ordered too). Async copies are not ordered that way: they
+/// pair with every access they may overlap. False once `visit` stopped.
+fn unordered_pairs(events: &[Event], of_buffer: &[usize], visit: &mut dyn FnMut(usize, usize) -> bool) -> bool {
     type ByThread = HashMap<usize, Vec<usize>>;
     type Key<'e> = (Option<i64>, &'e [i64]);
     #[derive(Default)]
@@ -1303,8 +1318,8 @@ fn unordered_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(
         element_copies: HashMap<Key<'e>, Vec<usize>>,
     }
     let mut earlier = Earlier::default();
-    let mut pairs = Vec::new();
-    let unordered = |lists: Option<&ByThread>, j: usize, pairs: &mut Vec<(usize, usize)>| {
+    // The earlier accesses of `lists`' other threads not ordered before `j`.
+    let unordered = |lists: Option<&ByThread>, j: usize, visit: &mut dyn FnMut(usize, usize) -> bool| {
         let later = &events[j];
         for (&thread, accesses) in lists.into_iter().flatten() {
             if thread == later.actor {
@@ -1314,35 +1329,31 @@ fn unordered_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(
                 if events[i].mmo[thread] <= later.mmo[thread] {
                     break;
                 }
-                if may_conflict(i, j) {
-                    pairs.push((i, j));
+                if !visit(i, j) {
+                    return false;
                 }
             }
         }
+        true
     };
-    let each = |list: Option<&Vec<usize>>, j: usize, pairs: &mut Vec<(usize, usize)>| {
-        pairs.extend(list.into_iter().flatten().filter(|&&i| may_conflict(i, j)).map(|&i| (i, j)));
-    };
+    let each = |list: Option<&Vec<usize>>, j: usize, visit: &mut dyn FnMut(usize, usize) -> bool| list.into_iter().flatten().all(|&i| visit(i, j));
     for &j in of_buffer {
         let event = &events[j];
         let key = element_of(event);
         let copy = event.async_id.is_some();
-        match (key, copy) {
-            (Some(k), true) => {
-                each(earlier.element.get(&k), j, &mut pairs);
-                each(Some(&earlier.wide), j, &mut pairs);
-            }
-            (None, true) => each(Some(&earlier.all), j, &mut pairs),
+        let go_on = match (key, copy) {
+            (Some(k), true) => each(earlier.element.get(&k), j, visit) && each(Some(&earlier.wide), j, visit),
+            (None, true) => each(Some(&earlier.all), j, visit),
             (Some(k), false) => {
-                each(earlier.element_copies.get(&k), j, &mut pairs);
-                each(Some(&earlier.wide_copies), j, &mut pairs);
-                unordered(earlier.element_by_thread.get(&k), j, &mut pairs);
-                unordered(Some(&earlier.wide_by_thread), j, &mut pairs);
+                each(earlier.element_copies.get(&k), j, visit)
+                    && each(Some(&earlier.wide_copies), j, visit)
+                    && unordered(earlier.element_by_thread.get(&k), j, visit)
+                    && unordered(Some(&earlier.wide_by_thread), j, visit)
             }
-            (None, false) => {
-                each(Some(&earlier.copies), j, &mut pairs);
-                unordered(Some(&earlier.by_thread), j, &mut pairs);
-            }
+            (None, false) => each(Some(&earlier.copies), j, visit) && unordered(Some(&earlier.by_thread), j, visit),
+        };
+        if !go_on {
+            return false;
         }
         earlier.all.push(j);
         match key {
@@ -1363,7 +1374,7 @@ fn unordered_pairs(events: &[Event], of_buffer: &[usize], may_conflict: &dyn Fn(
             }
         }
     }
-    pairs
+    true
 }
 
 /// A race between two lanes of one converged warp (see [`LaneRace`]),
