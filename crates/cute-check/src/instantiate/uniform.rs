@@ -300,20 +300,19 @@ impl<'k> StoodInLanes<'k> {
     /// Binds the names of `target` to `value`, evaluated in the lanes when
     /// a check reads them.
     pub fn bind(&mut self, target: &Target, value: &'k Expr, env: &Env, lane_dependent: &BTreeSet<String>, lane: LaneEvaluator<'_>) {
-        let Target::Name(n) = target else {
-            // Unpacking (`tidx, _, _ = thread_idx()`): evaluated now.
-            let values = self.evaluate(value, env, lane_dependent, lane);
-            return self.unpack(target, values);
-        };
         let Some(inputs) = self.inputs(value, env, lane_dependent) else {
             return self.bind_all(target, LaneBinding::Unknown);
         };
-        let reads_place = reads_place(value);
         // What reads only the running lane's values, and not the thread's
         // place, is what the running lane computed.
-        if !reads_place && inputs.iter().all(|(_, i)| matches!(i, Input::Value(_) | Input::Unbound)) {
+        if !reads_place(value) && inputs.iter().all(|(_, i)| matches!(i, Input::Value(_) | Input::Unbound)) {
             return self.bind_all(target, LaneBinding::Same);
         }
+        let Target::Name(n) = target else {
+            // Unpacking (`tidx, _, _ = thread_idx()`): evaluated now.
+            let values = self.compute(value, &inputs, lane);
+            return self.unpack(target, values);
+        };
         let depth = inputs.iter().map(|(_, i)| if let Input::Deferred(d) = i { d.depth + 1 } else { 0 }).max().unwrap_or(0);
         let binding = if depth < MAX_DEFERRED_DEPTH {
             LaneBinding::Deferred(Rc::new(Deferred { expr: value, inputs, depth, value: Default::default() }))
