@@ -415,7 +415,7 @@ fn lanes_to_stand_in_for(tid: u32, threads_per_cta: u32, covered: impl Fn(u32) -
     if tid % 32 == 0 || last_lane(tid) {
         return Vec::new();
     }
-    (tid + 1..=tid - tid % 32 + 30).filter(|&t| !last_lane(t) && !covered(t)).collect()
+    (tid + 1..=tid - tid % 32 + 30).filter(|&t| t + 1 < threads_per_cta && !covered(t)).collect()
 }
 
 /// The file's functions and methods by class and name, found as
