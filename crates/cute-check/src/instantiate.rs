@@ -581,7 +581,7 @@ impl Setup<'_> {
             // Tensors and pointers passed to the kernel are global memory.
             for p in kernel.params.iter().filter(|p| p.tensor) {
                 if env.get(&p.name).or_else(|| self.globals.get(&p.name)).is_none_or(Value::is_unknown) {
-                    env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.clone(), offset: Some(0), stage: None }));
+                    env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.as_str().into(), offset: Some(0), stage: None }));
                 }
             }
             thread.exec_block(&kernel.body, &mut env, true);
@@ -2592,6 +2592,7 @@ impl CallHandler for ThreadRun<'_> {
         // objects, that the API table does not name (`handle.commit()`,
         // `consumer.release(h)`, `bar.wait()`).
         if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
+            let c: &str = c;
             if c == eval::NAMED_BARRIER || c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE || c == crate::pipeline::TMEM_ALLOCATOR {
                 self.note_lane_varying_call(call);
             }

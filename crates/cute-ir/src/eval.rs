@@ -43,7 +43,9 @@ impl SmemRef {
 /// when pointer arithmetic on it is known, and the stage of a view.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GmemRef {
-    pub param: String,
+    /// Shared: a tensor parameter is copied into every expression that
+    /// reads it.
+    pub param: std::sync::Arc<str>,
     pub offset: Option<i64>,
     pub stage: Option<i64>,
 }
@@ -99,7 +101,8 @@ pub enum Value {
     /// changed, and copied into every environment.
     Object(std::sync::Arc<Object>),
     /// A function of this file, possibly bound to `self`.
-    Function { class: Option<String>, name: String, bound_self: Option<Box<Value>> },
+    /// Its names are shared: a method value is made per call.
+    Function { class: Option<std::sync::Arc<str>>, name: std::sync::Arc<str>, bound_self: Option<Box<Value>> },
     /// A value produced at run time, unknown here. The string says where it
     /// came from, for diagnostics that must explain an assumption; shared,
     /// since an unknown value flows through every expression that reads it.
@@ -208,8 +211,8 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
                     let b = eval(base, env, handler);
                     match &b {
                         Value::Object(o) => Value::Function {
-                            class: Some(o.class.clone()),
-                            name: attr.clone(),
+                            class: Some(o.class.as_str().into()),
+                            name: attr.as_str().into(),
                             bound_self: Some(Box::new(b.clone())),
                         },
                         _ => attribute(&b, attr, &call.func),

@@ -197,7 +197,7 @@ fn bind_host_params(
                         host.class_name.as_deref() == Some(o.class.as_str()) && host.name == "__call__"
                     }
                     (Value::Function { class, name, .. }, _) => {
-                        *name == host.name && class.as_deref() == host.class_name.as_deref()
+                        &**name == host.name.as_str() && class.as_deref() == host.class_name.as_deref()
                     }
                     (_, Expr::Name(n)) => *n == host.name && host.class_name.is_none(),
                     _ => false,
@@ -504,7 +504,7 @@ impl CallHandler for HostCalls<'_> {
                 return self.construct(n, args, kwargs, env);
             }
             if self.module.function(None, n).is_some() {
-                return Value::Function { class: None, name: n.clone(), bound_self: None };
+                return Value::Function { class: None, name: n.as_str().into(), bound_self: None };
             }
         }
         let _ = func;

@@ -112,7 +112,7 @@ impl ThreadRun<'_> {
                 let ix = self.shared.buffers.intern(root, display, Space::Shared { cta }, indexed);
                 Some((ix, s.stage))
             }
-            Value::Gmem(g) => Some((self.shared.buffers.intern(g.param.as_str().into(), &|| g.param.clone(), Space::Global, true), g.stage)),
+            Value::Gmem(g) => Some((self.shared.buffers.intern(g.param.clone(), &|| g.param.to_string(), Space::Global, true), g.stage)),
             _ => None,
         }
     }

@@ -236,7 +236,7 @@ fn function_values(v: &cute_ir::eval::Value, out: &mut BTreeSet<String>) {
     use cute_ir::eval::Value;
     match v {
         Value::Function { name, bound_self, .. } => {
-            out.insert(name.clone());
+            out.insert(name.to_string());
             if let Some(s) = bound_self {
                 function_values(s, out);
             }
