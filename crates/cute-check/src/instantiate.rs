@@ -1012,6 +1012,15 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// Follows a kernel-level binding of `target` to a value that is this
+    /// lane's in every lane it stands in for (a loop's target when the lanes
+    /// run the same iterations, a `with` target not lane-dependent).
+    fn bind_same_in_stood_in_lanes(&mut self, target: &Target) {
+        if self.following_stood_in_lanes() {
+            self.stood_in.as_mut().expect("followed").bind_same(target);
+        }
+    }
+
     /// Where the converged warp is between points that order its lanes.
     fn stretch(&self) -> lanes::Stretch {
         self.warp_point
@@ -1210,9 +1219,7 @@ impl<'a> ThreadRun<'a> {
                 self.note_lane_varying_value(iter, &it, env);
                 // Every lane runs the same iterations unless the lanes were
                 // set apart just now.
-                if self.following_stood_in_lanes() {
-                    self.stood_in.as_mut().expect("followed").bind_same(target);
-                }
+                self.bind_same_in_stood_in_lanes(target);
                 let values = match it.iteration() {
                     Some(v) => v,
                     None => {
@@ -1265,6 +1272,7 @@ impl<'a> ThreadRun<'a> {
                             if eval(cond, env, self).as_bool() != Some(false) {
                                 let v = self.observe_with(call, guard, env);
                                 if self.following_stood_in_lanes() {
+                                    // A value read from memory: not followed.
                                     self.stood_in.as_mut().expect("followed").bind_values(&Target::Name(var.clone()), None);
                                 }
                                 env.insert(var.clone(), v);
@@ -1309,9 +1317,7 @@ impl<'a> ThreadRun<'a> {
                         self.note_lane_varying(e);
                         let v = eval(e, env, self);
                         if let Some(t) = t {
-                            if self.following_stood_in_lanes() {
-                                self.stood_in.as_mut().expect("followed").bind_same(t);
-                            }
+                            self.bind_same_in_stood_in_lanes(t);
                             assign(t, v, env);
                         }
                     }

@@ -191,6 +191,16 @@ fn every_lane_and_standing_in(text: &str) -> (cute_check::Instantiated, cute_che
     (run(false), run(true))
 }
 
+/// [`every_lane_and_standing_in`] for a kernel of 128 threads whose lanes
+/// stand in for others: asserts the two models equal and that fewer than 32
+/// threads ran; the model.
+fn stood_in_for(text: &str) -> cute_check::Model {
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+    every_lane.model
+}
+
 /// The threads that register with named barrier `id` in `model`.
 fn registered(model: &cute_check::Model, id: i64) -> usize {
     model.barrier_uses.iter().filter(|u| u.id == id).map(|u| u.threads.len()).sum()
@@ -251,9 +261,7 @@ def k():
 def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    assert_eq!(every_lane.model, standing_in.model);
-    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+    stood_in_for(text);
 }
 
 /// `if tidx == 0:` and an argument computed from the warp's group
@@ -285,11 +293,8 @@ def k():
 def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    let m = &every_lane.model;
+    let m = &stood_in_for(text);
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
-    assert_eq!(every_lane.model, standing_in.model);
-    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }
 
 /// `if lane < 16:` on `lane = tidx % 32` splits the warp, and every lane
@@ -460,11 +465,8 @@ def k():
 def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    let m = &every_lane.model;
+    let m = &stood_in_for(text);
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
-    assert_eq!(every_lane.model, standing_in.model);
-    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }
 
 /// A helper given `tidx // GROUP` (`GROUP` a name of the kernel), the same
@@ -496,11 +498,8 @@ def k():
 def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    let m = &every_lane.model;
+    let m = &stood_in_for(text);
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
-    assert_eq!(every_lane.model, standing_in.model);
-    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
 }
 
 /// Each lane's tile of a global tensor (`cute.local_tile(g, (4,),
@@ -526,7 +525,5 @@ def k(g: cute.Tensor):
 def host(g: cute.Tensor):
     k(g).launch(grid=[1, 1, 1], block=[128, 1, 1])
 ";
-    let (every_lane, standing_in) = every_lane_and_standing_in(text);
-    assert_eq!(every_lane.model, standing_in.model);
-    assert!(standing_in.threads_run < 32, "{} threads ran", standing_in.threads_run);
+    stood_in_for(text);
 }

@@ -25,7 +25,7 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use cute_ir::api::Api;
+use cute_ir::api::{Api, Effect};
 use cute_ir::ast::{Call, Expr, Target};
 use cute_ir::eval::{self, eval, CallHandler, Env, Value};
 use rustc_hash::FxHashMap as HashMap;
@@ -311,7 +311,7 @@ impl<'k> StoodInLanes<'k> {
         let Target::Name(n) = target else {
             // Unpacking (`tidx, _, _ = thread_idx()`): evaluated now.
             let values = self.compute(value, &inputs, lane);
-            return self.unpack(target, values);
+            return self.bind_values(target, values);
         };
         let depth = inputs.iter().map(|(_, i)| if let Input::Deferred(d) = i { d.depth + 1 } else { 0 }).max().unwrap_or(0);
         let binding = if depth < MAX_DEFERRED_DEPTH {
@@ -326,12 +326,8 @@ impl<'k> StoodInLanes<'k> {
     }
 
     /// Binds the names of `target` to `values` (`None`: not known in the
-    /// lanes).
+    /// lanes), unpacked as `assign` unpacks them.
     pub fn bind_values(&mut self, target: &Target, values: Option<Rc<InLanes>>) {
-        self.unpack(target, values)
-    }
-
-    fn unpack(&mut self, target: &Target, values: Option<Rc<InLanes>>) {
         let Some(values) = values else {
             return self.bind_all(target, LaneBinding::Unknown);
         };
@@ -392,27 +388,13 @@ impl<'k> StoodInLanes<'k> {
     }
 }
 
-/// Whether `e` calls a thread-index read (its value differs between lanes
-/// whatever the names it reads).
+/// Whether `e` reads where the thread is (a call the API table marks as
+/// topology: `thread_idx`, `lane_idx`, ...), which differs between lanes
+/// whatever the names it reads.
 fn reads_place(e: &Expr) -> bool {
     let mut calls = Vec::new();
     e.calls(&mut calls);
-    calls.iter().any(|c| {
-        matches!(
-            Api::of_call(c),
-            Some(
-                Api::ThreadIdx
-                    | Api::ThreadIdxX
-                    | Api::WarpIdx
-                    | Api::LaneIdx
-                    | Api::BlockIdx
-                    | Api::ClusterRank
-                    | Api::BlockInClusterIdx
-                    | Api::ClusterSize
-                    | Api::ElectOne
-            )
-        )
-    })
+    calls.iter().any(|c| Api::of_call(c).is_some_and(|api| matches!(api.effect(), Effect::Topology)))
 }
 
 /// The names a target binds: a store into an element or attribute
@@ -522,14 +504,15 @@ impl LaneEvaluator<'_> {
                 if matches!(base.as_ref(), Expr::Name(b) if b == "self") || attr.starts_with("alloc") || attr.starts_with("sync_object") {
                     return None;
                 }
-                let receiver = base.is_dotted().then(|| eval(base, env, self)).filter(|v| matches!(v, Value::Smem(_) | Value::Gmem(_)));
+                let base_value = eval(base, env, self);
+                let receiver = Some(&base_value).filter(|v| base.is_dotted() && matches!(v, Value::Smem(_) | Value::Gmem(_)));
                 if call.func.is_dotted() {
-                    if let Some(view) = super::memory::view_call(attr, receiver.as_ref(), args) {
+                    if let Some(view) = super::memory::view_call(attr, receiver, args) {
                         return Some(view);
                     }
                 }
                 // Conversions and methods of pointers and numbers.
-                if matches!(eval(base, env, self), Value::Smem(_) | Value::Gmem(_) | Value::Int(_)) {
+                if matches!(base_value, Value::Smem(_) | Value::Gmem(_) | Value::Int(_)) {
                     return None;
                 }
             }
