@@ -29,11 +29,21 @@ pub struct AnalysisOptions {
     pub unknown_trip_count: u32,
     /// Steps of a counterexample shown before older ones are summarised.
     pub max_trace_steps: usize,
+    /// Cores the threads of one kernel run on (0: all available). What is
+    /// reported does not depend on it; a caller that already keeps every
+    /// core busy with other files says 1.
+    pub workers: usize,
 }
 
 impl Default for AnalysisOptions {
     fn default() -> Self {
-        AnalysisOptions { max_states: 2_000_000, max_time: Duration::from_secs(2), unknown_trip_count: 3, max_trace_steps: 14 }
+        AnalysisOptions {
+            max_states: 2_000_000,
+            max_time: Duration::from_secs(2),
+            unknown_trip_count: 3,
+            max_trace_steps: 14,
+            workers: 0,
+        }
     }
 }
 
@@ -112,7 +122,7 @@ pub fn check_kernel_with(
 
 /// How a kernel is instantiated under `options`.
 pub(crate) fn instantiate_options(options: &AnalysisOptions) -> InstantiateOptions {
-    InstantiateOptions { unknown_trip_count: options.unknown_trip_count, ..Default::default() }
+    InstantiateOptions { unknown_trip_count: options.unknown_trip_count, workers: options.workers, ..Default::default() }
 }
 
 /// [`check_kernel_with`] on the statements `kept` of the kernel's slice.

@@ -76,8 +76,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut errors = 0usize;
     let mut total = 0usize;
     // Files are checked on every core and reported in the order given, as
-    // each one and those before it are done.
-    for_each_in_order(&files, |path: &PathBuf| check_file(path), |path, checked| {
+    // each one and those before it are done. While other files keep the
+    // other cores busy, a file's kernels run their threads on one core:
+    // spreading them too would only add the cost of merging what they left.
+    for_each_in_order(&files, |path: &PathBuf, cores_idle| check_file(path, cores_idle), |path, checked| {
         let display = path.display().to_string();
         let (text, diags) = match checked {
             Ok(checked) => checked,
@@ -120,14 +122,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
 /// One file's text and findings, under the `[tool.cute-lsp]` table of the
 /// nearest `pyproject.toml` (rules, severities, budgets).
-fn check_file(path: &Path) -> std::io::Result<(String, Vec<Diagnostic>)> {
+fn check_file(path: &Path, cores_idle: bool) -> std::io::Result<(String, Vec<Diagnostic>)> {
     let bytes = std::fs::read(path)?;
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let (config, _, problems) = cute_lint::config::discover(&absolute);
     for p in problems {
         eprintln!("cute-lsp: {p}");
     }
-    let options: AnalysisOptions = config.analysis_options();
+    let options = AnalysisOptions { workers: if cores_idle { 0 } else { 1 }, ..config.analysis_options() };
     Ok(match String::from_utf8(bytes) {
         Ok(text) => {
             let diags = config.apply(&analyze_text(&text, &options));
@@ -139,10 +141,12 @@ fn check_file(path: &Path) -> std::io::Result<(String, Vec<Diagnostic>)> {
 
 /// Runs `work` on every item on all cores and hands the results to
 /// `report` in the items' order, each as soon as it and those before it
-/// are done.
-fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync, mut report: impl FnMut(&T, R)) {
+/// are done. `work` is told whether some cores have no item left to take
+/// (the last items of the run, or fewer items than cores).
+fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T, bool) -> R + Sync, mut report: impl FnMut(&T, R)) {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(items.len().max(1));
     let next = AtomicUsize::new(0);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
     std::thread::scope(|scope| {
@@ -151,7 +155,8 @@ fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Syn
             let (next, work) = (&next, &work);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= items.len() || sender.send((i, work(&items[i]))).is_err() {
+                let cores_idle = items.len().saturating_sub(i) < cores;
+                if i >= items.len() || sender.send((i, work(&items[i], cores_idle))).is_err() {
                     break;
                 }
             });
