@@ -381,14 +381,15 @@ type UseKey = (u32, i64, TextRange, u32, u32, bool, bool, bool);
 /// In converged code the lanes between lane 0 and the last record nothing:
 /// lane 0 acts for the warp and the last lane gives the warp's extent (see
 /// [`ThreadRun::push`]). What they leave is their registrations with
-/// hardware barriers and their statement count. Lane 1 runs for lanes 2 to
+/// hardware barriers, the warp collectives they reach while the warp is
+/// split, and their statement count. Lane 1 runs for lanes 2 to
 /// 30; every condition, loop range or acting call's argument that varies
 /// across lanes is evaluated in each of them (see `uniform`), and the lanes
 /// that would decide or compute it otherwise (`lane == 16` for
 /// `lane = tidx % 16`) are left to run on their own; the first of those
 /// runs for the rest in turn. When the lane that ran made no operation of
 /// its own and met nothing else through which the lanes it runs for could
-/// differ (a lane read inside a helper, a split warp, a value it cannot
+/// differ (a lane read inside a helper, a value it cannot
 /// evaluate in them), each of them would run as it did: they are not run,
 /// and leave what it left under their own thread ids. Most threads of a
 /// warp-specialized kernel are such lanes.
@@ -398,7 +399,12 @@ struct StandIn {
     tids: Vec<u32>,
     steps: usize,
     uses: Vec<UseKey>,
+    collectives: Vec<PartialCollective>,
 }
+
+/// A warp collective reached while the warp is split: where, what, and
+/// over which lanes (see [`ThreadRun::partial_collective`]).
+type PartialCollective = (TextRange, std::rc::Rc<str>, u32);
 
 impl StandIn {
     fn stands_for(&self, cta: u32, tid: u32) -> bool {
@@ -516,6 +522,9 @@ impl Setup<'_> {
                 for key in &runner.uses {
                     shared.barrier_uses.entry(*key).or_default().push(tid);
                 }
+                for (site, what, mask) in &runner.collectives {
+                    shared.reach_collective(*site, what, (cta, tid), *mask);
+                }
                 results.push(ThreadResult {
                     thread: (cta, tid),
                     ops: Vec::new(),
@@ -573,6 +582,7 @@ impl Setup<'_> {
                 race_points: warp.as_ref().map(|w| w.race_points.clone()).unwrap_or_default(),
                 lane_sensitive: false,
                 uses: Vec::new(),
+                collectives: Vec::new(),
                 helper_scopes: Vec::new(),
             };
             // The module's names are looked up where a name is not bound
@@ -607,6 +617,7 @@ impl Setup<'_> {
                 tids: thread.stood_in.take().map(|l| l.tids().to_vec()).unwrap_or_default(),
                 steps: thread.steps,
                 uses: std::mem::take(&mut thread.uses),
+                collectives: std::mem::take(&mut thread.collectives),
             })
             .filter(|_| {
                 let tables = &thread.shared;
@@ -813,6 +824,17 @@ struct Shared {
     block_assumed: bool,
 }
 
+impl Shared {
+    /// Thread `thread` reaches the warp collective at `site` over the lanes
+    /// of `mask` while its warp is split.
+    fn reach_collective(&mut self, site: TextRange, what: &str, thread: (u32, u32), mask: u32) {
+        let entry = self.partial_warp.entry(site).or_insert_with(|| (what.to_string(), BTreeMap::new()));
+        let reach = entry.1.entry(thread).or_insert((0, 0));
+        reach.0 += 1;
+        reach.1 |= mask;
+    }
+}
+
 /// Time the threads of one instantiation may run at most: beside the step
 /// budgets, a bound on wall time, so that pathological code (a `while True`
 /// over an unrolled loop, typed half-way) is reported rather than waited on.
@@ -917,6 +939,9 @@ struct ThreadRun<'a> {
     /// The barrier registrations this thread made, in order (the keys of
     /// `Shared::barrier_uses`).
     uses: Vec<UseKey>,
+    /// The warp collectives this thread reached while its warp was split,
+    /// in order, kept while it stands in for other lanes.
+    collectives: Vec<PartialCollective>,
     /// The lane-dependent names of the helpers being inlined, innermost last
     /// (see [`Self::helper_scope`]).
     helper_scopes: Vec<std::sync::Arc<BTreeSet<String>>>,
@@ -1371,12 +1396,14 @@ impl<'a> ThreadRun<'a> {
 
     /// A warp-collective operation over the lanes of `mask` reached by this
     /// thread while its warp is split.
+    /// The lanes this lane stands in for decided as it did to get here, so
+    /// they reach it too: it is recorded for them with the lane's other
+    /// registrations (see [`StandIn`]).
     fn partial_collective(&mut self, site: TextRange, what: &str, mask: u32) {
-        self.lane_sensitive = true;
-        let entry = self.shared.partial_warp.entry(site).or_insert_with(|| (what.to_string(), BTreeMap::new()));
-        let reach = entry.1.entry((self.cta, self.tid)).or_insert((0, 0));
-        reach.0 += 1;
-        reach.1 |= mask;
+        self.shared.reach_collective(site, what, (self.cta, self.tid), mask);
+        if self.stands_in() {
+            self.collectives.push((site, what.into(), mask));
+        }
     }
 
     /// The member mask of a warp collective: the default (the full warp) or

@@ -502,6 +502,38 @@ def host():
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
 }
 
+/// A warp collective reached while the warp is split (`if lane < 16:`
+/// around a full-warp shuffle) is reached by the lanes lane 1 stands in
+/// for as by lane 1: they are recorded as reaching it, and not run.
+#[test]
+fn a_collective_in_a_split_warp_is_recorded_for_the_stood_in_lanes() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(x: cutlass.Float32):
+    tidx, _, _ = cute.arch.thread_idx()
+    lane = tidx % 32
+    v = x
+    if lane < 16:
+        v = cute.arch.shuffle_sync_bfly(v, offset=1)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(x: cutlass.Float32):
+    k(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let m = &stood_in_for(text);
+    let [(_, _, cta, reached, missing)] = m.partial_warp_collectives.as_slice() else {
+        panic!("one collective reached by part of a warp: {:?}", m.partial_warp_collectives);
+    };
+    let lanes = |low_half: bool| (0..128).filter(|t| (t % 32 < 16) == low_half).collect::<Vec<u32>>();
+    assert_eq!((*cta, reached.clone(), missing.clone()), (0, lanes(true), lanes(false)));
+}
+
 /// Each lane's tile of a global tensor (`cute.local_tile(g, (4,),
 /// (tidx,))`) is a view of the same tensor in every lane: copying it does
 /// not set the lanes apart.
