@@ -389,7 +389,7 @@ type UseKey = (u32, i64, TextRange, u32, u32, bool, bool, bool);
 /// `lane = tidx % 16`) are left to run on their own; the first of those
 /// runs for the rest in turn. When the lane that ran made no operation of
 /// its own and met nothing else through which the lanes it runs for could
-/// differ (a lane read inside a helper, a value it cannot
+/// differ (a helper it could not follow them into, a value it cannot
 /// evaluate in them), each of them would run as it did: they are not run,
 /// and leave what it left under their own thread ids. Most threads of a
 /// warp-specialized kernel are such lanes.
@@ -979,11 +979,11 @@ impl<'a> ThreadRun<'a> {
         self.stood_in.is_some() && !self.lane_sensitive
     }
 
-    /// For `e`, a kernel-level expression that can differ between lanes
-    /// and gave `value` here: keeps standing in for the lanes where it gives
-    /// the same (see `uniform`), the same decision for a condition or the
-    /// same value otherwise (`as_value`), and leaves the others to run on
-    /// their own. Stands in for none when `e` cannot be evaluated in them.
+    /// For `e`, an expression of the code being run that can differ
+    /// between lanes and gave `value` here: keeps standing in for the lanes
+    /// where it gives the same (see `uniform`), the same decision for a
+    /// condition or the same value otherwise (`as_value`), and leaves the
+    /// others to run on their own. Stands in for none when `e` cannot be evaluated in them.
     /// Whether it still stands in for some.
     fn keep_lanes_alike(&mut self, e: &Expr, value: &Value, as_value: bool, env: &Env) -> bool {
         let values = self.in_stood_in_lanes(e, env);
@@ -1006,40 +1006,65 @@ impl<'a> ThreadRun<'a> {
         !self.lane_sensitive
     }
 
-    /// The value of kernel-level expression `e` in each lane this lane
-    /// stands in for, `None` where it is not known (see `uniform`).
+    /// The value of expression `e` of the code being run (the kernel's or a
+    /// helper's) in each lane this lane stands in for, `None` where it is
+    /// not known (see `uniform`).
     fn in_stood_in_lanes(&mut self, e: &Expr, env: &Env) -> Option<std::rc::Rc<uniform::InLanes>> {
-        if self.inline_depth != 0 || !self.stands_in() {
+        if !self.following_stood_in_lanes() {
             return None;
         }
         let lane = self.lane_evaluator();
-        self.stood_in.as_mut()?.evaluate(e, env, self.lane_dependent, lane)
+        let scope = self.helper_scopes.last().cloned();
+        let lane_dependent = scope.as_deref().unwrap_or(self.lane_dependent);
+        self.stood_in.as_mut()?.evaluate(e, env, lane_dependent, lane)
     }
 
-    /// Whether the kernel's names are followed in the lanes this lane
-    /// stands in for: at the kernel's level, while it stands in for some.
+    /// Whether the names of the code being run are followed in the lanes
+    /// this lane stands in for: while it stands in for some, in the kernel
+    /// and in the helpers followed into (see [`Self::inline_call`]).
     fn following_stood_in_lanes(&self) -> bool {
-        self.stands_in() && self.inline_depth == 0
+        self.stands_in() && self.stood_in.as_ref().is_some_and(|l| l.helpers() == self.inline_depth as usize)
     }
 
-    /// Follows a kernel-level binding of `target` to `value` in the lanes
-    /// this lane stands in for.
+    /// Follows a binding of `target` to `value` in the lanes this lane
+    /// stands in for.
     fn bind_in_stood_in_lanes(&mut self, target: &Target, value: &'a Expr, env: &Env) {
         if !self.following_stood_in_lanes() || matches!(target, Target::Attr { .. } | Target::Subscript { .. }) {
             return;
         }
         let varies = self.varies_here(value);
         let lane = self.lane_evaluator();
+        let scope = self.helper_scopes.last().cloned();
+        let lane_dependent = scope.as_deref().unwrap_or(self.lane_dependent);
         let lanes = self.stood_in.as_mut().expect("followed");
-        match varies {
-            false => lanes.bind_same(target),
-            true => lanes.bind(target, value, env, self.lane_dependent, lane),
+        if !varies {
+            return lanes.bind_same(target);
         }
+        // `x = helper(...)`: what the helper returned in the lanes.
+        if let Expr::Call(call) = value {
+            if let Some(returned) = lanes.returned_by(call) {
+                return lanes.bind_values(target, returned);
+            }
+        }
+        lanes.bind(target, value, env, lane_dependent, lane)
     }
 
-    /// Follows a kernel-level binding of `target` to a value that is this
-    /// lane's in every lane it stands in for (a loop's target when the lanes
-    /// run the same iterations, a `with` target not lane-dependent).
+    /// Follows `return e` (`e` gave `running` here) of a helper in the
+    /// lanes this lane stands in for.
+    fn return_in_stood_in_lanes(&mut self, e: Option<&Expr>, running: &Value, env: &Env) {
+        if self.inline_depth == 0 || !self.following_stood_in_lanes() {
+            return;
+        }
+        let values = match e {
+            Some(e) if self.varies_here(e) => self.in_stood_in_lanes(e, env),
+            _ => Some(std::rc::Rc::new(uniform::InLanes::All(running.clone()))),
+        };
+        self.stood_in.as_mut().expect("followed").set_returned(values);
+    }
+
+    /// Follows a binding of `target` to a value that is this lane's in
+    /// every lane it stands in for (a loop's target when the lanes run the
+    /// same iterations, a `with` target not lane-dependent).
     fn bind_same_in_stood_in_lanes(&mut self, target: &Target) {
         if self.following_stood_in_lanes() {
             self.stood_in.as_mut().expect("followed").bind_same(target);
@@ -1367,6 +1392,7 @@ impl<'a> ThreadRun<'a> {
             }
             StmtKind::Return(e) => {
                 let v = e.as_ref().map(|e| eval(e, env, self)).unwrap_or(Value::None);
+                self.return_in_stood_in_lanes(e.as_ref(), &v, env);
                 return Flow::Return(v);
             }
             StmtKind::Break => return Flow::Break,
@@ -1685,7 +1711,9 @@ impl<'a> ThreadRun<'a> {
     }
 
     /// Inline helper `f` for `call`, following lane dependence into it (see
-    /// [`Self::helper_scope`]) while this lane may stand in for others.
+    /// [`Self::helper_scope`]) while this lane may stand in for others, and
+    /// the values its names hold in those lanes while they are followed
+    /// here: its parameters start with what the arguments hold there.
     fn inline_call(
         &mut self,
         call: &Call,
@@ -1698,54 +1726,105 @@ impl<'a> ThreadRun<'a> {
         if !self.stands_in() {
             return self.inline(f, bound_self, args, kwargs);
         }
-        let same = self.arguments_same_in_stood_in_lanes(call, &args, &kwargs, env, false).unwrap_or_default();
+        let in_lanes = self.arguments_in_stood_in_lanes(call, &args, &kwargs, env);
+        let same: Vec<bool> = match &in_lanes {
+            Some(in_lanes) => in_lanes.iter().zip(args.iter().chain(kwargs.iter().map(|(_, v)| v))).map(|(a, v)| a.is_everywhere(v)).collect(),
+            None => Vec::new(),
+        };
         let Some(scope) = self.helper_scope(call, f, bound_self.is_some(), &same) else {
             self.lane_sensitive = true;
             return self.inline(f, bound_self, args, kwargs);
         };
+        let params = in_lanes.filter(|_| self.following_stood_in_lanes() && self.runs_body_of(f)).map(|in_lanes| {
+            let mut formal = f.params.iter();
+            let mut params: Vec<(String, uniform::ArgInLanes)> = Vec::new();
+            if bound_self.is_some() && f.is_method() {
+                formal.next();
+                params.push(("self".to_string(), uniform::ArgInLanes::Same));
+            }
+            let formal: Vec<_> = formal.collect();
+            // As `inline_body` binds them: defaults, then the arguments.
+            params.extend(formal.iter().filter(|p| p.default.is_some()).map(|p| (p.name.clone(), uniform::ArgInLanes::Same)));
+            let mut in_lanes = in_lanes;
+            let keywords = in_lanes.split_off(args.len());
+            params.extend(formal.iter().map(|p| p.name.clone()).zip(in_lanes));
+            params.extend(kwargs.iter().map(|(k, _)| k.clone()).zip(keywords));
+            params
+        });
+        let followed = params.is_some();
+        if let Some(params) = params {
+            self.stood_in.as_mut().expect("followed").enter(params);
+        }
         self.helper_scopes.push(scope);
         let v = self.inline(f, bound_self, args, kwargs);
         self.helper_scopes.pop();
+        if let Some(lanes) = self.stood_in.as_mut() {
+            match followed {
+                true => lanes.leave(call),
+                false => lanes.not_followed(call),
+            }
+        }
         v
     }
 
-    /// For each of a call's arguments, then its keyword arguments, whether
-    /// it varies across lanes in the code yet has, in every lane this lane
-    /// goes on standing in for, the value `args` and `kwargs` give it here.
-    /// When `acting` (the call acts on its arguments), the lanes where an
-    /// argument has another value are left to run on their own (see
-    /// [`Self::keep_lanes_alike`]), and all of them when it cannot be
-    /// evaluated there; otherwise (a helper's parameters, followed into the
-    /// helper) such an argument is only not the same. `None` where
-    /// arguments do not line up with their values (a spliced `*args`).
-    fn arguments_same_in_stood_in_lanes(
+    /// Whether [`Self::inline`] runs the body of `f` when called now.
+    fn runs_body_of(&self, f: &FunctionDef) -> bool {
+        cute_ir::ast::inlined_when_called(f.decorator) && !self.inlining.contains(&f.range) && self.inline_depth < Self::MAX_INLINE_DEPTH
+    }
+
+    /// What each of a call's arguments, then its keyword arguments, holds
+    /// in the lanes this lane stands in for; `None` where arguments do not
+    /// line up with their values (a spliced `*args`).
+    fn arguments_in_stood_in_lanes(
         &mut self,
         call: &Call,
         args: &[Value],
         kwargs: &[(String, Value)],
         env: &Env,
-        acting: bool,
-    ) -> Option<Vec<bool>> {
+    ) -> Option<Vec<uniform::ArgInLanes>> {
+        let exprs = self.argument_expressions(call, args, kwargs)?;
+        Some(
+            exprs
+                .into_iter()
+                .map(|e| match self.varies_here(e) {
+                    false => uniform::ArgInLanes::Same,
+                    true => match self.in_stood_in_lanes(e, env) {
+                        Some(values) => uniform::ArgInLanes::Values(values),
+                        None => uniform::ArgInLanes::Unknown,
+                    },
+                })
+                .collect(),
+        )
+    }
+
+    /// A call's arguments, then its keyword arguments, each the expression
+    /// of the value at its position in `args` and `kwargs`; `None` where
+    /// they do not line up (a spliced `*args`).
+    fn argument_expressions<'c>(&self, call: &'c Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Vec<&'c Expr>> {
         let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
         if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
             return None;
         }
-        let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a));
-        let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
-        let mut same = Vec::with_capacity(args.len() + kwargs.len());
-        for (e, v) in exprs.zip(values) {
-            if !self.varies_here(e) || !self.stands_in() {
-                same.push(false);
-                continue;
-            }
-            let in_lanes = self.in_stood_in_lanes(e, env);
-            if acting {
-                same.push(self.keep_lanes_giving(in_lanes, v, true));
-            } else {
-                same.push(in_lanes.is_some_and(|vs| matches!(&*vs, uniform::InLanes::All(x) if x == v)));
+        Some(call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect())
+    }
+
+    /// For a call that acts on its arguments: the lanes where an argument
+    /// that varies across lanes in the code has another value than
+    /// `args` and `kwargs` give it here are left to run on their own (see
+    /// [`Self::keep_lanes_alike`]), and all of them where it cannot be
+    /// evaluated there. False where arguments do not line up with their
+    /// values (a spliced `*args`).
+    fn keep_lanes_given_alike_arguments(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)], env: &Env) -> bool {
+        let Some(exprs) = self.argument_expressions(call, args, kwargs) else {
+            return false;
+        };
+        for (e, v) in exprs.into_iter().zip(args.iter().chain(kwargs.iter().map(|(_, v)| v))) {
+            if self.stands_in() && self.varies_here(e) {
+                let in_lanes = self.in_stood_in_lanes(e, env);
+                self.keep_lanes_giving(in_lanes, v, true);
             }
         }
-        Some(same)
+        true
     }
 
     /// [`Self::note_lane_varying`] for the callee and arguments of a call
@@ -1763,7 +1842,7 @@ impl<'a> ThreadRun<'a> {
         if !self.stands_in() {
             return;
         }
-        if self.arguments_same_in_stood_in_lanes(call, args, kwargs, env, true).is_none() {
+        if !self.keep_lanes_given_alike_arguments(call, args, kwargs, env) {
             return self.note_lane_varying_arguments(call);
         }
     }
@@ -1785,7 +1864,9 @@ impl<'a> ThreadRun<'a> {
         }
         let Target::Name(n) = target else { return };
         let lane = self.lane_evaluator();
-        let before = self.stood_in.as_ref().expect("followed").values_of(n, running.0, self.lane_dependent, lane);
+        let scope = self.helper_scopes.last().cloned();
+        let lane_dependent = scope.as_deref().unwrap_or(self.lane_dependent);
+        let before = self.stood_in.as_ref().expect("followed").values_of(n, running.0, lane_dependent, lane);
         let operand = match self.varies_here(value) {
             true => self.in_stood_in_lanes(value, env),
             false => Some(std::rc::Rc::new(uniform::InLanes::All(running.1.clone()))),
@@ -1796,15 +1877,17 @@ impl<'a> ThreadRun<'a> {
         lanes.bind_values(target, after);
     }
 
-    /// Follows `state.advance()` of kernel-level name `n` in the lanes this
+    /// Follows `state.advance()` of name `n` in the lanes this
     /// lane stands in for.
     fn advance_in_stood_in_lanes(&mut self, n: &str, env: &Env) {
         if !self.following_stood_in_lanes() {
             return;
         }
         let lane = self.lane_evaluator();
+        let scope = self.helper_scopes.last().cloned();
+        let lane_dependent = scope.as_deref().unwrap_or(self.lane_dependent);
         let lanes = self.stood_in.as_mut().expect("followed");
-        let advanced = env.get(n).and_then(|running| lanes.values_of(n, running, self.lane_dependent, lane)).and_then(|vs| match &*vs {
+        let advanced = env.get(n).and_then(|running| lanes.values_of(n, running, lane_dependent, lane)).and_then(|vs| match &*vs {
             uniform::InLanes::All(v) => crate::pipeline::advanced(v).map(uniform::InLanes::All),
             // A lane no longer stood in for holds no state: it stays as it is.
             uniform::InLanes::Each(vs) => vs.iter().map(|v| crate::pipeline::advanced(v).or_else(|| matches!(v, Value::None).then_some(Value::None))).collect::<Option<Vec<_>>>().map(uniform::InLanes::Each),
@@ -2485,6 +2568,9 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// Helpers inlined into each other at most.
+    const MAX_INLINE_DEPTH: u32 = 8;
+
     fn inline(&mut self, f: &'a FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         // Kernels are launched, not called from device code (a `@cute.jit`
         // function called from a kernel is a device function the DSL
@@ -2492,7 +2578,7 @@ impl<'a> ThreadRun<'a> {
         if !cute_ir::ast::inlined_when_called(f.decorator) || self.inlining.contains(&f.range) {
             return Value::unknown(format!("`{}(...)`", f.display_name()));
         }
-        if self.inline_depth >= 8 {
+        if self.inline_depth >= Self::MAX_INLINE_DEPTH {
             return Value::unknown(format!("`{}` (calls nested too deeply)", f.display_name()));
         }
         self.inlining.push(f.range);
@@ -2682,7 +2768,7 @@ impl CallHandler for ThreadRun<'_> {
             // A copy acts on its arguments; a view only makes a value,
             // which the lanes this one stands in for compute for themselves
             // where it is used (`uniform`).
-            if memory::is_generic_copy(call) || self.inline_depth != 0 {
+            if memory::is_generic_copy(call) || !self.following_stood_in_lanes() {
                 self.note_lane_varying_argument_values(call, &args, &kwargs, env);
             }
             return v;

@@ -502,6 +502,40 @@ def host():
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
 }
 
+/// A helper given the thread index decides on the lane inside itself and
+/// returns the warp: lane 1 follows what its names and its result hold in
+/// the lanes it stands in for, as in the kernel, and goes on standing in.
+#[test]
+fn a_helper_followed_into_decides_and_returns_as_in_the_kernel() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.jit
+def warp_of(tidx):
+    lane = tidx % 32
+    warp = tidx // 32
+    if lane < 32:
+        return warp
+    return -1
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    w = warp_of(tidx)
+    cute.arch.barrier_arrive(barrier_id=1 + w // 2, number_of_threads=64)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let m = &stood_in_for(text);
+    assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
+}
+
 /// A warp collective reached while the warp is split (`if lane < 16:`
 /// around a full-warp shuffle) is reached by the lanes lane 1 stands in
 /// for as by lane 1: they are recorded as reaching it, and not run.

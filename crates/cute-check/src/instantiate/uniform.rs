@@ -16,9 +16,12 @@
 //! `lane = tidx % 16`), and the running lane goes on standing in for the
 //! rest.
 //!
-//! What cannot be followed this way (a helper's code or result, a method
-//! call, an attribute that can differ between lanes) is unknown in those
-//! lanes, and leaves them all apart. [`LaneEvaluator`] evaluates as a
+//! A helper inlined while a lane stands in is followed the same way: its
+//! parameters hold what the call's arguments hold in the lanes, and what it
+//! returns there is what the caller's name is bound to. What cannot be
+//! followed (a helper whose arguments do not line up with its parameters,
+//! a method call inside an expression, an attribute that can differ
+//! between lanes) is unknown in those lanes, and leaves them all apart. [`LaneEvaluator`] evaluates as a
 //! thread does where that has no effect; `tests/parallel.rs` checks that
 //! the model built with lanes standing in is the one every lane builds.
 
@@ -113,7 +116,7 @@ impl InLanes {
     }
 }
 
-/// What a kernel-level name holds in the lanes a lane stands in for.
+/// What a name holds in the lanes a lane stands in for.
 #[derive(Clone, Debug)]
 enum LaneBinding<'k> {
     /// The standing-in lane's value, in every one of them.
@@ -122,9 +125,41 @@ enum LaneBinding<'k> {
     Computed(Rc<InLanes>),
     /// Values to compute when a check reads them.
     Deferred(Rc<Deferred<'k>>),
-    /// Not known there (a helper's result, a value no lane evaluator
-    /// computes).
+    /// Not known there (a value no lane evaluator computes).
     Unknown,
+}
+
+/// What a call's argument holds in the lanes a lane stands in for.
+#[derive(Clone, Debug)]
+pub(super) enum ArgInLanes {
+    /// It cannot differ between lanes: the running lane's value.
+    Same,
+    /// It can, and holds these.
+    Values(Rc<InLanes>),
+    /// It can, and is not known there.
+    Unknown,
+}
+
+impl ArgInLanes {
+    /// Whether it holds `running` in every lane.
+    pub fn is_everywhere(&self, running: &Value) -> bool {
+        matches!(self, ArgInLanes::Values(vs) if matches!(&**vs, InLanes::All(v) if v == running))
+    }
+
+    fn binding<'k>(self) -> LaneBinding<'k> {
+        match self {
+            ArgInLanes::Same => LaneBinding::Same,
+            ArgInLanes::Values(vs) => LaneBinding::Computed(vs),
+            ArgInLanes::Unknown => LaneBinding::Unknown,
+        }
+    }
+}
+
+/// A helper being inlined, seen from the lanes: its callers' bindings wait
+/// while it runs.
+struct Caller<'k> {
+    bindings: HashMap<String, LaneBinding<'k>>,
+    returned: Option<Option<Rc<InLanes>>>,
 }
 
 /// A binding evaluated in the lanes only when a condition or argument
@@ -155,9 +190,9 @@ enum Input<'k> {
 const MAX_DEFERRED_DEPTH: u32 = 32;
 
 /// The values the kernel's names hold in the lanes a lane stands in for,
-/// followed along its run: every kernel-level binding of a name is
-/// evaluated for those lanes too, from their own values of the names it
-/// reads, when a condition or argument needs it.
+/// followed along its run: every binding of a name, in the kernel or in a
+/// helper followed into, is evaluated for those lanes too, from their own
+/// values of the names it reads, when a condition or argument needs it.
 ///
 /// A name bound to a value that cannot differ between lanes holds the
 /// running lane's value in all of them; one bound from a lane-dependent
@@ -170,16 +205,77 @@ pub(super) struct StoodInLanes<'k> {
     /// The lanes' thread indices, and whether each is still stood in for.
     tids: Vec<u32>,
     alive: Vec<bool>,
+    /// The names of the kernel, or of the helper being inlined.
     bindings: HashMap<String, LaneBinding<'k>>,
+    /// In a helper: what it returned in the lanes (`Some(None)`: not known
+    /// there), once a `return` ran.
+    returned: Option<Option<Rc<InLanes>>>,
+    /// The helpers' callers, innermost last.
+    callers: Vec<Caller<'k>>,
+    /// The call a helper last returned from, by address, and what it
+    /// returned in the lanes.
+    last_return: Option<(usize, Option<Rc<InLanes>>)>,
     /// The names each expression reads (`None`: an attribute that can
-    /// differ between lanes), by address.
-    names: HashMap<usize, Option<Rc<[Rc<str>]>>>,
+    /// differ between lanes), by address of the expression and of the set
+    /// of lane-dependent names it is read under.
+    names: HashMap<(usize, usize), Option<Rc<[Rc<str>]>>>,
 }
 
 impl<'k> StoodInLanes<'k> {
     pub fn new(tids: Vec<u32>) -> Self {
         let alive = vec![true; tids.len()];
-        StoodInLanes { tids, alive, bindings: HashMap::default(), names: HashMap::default() }
+        StoodInLanes {
+            tids,
+            alive,
+            bindings: HashMap::default(),
+            returned: None,
+            callers: Vec::new(),
+            last_return: None,
+            names: HashMap::default(),
+        }
+    }
+
+    /// Helpers entered and not left.
+    pub fn helpers(&self) -> usize {
+        self.callers.len()
+    }
+
+    /// Enters a helper whose parameters hold `params` in the lanes.
+    pub fn enter(&mut self, params: Vec<(String, ArgInLanes)>) {
+        let bindings = params.into_iter().map(|(n, a)| (n, a.binding())).collect();
+        let bindings = std::mem::replace(&mut self.bindings, bindings);
+        self.callers.push(Caller { bindings, returned: self.returned.take() });
+    }
+
+    /// The helper entered last returns `values` in the lanes (`None`: not
+    /// known there).
+    pub fn set_returned(&mut self, values: Option<Rc<InLanes>>) {
+        self.returned = Some(values);
+    }
+
+    /// Leaves the helper entered last, which `call` ran: what it returned
+    /// in the lanes is kept for the binding of the call's value. A helper
+    /// that ran to its end returned `None` in every lane.
+    pub fn leave(&mut self, call: &Call) {
+        let Caller { bindings, returned } = self.callers.pop().expect("a helper was entered");
+        self.bindings = bindings;
+        let values = std::mem::replace(&mut self.returned, returned).unwrap_or_else(|| Some(Rc::new(InLanes::All(Value::None))));
+        self.last_return = Some((call as *const Call as usize, values));
+    }
+
+    /// A helper called by `call` ran without being followed into: what it
+    /// returns is not known in the lanes.
+    pub fn not_followed(&mut self, call: &Call) {
+        self.last_return = Some((call as *const Call as usize, None));
+    }
+
+    /// What the helper `call` ran returned in the lanes, if it was the last
+    /// to return: `Some(None)` where that is not known.
+    pub fn returned_by(&mut self, call: &Call) -> Option<Option<Rc<InLanes>>> {
+        match &self.last_return {
+            Some((at, _)) if *at == call as *const Call as usize => self.last_return.take().map(|(_, v)| v),
+            _ => None,
+        }
     }
 
     /// The lanes still stood in for.
@@ -209,7 +305,7 @@ impl<'k> StoodInLanes<'k> {
     /// differ between lanes.
     fn names_of(&mut self, e: &Expr, lane_dependent: &BTreeSet<String>) -> Option<Rc<[Rc<str>]>> {
         self.names
-            .entry(e as *const Expr as usize)
+            .entry((e as *const Expr as usize, lane_dependent as *const BTreeSet<String> as usize))
             .or_insert_with(|| {
                 let mut names = Vec::new();
                 names_read(e, lane_dependent, &mut names).then(|| names.into_iter().map(Rc::from).collect())
