@@ -1267,6 +1267,9 @@ impl<'a> ThreadRun<'a> {
             StmtKind::For { target, iter, body } => {
                 let it = eval(iter, env, self);
                 self.note_lane_varying_value(iter, &it, env);
+                if it.is_unknown() {
+                    self.keep_lanes_running_as_many_trips(iter, env);
+                }
                 // Every lane runs the same iterations unless the lanes were
                 // set apart just now.
                 self.bind_same_in_stood_in_lanes(target);
@@ -1527,6 +1530,23 @@ impl<'a> ThreadRun<'a> {
             return;
         }
         self.lane_sensitive = self.varies_here(e);
+    }
+
+    /// For a loop over `iter`, a range whose trip count is not known: the
+    /// lanes this lane stands in for run as many iterations only if they
+    /// start and step where it does (see
+    /// [`Self::trips_off_the_unknown_count`]); the others are set apart.
+    fn keep_lanes_running_as_many_trips(&mut self, iter: &Expr, env: &Env) {
+        let Expr::Call(call) = iter else { return };
+        if call.args.len() < 2 || !self.stands_in() {
+            return;
+        }
+        for bound in [&call.args[0]].into_iter().chain(call.args.get(2)) {
+            if self.stands_in() && self.varies_here(bound) {
+                let value = eval(bound, env, &mut self.lane_evaluator());
+                self.keep_lanes_alike(bound, &value, true, env);
+            }
+        }
     }
 
     /// For `range(stop)` / `range(start, stop)` (`cutlass.range` too) whose

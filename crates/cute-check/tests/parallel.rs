@@ -536,6 +536,58 @@ def host():
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
 }
 
+/// A loop whose trip count is not known runs as many iterations in every
+/// lane that starts it where lane 1 does (`range(tidx // 16, n)`: lanes 2
+/// to 15): lane 1 stands in for them, and lane 16 for lanes 17 to 30.
+#[test]
+fn a_loop_of_unknown_trip_count_started_alike_does_not_keep_the_lanes_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    for i in range(tidx // 16, n):
+        cute.arch.barrier(barrier_id=1, number_of_threads=128)
+
+
+@cute.jit
+def host(n: cutlass.Int32):
+    k(n).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let m = &stood_in_for(text);
+    // Three iterations explored from 0, two from 1, one from 2.
+    assert_eq!(registered(m, 1), 48 + 32 + 16, "{:?}", m.barrier_uses);
+}
+
+/// A loop of unknown trip count started at the lane (`range(tidx, n)`) is
+/// explored for fewer iterations the later it starts: the lanes are not
+/// stood in for, and the model is the one every lane builds.
+#[test]
+fn a_loop_of_unknown_trip_count_started_at_the_lane_keeps_the_lanes_apart() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    for i in range(tidx, n):
+        cute.arch.barrier(barrier_id=1, number_of_threads=128)
+
+
+@cute.jit
+def host(n: cutlass.Int32):
+    k(n).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let (every_lane, standing_in) = every_lane_and_standing_in(text);
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(registered(&every_lane.model, 1) > 0, "{:?}", every_lane.model.barrier_uses);
+}
+
 /// A warp collective reached while the warp is split (`if lane < 16:`
 /// around a full-warp shuffle) is reached by the lanes lane 1 stands in
 /// for as by lane 1: they are recorded as reaching it, and not run.

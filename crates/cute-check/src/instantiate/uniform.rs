@@ -561,7 +561,7 @@ pub(super) struct LaneEvaluator<'g> {
 impl CallHandler for LaneEvaluator<'_> {
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let value = match Api::of_call(call) {
-            Some(Api::IntCast | Api::ConstExpr) => eval::pure_call(call, &args, &kwargs),
+            Some(Api::IntCast | Api::ConstExpr | Api::Range) => eval::pure_call(call, &args, &kwargs),
             Some(Api::MakeWarpUniform) => args.into_iter().next(),
             Some(api) => self.place.index(api),
             None => self.effect_free_call(call, func, &args, &kwargs, env),
