@@ -588,6 +588,31 @@ def host(n: cutlass.Int32):
     assert!(registered(&every_lane.model, 1) > 0, "{:?}", every_lane.model.barrier_uses);
 }
 
+/// A number or pointer converted for inline assembly (`v.ir_value()`,
+/// `ptr.toint()`) is the value it converts, in every lane as in the one
+/// that runs.
+#[test]
+fn a_converted_value_is_evaluated_in_the_stood_in_lanes() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    half = cutlass.Int32(tidx // 16 % 2)
+    cute.arch.barrier_arrive(barrier_id=1 + half.ir_value(), number_of_threads=64)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let m = &stood_in_for(text);
+    assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
+}
+
 /// A warp collective reached while the warp is split (`if lane < 16:`
 /// around a full-warp shuffle) is reached by the lanes lane 1 stands in
 /// for as by lane 1: they are recorded as reaching it, and not run.

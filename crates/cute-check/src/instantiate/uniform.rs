@@ -607,7 +607,17 @@ impl LaneEvaluator<'_> {
                         return Some(view);
                     }
                 }
-                // Conversions and methods of pointers and numbers.
+                // Conversions keep the pointer or number they convert, as
+                // a thread takes them (`ptr.toint()`, `Int32(v).ir_value()`);
+                // other methods of pointers and numbers are not followed.
+                let converts = match &base_value {
+                    Value::Gmem(_) | Value::Int(_) => matches!(attr.as_str(), "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr"),
+                    Value::Smem(_) => matches!(attr.as_str(), "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value"),
+                    _ => false,
+                };
+                if converts {
+                    return Some(base_value);
+                }
                 if matches!(base_value, Value::Smem(_) | Value::Gmem(_) | Value::Int(_)) {
                     return None;
                 }
