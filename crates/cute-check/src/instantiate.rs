@@ -2099,11 +2099,11 @@ impl<'a> ThreadRun<'a> {
             }
             Api::Load => {
                 self.record_observe(call, None, &args, &kwargs);
-                Value::unknown("a value loaded from memory")
+                opaque_result(api).expect("a load's value")
             }
             Api::Atomic | Api::Store => {
                 self.record_update(api, call, &args, &kwargs);
-                Value::unknown("a value loaded from memory")
+                opaque_result(api).expect("an update's value")
             }
             Api::FenceProxy | Api::FenceViewAsyncShared | Api::FenceAcqRel => {
                 self.record_fence(api, call, &args);
@@ -2111,7 +2111,7 @@ impl<'a> ThreadRun<'a> {
             }
             Api::InlineAsm => {
                 self.record_inline_ptx(call, &args, &kwargs);
-                Value::unknown("the result of inline PTX")
+                opaque_result(api).expect("inline PTX's value")
             }
             Api::Copy => {
                 if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") && !self.converged() {
@@ -2136,11 +2136,7 @@ impl<'a> ThreadRun<'a> {
                     self.record_mem(MemKind::WarpSync, site);
                     self.warp_point += 1;
                 }
-                match api {
-                    Api::SyncWarp => Value::None,
-                    Api::Vote => Value::unknown("the result of a warp vote"),
-                    _ => Value::unknown("a value exchanged between the lanes of a warp"),
-                }
+                opaque_result(api).expect("a warp collective's value")
             }
             _ => Value::None,
         }
@@ -2639,6 +2635,20 @@ impl<'a> ThreadRun<'a> {
             _ => Value::None,
         }
     }
+}
+
+/// The value a thread takes a call of `api` to return whatever its
+/// operands, the same in every lane: data read from memory or produced by
+/// inline PTX, what the lanes of a warp exchange. `None` for the others.
+pub(super) fn opaque_result(api: Api) -> Option<Value> {
+    Some(match api {
+        Api::Load | Api::Atomic | Api::Store => Value::unknown("a value loaded from memory"),
+        Api::InlineAsm => Value::unknown("the result of inline PTX"),
+        Api::SyncWarp => Value::None,
+        Api::Vote => Value::unknown("the result of a warp vote"),
+        Api::Shuffle | Api::WarpReduction | Api::WarpRedux => Value::unknown("a value exchanged between the lanes of a warp"),
+        _ => return None,
+    })
 }
 
 /// Transaction bytes of a value.

@@ -613,6 +613,32 @@ def host():
     assert_eq!((registered(m, 1), registered(m, 2)), (64, 64), "{:?}", m.barrier_uses);
 }
 
+/// What the lanes of a warp exchange (`warp_reduction_sum(tidx)`) is the
+/// same unknown in every lane, as data read from memory is: a condition on
+/// it is decided alike in the lanes lane 1 stands in for.
+#[test]
+fn a_value_exchanged_between_lanes_is_the_same_unknown_in_the_stood_in_lanes() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    total = cute.arch.warp_reduction_sum(tidx)
+    if total > 0:
+        cute.arch.barrier(barrier_id=1, number_of_threads=128)
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    let m = &stood_in_for(text);
+    assert_eq!(registered(m, 1), 0, "the condition is decided false: {:?}", m.barrier_uses);
+}
+
 /// A warp collective reached while the warp is split (`if lane < 16:`
 /// around a full-warp shuffle) is reached by the lanes lane 1 stands in
 /// for as by lane 1: they are recorded as reaching it, and not run.

@@ -547,7 +547,9 @@ fn names_read<'e>(e: &'e Expr, lane_dependent: &BTreeSet<String>, out: &mut Vec<
 /// Evaluates an expression as a thread would, without its effects: the
 /// thread-index calls answer for its place, names not bound are the
 /// module's constants, views of buffers and calls the thread knows nothing
-/// about give what they give the thread, and a call that could act (an API
+/// about give what they give the thread, so do API calls whose value it
+/// takes as the same unknown whatever their operands (a load, inline PTX,
+/// a shuffle: `opaque_result`), and any other call that could act (an API
 /// call, a helper of the file, a method of an object) makes the evaluation
 /// fail.
 #[derive(Clone, Copy)]
@@ -563,7 +565,7 @@ impl CallHandler for LaneEvaluator<'_> {
         let value = match Api::of_call(call) {
             Some(Api::IntCast | Api::ConstExpr | Api::Range) => eval::pure_call(call, &args, &kwargs),
             Some(Api::MakeWarpUniform) => args.into_iter().next(),
-            Some(api) => self.place.index(api),
+            Some(api) => self.place.index(api).or_else(|| super::opaque_result(api)),
             None => self.effect_free_call(call, func, &args, &kwargs, env),
         };
         value.unwrap_or_else(|| {
