@@ -210,6 +210,7 @@ pub fn instantiate(
         grid,
         globals: &globals,
         lane_varying: &lane_varying,
+        thread_indices: &warp_aligned_indices(kernel, block),
         lane_dependent: &lane_dependent,
         lane_values,
         sync_helpers: &sync_helpers,
@@ -361,6 +362,7 @@ struct Setup<'a> {
     grid: Option<[u32; 3]>,
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
+    thread_indices: &'a BTreeSet<String>,
     lane_dependent: &'a BTreeSet<String>,
     lane_values: LaneVarying,
     /// Functions of the module that (transitively) synchronize.
@@ -563,6 +565,7 @@ impl Setup<'_> {
                 inlining: Vec::new(),
                 globals: self.globals,
                 lane_varying: self.lane_varying,
+                thread_indices: self.thread_indices,
                 lane_dependent: self.lane_dependent,
                 stood_in: options
                     .stand_ins
@@ -900,6 +903,9 @@ struct ThreadRun<'a> {
     /// Names whose value, or the memory they name, differs between the
     /// lanes of a warp.
     lane_varying: &'a BTreeSet<String>,
+    /// The kernel's names for the thread's index along a block's x extent
+    /// that is a multiple of the warp size (see [`warp_aligned_indices`]).
+    thread_indices: &'a BTreeSet<String>,
     /// Names and attributes whose value differs between the lanes of a warp.
     lane_dependent: &'a BTreeSet<String>,
     /// How `lane_dependent` was computed.
@@ -1407,14 +1413,16 @@ impl<'a> ThreadRun<'a> {
 
     /// Whether a condition can differ between the lanes of one warp
     /// (remembered per expression: it depends on the kernel alone, and every
-    /// thread asks it of every condition it meets).
+    /// thread asks it of every condition it meets). A condition of the
+    /// kernel's own code that compares its thread index with a warp's edge
+    /// (`if tidx < 32:`) decides whole warps.
     fn is_lane_varying(&mut self, cond: &Expr) -> bool {
         let (lane_varying, globals) = (self.lane_varying, self.globals);
-        *self
-            .shared
-            .lane_varying_conditions
-            .entry(cond as *const Expr as usize)
-            .or_insert_with(|| varies_across_lanes(cond, lane_varying, globals, LaneVarying::Contents))
+        let indices = if self.inline_depth == 0 { self.thread_indices } else { &EMPTY_NAMES };
+        *self.shared.lane_varying_conditions.entry(cond as *const Expr as usize).or_insert_with(|| {
+            varies_across_lanes(cond, lane_varying, globals, LaneVarying::Contents)
+                && !decides_whole_warps(cond, indices, lane_varying, globals)
+        })
     }
 
     /// Whether all lanes of this thread's warp run this code together: no
@@ -2965,6 +2973,113 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
         }
         Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
+    }
+}
+
+/// No name.
+static EMPTY_NAMES: BTreeSet<String> = BTreeSet::new();
+
+/// The names `kernel` binds once, and only to its thread's index along x
+/// (`tidx, _, _ = cute.arch.thread_idx()`, `tidx = thread_idx()[0]`), when
+/// the block's x extent is a multiple of the warp size: the lanes of a warp
+/// then hold 32 consecutive indices from a multiple of 32. None otherwise
+/// (a 48-wide block puts the end of one row and the start of the next in
+/// one warp).
+fn warp_aligned_indices(kernel: &FunctionDef, block: [u32; 3]) -> BTreeSet<String> {
+    if block[0] % 32 != 0 {
+        return BTreeSet::new();
+    }
+    let mut bindings: HashMap<String, Vec<Option<(&Target, &Expr)>>> = HashMap::default();
+    fn walk<'k>(stmts: &'k [Stmt], bindings: &mut HashMap<String, Vec<Option<(&'k Target, &'k Expr)>>>) {
+        for s in stmts {
+            let mut bind = |t: &'k Target, value: Option<&'k Expr>| {
+                for n in uniform::bound_names(t) {
+                    bindings.entry(n).or_default().push(value.map(|v| (t, v)));
+                }
+            };
+            match &s.kind {
+                StmtKind::Assign { targets, value } => targets.iter().for_each(|t| bind(t, Some(value))),
+                StmtKind::AugAssign { target, .. } => bind(target, None),
+                StmtKind::For { target, body, .. } => {
+                    bind(target, None);
+                    walk(body, bindings);
+                }
+                StmtKind::With { items, body } => {
+                    items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| bind(t, None));
+                    walk(body, bindings);
+                }
+                StmtKind::If { then, orelse, .. } => {
+                    walk(then, bindings);
+                    walk(orelse, bindings);
+                }
+                StmtKind::While { body, .. } => walk(body, bindings),
+                _ => {}
+            }
+        }
+    }
+    walk(&kernel.body, &mut bindings);
+    // A parameter is bound by the caller too.
+    for p in &kernel.params {
+        bindings.entry(p.name.clone()).or_default().push(None);
+    }
+    let is_call = |e: &Expr, api: Api| matches!(e, Expr::Call(c) if Api::of_call(c) == Some(api));
+    bindings
+        .into_iter()
+        .filter(|(n, bound)| match bound.as_slice() {
+            [Some((Target::Name(_), value))] => {
+                is_call(value, Api::ThreadIdxX)
+                    || matches!(value, Expr::Subscript { base, index } if is_call(base, Api::ThreadIdx) && matches!(**index, Expr::Int(0)))
+            }
+            [Some((Target::Tuple(items), value))] => {
+                is_call(value, Api::ThreadIdx) && matches!(items.first(), Some(Target::Name(first)) if first == n)
+            }
+            _ => false,
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Whether condition `cond` is decided alike by the lanes of a warp
+/// although it reads values that differ between them: a thread index
+/// (`indices`, see [`warp_aligned_indices`]) compared with a warp's edge
+/// (`tidx < 64`, `tidx >= 32`, `tidx <= 31`), or `and`, `or` and `not` of
+/// such comparisons and of conditions that do not differ between lanes.
+fn decides_whole_warps(cond: &Expr, indices: &BTreeSet<String>, varying: &BTreeSet<String>, globals: &Env) -> bool {
+    use cute_ir::ast::{CmpOp, UnOp};
+    let constant = |e: &Expr| match e {
+        Expr::Int(k) => Some(*k),
+        Expr::Name(n) => globals.get(n).and_then(Value::as_int),
+        _ => None,
+    };
+    let index = |e: &Expr| matches!(e, Expr::Name(n) if indices.contains(n));
+    match cond {
+        Expr::Compare { op, lhs, rhs } => {
+            // Put the index on the left: `c > tidx` is `tidx < c`.
+            let (op, bound) = match (index(lhs), index(rhs)) {
+                (true, false) => (*op, rhs),
+                (false, true) => match op {
+                    CmpOp::Lt => (CmpOp::Gt, lhs),
+                    CmpOp::Le => (CmpOp::Ge, lhs),
+                    CmpOp::Gt => (CmpOp::Lt, lhs),
+                    CmpOp::Ge => (CmpOp::Le, lhs),
+                    _ => return false,
+                },
+                _ => return false,
+            };
+            // `tidx < c` and `tidx >= c` split at `c`; `tidx <= c` and
+            // `tidx > c` at `c + 1`.
+            let edge = match (op, constant(bound)) {
+                (CmpOp::Lt | CmpOp::Ge, Some(c)) => c,
+                (CmpOp::Le | CmpOp::Gt, Some(c)) => c + 1,
+                _ => return false,
+            };
+            edge % 32 == 0
+        }
+        Expr::BoolOp { lhs, rhs, .. } => [lhs, rhs].into_iter().all(|side| {
+            decides_whole_warps(side, indices, varying, globals) || !varies_across_lanes(side, varying, globals, LaneVarying::Contents)
+        }),
+        Expr::Unary { op: UnOp::Not, operand } => decides_whole_warps(operand, indices, varying, globals),
+        _ => false,
     }
 }
 

@@ -172,3 +172,44 @@ fn barrier_arrive_is_aligned_unless_told_otherwise() {
     assert!(diags.iter().all(|d| d.severity == cute_lint::Severity::Info), "{diags:?}");
     assert!(of_rule(&diags, "divergent-barrier").is_empty(), "{diags:?}");
 }
+
+/// `if tidx < 64:` decides whole warps (the block's x extent is a multiple
+/// of 32): a CTA barrier inside it is missed by warps 2 and 3 for certain,
+/// an error with no caveat about lanes of a split warp. At a bound inside a
+/// warp (`tidx < 48`) the warp is split, and the timing of its lanes is
+/// left open.
+#[test]
+fn a_thread_index_compared_with_a_warp_edge_does_not_split_a_warp() {
+    let (src, diags) = diagnostics("if tidx < 64:\n    cute.arch.sync_threads()\n");
+    let found = of_rule(&diags, "divergent-barrier");
+    assert_eq!(found.len(), 1, "{diags:?}");
+    assert_eq!(line_of(&src, found[0]), "cute.arch.sync_threads()");
+    assert_eq!(found[0].severity, cute_lint::Severity::Error, "{:?}", found[0]);
+    assert!(!found[0].notes.iter().any(|n| n.contains("splits their warp")), "{:?}", found[0].notes);
+
+    let (_, diags) = diagnostics("if tidx < 48:\n    cute.arch.sync_threads()\n");
+    let found = of_rule(&diags, "divergent-barrier");
+    assert_eq!(found.len(), 1, "{diags:?}");
+    assert!(found[0].notes.iter().any(|n| n.contains("splits their warp")), "{:?}", found[0].notes);
+
+    // A block 48 threads wide puts x indices 32..47 and 0..15 in its
+    // second warp: `tidx < 32` splits it.
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+
+@cute.kernel
+def k(y: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx < 32:
+        cute.arch.sync_threads()
+
+@cute.jit
+def host(y: cute.Tensor):
+    k(y).launch(grid=[1, 1, 1], block=[48, 2, 1])
+"#;
+    let diags = analyze_text(src, &AnalysisOptions::default());
+    let found = of_rule(&diags, "divergent-barrier");
+    assert_eq!(found.len(), 1, "{diags:?}");
+    assert!(found[0].notes.iter().any(|n| n.contains("splits their warp")), "{:?}", found[0].notes);
+}
