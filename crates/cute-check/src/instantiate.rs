@@ -1264,7 +1264,9 @@ impl<'a> ThreadRun<'a> {
                     Some(b) => b,
                     None => self.open_condition(s, &c),
                 };
-                let splits_warp = self.is_lane_varying(cond);
+                // A condition unknown in every lane of the warp is decided
+                // by the scenario, alike in all of them: it splits no warp.
+                let splits_warp = self.is_lane_varying(cond) && !(c.as_bool().is_none() && self.unknown_in_every_lane(cond, env));
                 self.divergence += splits_warp as u32;
                 let flow = if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
                 self.divergence -= splits_warp as u32;

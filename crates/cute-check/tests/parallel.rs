@@ -639,6 +639,38 @@ def host():
     assert_eq!(registered(m, 1), 0, "the condition is decided false: {:?}", m.barrier_uses);
 }
 
+/// A condition unknown in every lane (`tidx < n`, `n` known only at run
+/// time) is decided by the scenario alike in all of them: the warp stays
+/// converged in the branch taken (here the `else`: the run decides it
+/// false), lane 0 records the warp's store there, and lane 1 stands in for
+/// the lanes after it.
+#[test]
+fn a_branch_on_a_runtime_bound_does_not_split_the_warp() {
+    let text = "\
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(g: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    buf = smem.allocate_array(cutlass.Float32, 128)
+    if tidx >= n:
+        buf[tidx] = 0.0
+    else:
+        buf[tidx] = g[tidx]
+    cute.arch.sync_threads()
+    g[tidx] = buf[127 - tidx]
+
+
+@cute.jit
+def host(g: cute.Tensor, n: cutlass.Int32):
+    k(g, n).launch(grid=[1, 1, 1], block=[128, 1, 1])
+";
+    stood_in_for(text);
+}
+
 /// A warp collective reached while the warp is split (`if lane < 16:`
 /// around a full-warp shuffle) is reached by the lanes lane 1 stands in
 /// for as by lane 1: they are recorded as reaching it, and not run.
