@@ -1765,21 +1765,13 @@ impl<'a> ThreadRun<'a> {
             self.lane_sensitive = true;
             return self.inline(f, bound_self, args, kwargs);
         };
-        let params = in_lanes.filter(|_| self.following_stood_in_lanes() && self.runs_body_of(f)).map(|in_lanes| {
-            let mut formal = f.params.iter();
-            let mut params: Vec<(String, uniform::ArgInLanes)> = Vec::new();
-            if bound_self.is_some() && f.is_method() {
-                formal.next();
-                params.push(("self".to_string(), uniform::ArgInLanes::Same));
-            }
-            let formal: Vec<_> = formal.collect();
-            // As `inline_body` binds them: defaults, then the arguments.
-            params.extend(formal.iter().filter(|p| p.default.is_some()).map(|p| (p.name.clone(), uniform::ArgInLanes::Same)));
-            let mut in_lanes = in_lanes;
+        let params = in_lanes.filter(|_| self.following_stood_in_lanes() && self.runs_body_of(f)).map(|mut in_lanes| {
+            // A parameter given no argument, or the object, is the running
+            // lane's in every lane.
             let keywords = in_lanes.split_off(args.len());
-            params.extend(formal.iter().map(|p| p.name.clone()).zip(in_lanes));
-            params.extend(kwargs.iter().map(|(k, _)| k.clone()).zip(keywords));
-            params
+            let keywords = kwargs.iter().map(|(k, _)| k.clone()).zip(keywords);
+            let same = bound_self.as_ref().map(|_| uniform::ArgInLanes::Same);
+            bind_parameters(f, same, in_lanes, keywords, |_| uniform::ArgInLanes::Same)
         });
         let followed = params.is_some();
         if let Some(params) = params {
@@ -2615,28 +2607,8 @@ impl<'a> ThreadRun<'a> {
 
     fn inline_body(&mut self, f: &'a FunctionDef, bound_self: Option<Value>, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
         // The module's names are found through `unbound`.
-        let mut env = Env::default();
-        let mut formal = f.params.iter();
-        if let Some(s) = bound_self {
-            if f.is_method() {
-                formal.next();
-                env.insert("self".to_string(), s);
-            }
-        }
-        let formal: Vec<_> = formal.collect();
-        for p in &formal {
-            if let Some(d) = &p.default {
-                let globals = self.globals;
-                let v = eval(d, globals, self);
-                env.insert(p.name.clone(), v);
-            }
-        }
-        for (p, a) in formal.iter().zip(args) {
-            env.insert(p.name.clone(), a);
-        }
-        for (k, v) in kwargs {
-            env.insert(k, v);
-        }
+        let globals = self.globals;
+        let mut env: Env = bind_parameters(f, bound_self, args, kwargs, |d| eval(d, globals, self)).into_iter().collect();
         self.inline_depth += 1;
         let flow = self.exec_block(&f.body, &mut env, false);
         self.inline_depth -= 1;
@@ -2659,6 +2631,30 @@ pub(super) fn opaque_result(api: Api) -> Option<Value> {
         Api::Shuffle | Api::WarpReduction | Api::WarpRedux => Value::unknown("a value exchanged between the lanes of a warp"),
         _ => return None,
     })
+}
+
+/// How a call binds the parameters of helper `f`, in order (a later
+/// binding of a name replaces an earlier one): `self` to the object of a
+/// method called on one, each parameter with a default to `default` of
+/// it, then the arguments by position and by name.
+fn bind_parameters<T>(
+    f: &FunctionDef,
+    bound_self: Option<T>,
+    args: impl IntoIterator<Item = T>,
+    kwargs: impl IntoIterator<Item = (String, T)>,
+    mut default: impl FnMut(&Expr) -> T,
+) -> Vec<(String, T)> {
+    let mut formal = f.params.iter();
+    let mut bound = Vec::new();
+    if let Some(s) = bound_self.filter(|_| f.is_method()) {
+        formal.next();
+        bound.push(("self".to_string(), s));
+    }
+    let formal: Vec<_> = formal.collect();
+    bound.extend(formal.iter().filter_map(|p| p.default.as_ref().map(|d| (p.name.clone(), default(d)))));
+    bound.extend(formal.iter().map(|p| p.name.clone()).zip(args));
+    bound.extend(kwargs);
+    bound
 }
 
 /// Transaction bytes of a value.
