@@ -114,12 +114,16 @@ struct Flat {
     exit: Option<&'static str>,
     /// A `for` or `while` loop.
     is_loop: bool,
+    /// `x` of a statement `x.method(...)`, and whether the file's imports
+    /// make `x.method` a function of the `cutlass` package.
+    receiver: Option<(String, bool)>,
 }
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
     let mut flat = Vec::new();
     let buffers = buffer_names(kernel);
     flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
+    define_receivers(kernel, &mut flat);
     seed_pipeline_objects(&mut flat);
     seed_exits(&mut flat);
 
@@ -184,6 +188,23 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
         })
         .collect();
     Slice { kernel: kernel.display_name(), entries, memory_only }
+}
+
+/// A method called for its effect (`state.advance()`) may change the
+/// object it is called on: the statement defines it. A function of a
+/// library module (`cute.copy(...)`) changes no module, unless the name is
+/// the kernel's own (a parameter or a local): taken to define `cute`, every
+/// `cute.copy` would be kept by every statement that reads `cute`.
+fn define_receivers(kernel: &FunctionDef, flat: &mut [Flat]) {
+    let own: BTreeSet<String> =
+        kernel.params.iter().map(|p| p.name.clone()).chain(flat.iter().flat_map(|s| s.defs.iter().cloned())).collect();
+    for s in flat.iter_mut() {
+        if let Some((x, library)) = s.receiver.take() {
+            if !library || own.contains(&x) {
+                s.defs.push(x);
+            }
+        }
+    }
 }
 
 /// Objects a pipeline call hands out (`producer, consumer =
@@ -340,6 +361,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
         let mut defs = Vec::new();
         let mut uses = Vec::new();
         let mut exprs: Vec<&Expr> = Vec::new();
+        let mut receiver = None;
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 targets.iter().for_each(|t| {
@@ -356,11 +378,12 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             }
             StmtKind::Expr(e) => {
                 // `state.advance()`: a method called for its effect may
-                // change the object it is called on.
+                // change the object it is called on (settled in
+                // `define_receivers`).
                 if let Expr::Call(c) = e {
                     if let Expr::Attr { base, .. } = &c.func {
                         if let Expr::Name(v) = base.as_ref() {
-                            defs.push(v.clone());
+                            receiver = Some((v.clone(), c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."))));
                         }
                     }
                 }
@@ -414,7 +437,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             _ => None,
         };
         let is_loop = matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
-        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop });
+        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop, receiver });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {
                 flatten(then, Some(s.id), helpers, buffers, out);
@@ -625,5 +648,60 @@ fn subscripts<'e>(e: &'e Expr, out: &mut Vec<(&'e Expr, &'e Expr)>) {
         Expr::Tuple(items) => items.iter().for_each(|a| subscripts(a, out)),
         Expr::Attr { base, .. } => subscripts(base, out),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept_lines(src: &str) -> Vec<(usize, bool)> {
+        let module = crate::lower_text(src).unwrap();
+        let kernel = module.kernels().next().expect("a kernel");
+        let slice = slice_kernel(&module, kernel, src);
+        let line = |r: TextRange| src[..r.start as usize].matches('\n').count() + 1;
+        slice.entries.iter().map(|e| (line(e.range), e.kept && !slice.memory_only.contains(&e.id))).collect()
+    }
+
+    #[test]
+    fn a_library_call_for_its_effect_defines_no_module() {
+        // The copy is kept for memory ordering alone: `cute.make_rmem_tensor`
+        // reads `cute`, which `cute.copy` does not change.
+        let src = "\
+import cutlass.cute as cute
+
+@cute.kernel
+def k(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    regs = cute.make_rmem_tensor((4,), cutlass.Float32)
+    cute.copy(atom, g[(None, tidx)], regs)
+    n = cute.size(regs)
+    if tidx < n:
+        cute.arch.sync_threads()
+";
+        let kept = kept_lines(src);
+        assert!(kept.contains(&(7, false)), "{kept:?}");
+        assert!(kept.contains(&(8, true)), "{kept:?}");
+    }
+
+    #[test]
+    fn a_method_called_for_its_effect_defines_its_object() {
+        // `state.advance()` changes `state`; so does `utils.reset()` once
+        // the kernel binds a `utils` of its own over the imported module.
+        let src = "\
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+@cute.kernel
+def k(bar: cute.Pointer):
+    state = make_state()
+    utils = make_counter()
+    state.advance()
+    utils.reset()
+    cute.arch.mbarrier_wait(bar, state.phase + utils.phase)
+";
+        let kept = kept_lines(src);
+        assert!(kept.contains(&(8, true)), "{kept:?}");
+        assert!(kept.contains(&(9, true)), "{kept:?}");
     }
 }
