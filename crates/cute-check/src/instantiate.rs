@@ -214,7 +214,7 @@ pub fn instantiate(
         lane_dependent: &lane_dependent,
         lane_values,
         sync_helpers: &sync_helpers,
-        functions: &FunctionIndex::of(module),
+        functions: &FunctionIndex::of(module, &sync_helpers),
         observing: &observing,
         deadline: std::time::Instant::now() + MAX_TIME,
         block_assumed: model.block_assumed,
@@ -323,6 +323,10 @@ struct KeptStatements {
 }
 
 impl KeptStatements {
+    fn of_ids(ids: &std::collections::BTreeSet<StmtId>) -> Self {
+        Self::of(&cute_ir::Kept { ids: ids.clone(), memory_only: Default::default() })
+    }
+
     fn of(kept: &cute_ir::Kept) -> Self {
         let last = |ids: &std::collections::BTreeSet<StmtId>| ids.last().map_or(0, |&l| l as usize + 1);
         let len = last(&kept.ids).max(last(&kept.memory_only));
@@ -429,21 +433,48 @@ fn lanes_to_stand_in_for(tid: u32, threads_per_cta: u32, covered: impl Fn(u32) -
 /// The file's functions and methods by class and name, found as
 /// `Module::function` finds them (the first of a name): every call a thread
 /// evaluates looks its callee up.
-struct FunctionIndex<'m>(HashMap<(Option<&'m str>, &'m str), &'m FunctionDef>);
+struct FunctionIndex<'m> {
+    module: &'m Module,
+    sync_helpers: &'m BTreeSet<String>,
+    by_name: HashMap<(Option<&'m str>, &'m str), &'m FunctionDef>,
+    /// Each function's slice as a helper (`cute_ir::slice::slice_helper`),
+    /// made when a thread first inlines it.
+    slices: HashMap<TextRange, std::sync::OnceLock<KeptStatements>>,
+}
 
 impl<'m> FunctionIndex<'m> {
-    fn of(module: &'m Module) -> Self {
-        let mut index = HashMap::default();
+    fn of(module: &'m Module, sync_helpers: &'m BTreeSet<String>) -> Self {
+        let mut by_name = HashMap::default();
         for f in &module.functions {
-            index.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
+            by_name.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
         }
-        FunctionIndex(index)
+        let slices = module.functions.iter().map(|f| (f.range, std::sync::OnceLock::new())).collect();
+        FunctionIndex { module, sync_helpers, by_name, slices }
     }
 
     fn get(&self, class: Option<&str>, name: &str) -> Option<&'m FunctionDef> {
-        let index: &HashMap<(Option<&str>, &str), &'m FunctionDef> = &self.0;
+        let index: &HashMap<(Option<&str>, &str), &'m FunctionDef> = &self.by_name;
         index.get(&(class, name)).copied()
     }
+
+    /// The statements of helper `f` a thread inlining it runs.
+    fn slice_of(&self, f: &FunctionDef) -> Body<'_> {
+        match self.slices.get(&f.range) {
+            Some(slice) => Body::Helper(slice.get_or_init(|| KeptStatements::of_ids(&cute_ir::slice::slice_helper(self.module, f, self.sync_helpers)))),
+            None => Body::Whole,
+        }
+    }
+}
+
+/// Which statements of a block a thread runs.
+#[derive(Clone, Copy)]
+enum Body<'k> {
+    /// The kernel's: those its slice keeps (see [`KeptStatements`]).
+    Kernel,
+    /// An inlined helper's: those its own slice keeps.
+    Helper(&'k KeptStatements),
+    /// Every statement (a function the index does not hold).
+    Whole,
 }
 
 /// What one thread left: its synchronization operations and, when it has
@@ -587,6 +618,8 @@ impl Setup<'_> {
                 uses: Vec::new(),
                 collectives: Vec::new(),
                 helper_scopes: Vec::new(),
+                advanced_parameters: Vec::new(),
+                write_backs: Vec::new(),
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.
@@ -597,7 +630,7 @@ impl Setup<'_> {
                     env.insert(p.name.clone(), Value::Gmem(eval::GmemRef { param: p.name.as_str().into(), offset: Some(0), stage: None }));
                 }
             }
-            thread.exec_block(&kernel.body, &mut env, true);
+            thread.exec_block(&kernel.body, &mut env, Body::Kernel);
             if thread.overflow {
                 thread.unresolved(
                     kernel.name_range,
@@ -951,6 +984,14 @@ struct ThreadRun<'a> {
     /// The lane-dependent names of the helpers being inlined, innermost last
     /// (see [`Self::helper_scope`]).
     helper_scopes: Vec<std::sync::Arc<BTreeSet<String>>>,
+    /// The pipeline states the helper that just returned advanced, by
+    /// parameter: the caller's own if it passed a name (see
+    /// [`Self::write_back_advanced_states`]).
+    advanced_parameters: Vec<(String, Value)>,
+    /// Names of the code being run to rebind before its next statement: the
+    /// states a helper it called advanced (`advance(state)` with `def
+    /// advance(s): s.advance()` changes the caller's `state`).
+    write_backs: Vec<(String, Value)>,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,
@@ -1131,21 +1172,27 @@ impl<'a> ThreadRun<'a> {
         self.shared.unresolved.insert(Unresolved { site, what, origin: None });
     }
 
-    /// Run a block. `sliced` says whether statements outside the slice are
-    /// skipped (kernel bodies) or all run (inlined helpers).
-    fn exec_block(&mut self, stmts: &'a [Stmt], env: &mut Env, sliced: bool) -> Flow {
+    /// Run a block of the kernel's or of a helper's `body`, skipping the
+    /// statements outside its slice.
+    fn exec_block(&mut self, stmts: &'a [Stmt], env: &mut Env, body: Body<'a>) -> Flow {
         for s in stmts {
+            self.apply_write_backs(env);
             if self.overflow {
                 return Flow::Return(Value::None);
             }
-            if sliced && !self.kept.contains(s.id) {
+            let kept = match body {
+                Body::Kernel => self.kept.contains(s.id),
+                Body::Helper(kept) => kept.contains(s.id),
+                Body::Whole => true,
+            };
+            if !kept {
                 continue;
             }
             // Loads and stores only memory ordering needs: a lane that
             // records none (its warp's lane 0 acts for it) skips them; the
             // last lane runs them for the elements it would touch, and so
             // do the others where lanes could race (`lanes::race_points`).
-            if sliced
+            if matches!(body, Body::Kernel)
                 && self.converged()
                 && self.lane() != 0
                 && !self.is_last_lane()
@@ -1154,12 +1201,45 @@ impl<'a> ThreadRun<'a> {
             {
                 continue;
             }
-            match self.exec(s, env, sliced) {
+            match self.exec(s, env, body) {
                 Flow::Normal => {}
                 other => return other,
             }
         }
+        self.apply_write_backs(env);
         Flow::Normal
+    }
+
+    /// Rebinds the names that [`Self::write_backs`] holds.
+    fn apply_write_backs(&mut self, env: &mut Env) {
+        for (name, value) in self.write_backs.drain(..) {
+            env.insert(name, value);
+        }
+    }
+
+    /// After `call` ran helper `f`: the pipeline states it advanced that
+    /// the call passed by name are advanced in the caller too, as the
+    /// objects they are (a state is a value here, bound per frame).
+    /// `passed`: whether the call bound `self`, and how many arguments and
+    /// keyword arguments it passed.
+    fn write_back_advanced_states(&mut self, call: &Call, f: &FunctionDef, passed: (bool, usize, usize)) {
+        let advanced = std::mem::take(&mut self.advanced_parameters);
+        if advanced.is_empty() {
+            return;
+        }
+        let (has_self, args, kwargs) = passed;
+        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
+        if spliced || call.args.len() != args || call.kwargs.len() != kwargs {
+            return;
+        }
+        let exprs: Vec<&Expr> = call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect();
+        let keywords = call.kwargs.iter().map(|(k, _)| k.clone()).zip(exprs[call.args.len()..].iter().map(|e| Some(*e)));
+        let bound = bind_parameters(f, has_self.then_some(None), exprs[..call.args.len()].iter().map(|e| Some(*e)), keywords, |_| None);
+        for (param, value) in advanced {
+            if let Some((_, Some(Expr::Name(name)))) = bound.iter().rev().find(|(p, _)| *p == param) {
+                self.write_backs.push((name.clone(), value));
+            }
+        }
     }
 
     /// Binds here the module-level object whose attribute `target` stores
@@ -1177,7 +1257,7 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
-    fn exec(&mut self, s: &'a Stmt, env: &mut Env, sliced: bool) -> Flow {
+    fn exec(&mut self, s: &'a Stmt, env: &mut Env, body: Body<'a>) -> Flow {
         self.steps += 1;
         if self.inline_depth == 0 {
             self.kernel_stmt = s.id;
@@ -1255,7 +1335,7 @@ impl<'a> ThreadRun<'a> {
                     }
                     let guard = if taken { guard } else { Guard { exit_when: guard.exit_when.negated(), ..guard } };
                     self.observe_with(call, guard, env);
-                    return if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
+                    return if taken { self.exec_block(then, env, body) } else { self.exec_block(orelse, env, body) };
                 }
                 let c = eval(cond, env, self);
                 self.note_lane_varying_condition(cond, &c, env);
@@ -1268,11 +1348,11 @@ impl<'a> ThreadRun<'a> {
                 // by the scenario, alike in all of them: it splits no warp.
                 let splits_warp = self.is_lane_varying(cond) && !(c.as_bool().is_none() && self.unknown_in_every_lane(cond, env));
                 self.divergence += splits_warp as u32;
-                let flow = if taken { self.exec_block(then, env, sliced) } else { self.exec_block(orelse, env, sliced) };
+                let flow = if taken { self.exec_block(then, env, body) } else { self.exec_block(orelse, env, body) };
                 self.divergence -= splits_warp as u32;
                 return flow;
             }
-            StmtKind::For { target, iter, body } => {
+            StmtKind::For { target, iter, body: block } => {
                 let it = eval(iter, env, self);
                 self.note_lane_varying_value(iter, &it, env);
                 if it.is_unknown() {
@@ -1305,7 +1385,7 @@ impl<'a> ThreadRun<'a> {
                 };
                 for v in values {
                     assign(target, v, env);
-                    match self.exec_block(body, env, sliced) {
+                    match self.exec_block(block, env, body) {
                         Flow::Break => break,
                         Flow::Return(v) => return Flow::Return(v),
                         _ => {}
@@ -1315,11 +1395,11 @@ impl<'a> ThreadRun<'a> {
                     }
                 }
             }
-            StmtKind::While { cond, body } => {
+            StmtKind::While { cond, body: block } => {
                 // A spin loop on a synchronization variable is one blocking
                 // read: the thread goes on once the value satisfies the exit
                 // condition.
-                if body.iter().all(|b| matches!(b.kind, StmtKind::Pass)) {
+                if block.iter().all(|b| matches!(b.kind, StmtKind::Pass)) {
                     if let Some((call, guard)) = self.spin_guard(cond, env, false, None) {
                         self.observe_with(call, guard, env);
                         return Flow::Normal;
@@ -1327,7 +1407,7 @@ impl<'a> ThreadRun<'a> {
                 }
                 // `while v != n: v = ld_acquire(ctr)`: the same, through a
                 // variable (unless it already holds the exit value).
-                if let [Stmt { kind: StmtKind::Assign { targets, value }, .. }] = body.as_slice() {
+                if let [Stmt { kind: StmtKind::Assign { targets, value }, .. }] = block.as_slice() {
                     if let ([Target::Name(var)], true) = (targets.as_slice(), self.is_observing_call(value)) {
                         if let Some((call, guard)) = self.spin_guard(cond, env, false, Some((var, value))) {
                             if eval(cond, env, self).as_bool() != Some(false) {
@@ -1361,14 +1441,14 @@ impl<'a> ThreadRun<'a> {
                         break;
                     }
                     iterations += 1;
-                    match self.exec_block(body, env, sliced) {
+                    match self.exec_block(block, env, body) {
                         Flow::Break => break,
                         Flow::Return(v) => return Flow::Return(v),
                         _ => {}
                     }
                 }
             }
-            StmtKind::With { items, body } => {
+            StmtKind::With { items, body: block } => {
                 let mut elect = false;
                 for (e, t) in items {
                     let is_elect = matches!(e, Expr::Call(c) if Api::of_call(c) == Some(Api::ElectOne));
@@ -1393,13 +1473,13 @@ impl<'a> ThreadRun<'a> {
                     self.divergence += 1;
                     if self.lane() == 0 {
                         self.elect_depth += 1;
-                        flow = self.exec_block(body, env, sliced);
+                        flow = self.exec_block(block, env, body);
                         self.elect_depth -= 1;
                     }
                     self.divergence -= 1;
                     return flow;
                 }
-                return self.exec_block(body, env, sliced);
+                return self.exec_block(block, env, body);
             }
             StmtKind::Return(e) => {
                 let v = e.as_ref().map(|e| eval(e, env, self)).unwrap_or(Value::None);
@@ -1745,6 +1825,23 @@ impl<'a> ThreadRun<'a> {
     /// the values its names hold in those lanes while they are followed
     /// here: its parameters start with what the arguments hold there.
     fn inline_call(
+        &mut self,
+        call: &Call,
+        f: &'a FunctionDef,
+        bound_self: Option<Value>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        env: &Env,
+    ) -> Value {
+        let passed = (bound_self.is_some(), args.len(), kwargs.len());
+        let v = self.inline_following_lanes(call, f, bound_self, args, kwargs, env);
+        self.write_back_advanced_states(call, f, passed);
+        v
+    }
+
+    /// [`Self::inline`], following the lanes this lane stands in for into
+    /// the helper where they can be.
+    fn inline_following_lanes(
         &mut self,
         call: &Call,
         f: &'a FunctionDef,
@@ -2609,9 +2706,16 @@ impl<'a> ThreadRun<'a> {
         // The module's names are found through `unbound`.
         let globals = self.globals;
         let mut env: Env = bind_parameters(f, bound_self, args, kwargs, |d| eval(d, globals, self)).into_iter().collect();
+        let states: Vec<(String, Value)> = f
+            .params
+            .iter()
+            .filter_map(|p| env.get(&p.name).filter(|v| is_pipeline_state(v)).map(|v| (p.name.clone(), v.clone())))
+            .collect();
         self.inline_depth += 1;
-        let flow = self.exec_block(&f.body, &mut env, false);
+        let flow = self.exec_block(&f.body, &mut env, self.functions.slice_of(f));
+        self.apply_write_backs(&mut env);
         self.inline_depth -= 1;
+        self.advanced_parameters = states.into_iter().filter_map(|(p, before)| env.remove(&p).filter(|now| *now != before).map(|now| (p, now))).collect();
         match flow {
             Flow::Return(v) => v,
             _ => Value::None,
@@ -3145,4 +3249,9 @@ fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying, se
             return varying;
         }
     }
+}
+
+/// Whether `v` is a `cutlass.pipeline` state (`make_pipeline_state(...)`).
+fn is_pipeline_state(v: &Value) -> bool {
+    matches!(v, Value::Object(o) if o.class == crate::pipeline::STATE) || crate::pipeline::advanced(v).is_some()
 }

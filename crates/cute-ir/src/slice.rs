@@ -33,6 +33,9 @@ pub enum Reason {
     /// A `return`, `break` or `continue` that synchronization after it
     /// depends on: the threads that take it skip that synchronization.
     Exit(String),
+    /// In a helper: what its caller may see of it (the value it returns,
+    /// a call made for its effect, a store into an object it was given).
+    Effect(String),
     Datapath,
 }
 
@@ -46,6 +49,7 @@ impl std::fmt::Display for Reason {
             Reason::Defines { name, used_by } => write!(f, "defines `{name}`, read by #{used_by}"),
             Reason::Controls(id) => write!(f, "controls #{id}"),
             Reason::Exit(s) => write!(f, "exit: {s}"),
+            Reason::Effect(s) => write!(f, "effect: {s}"),
             Reason::Datapath => write!(f, "datapath"),
         }
     }
@@ -117,6 +121,26 @@ struct Flat {
     /// `x` of a statement `x.method(...)`, and whether the file's imports
     /// make `x.method` a function of the `cutlass` package.
     receiver: Option<(String, bool)>,
+    /// `f` of a statement `f(a, b)` or `self.f(a, b)` calling a function of
+    /// the file, and the names passed to it (see
+    /// [`define_advanced_arguments`]).
+    helper_call: Option<(String, Vec<String>)>,
+    /// What a helper's caller may see of this statement, if it is a
+    /// helper's (see [`seed_effects`]).
+    effects: Effects,
+}
+
+#[derive(Default)]
+struct Effects {
+    /// A `return` with or without a value.
+    returns: bool,
+    /// The callee of an expression statement that is a call, unless it is a
+    /// function of a library module (`cute.copy`).
+    called_for_effect: Option<String>,
+    /// The names stores and method calls reach through (`obj` of
+    /// `obj.x = v`, `obj.items[i] = v`, `obj.update()`), library modules
+    /// aside.
+    reaches_into: Vec<String>,
 }
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
@@ -124,47 +148,15 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     let buffers = buffer_names(kernel);
     flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
     define_receivers(kernel, &mut flat);
+    define_advanced_arguments(module, &mut flat);
     seed_pipeline_objects(&mut flat);
     seed_exits(&mut flat);
 
-    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, s) in flat.iter().enumerate() {
-        for d in &s.defs {
-            definers.entry(d.as_str()).or_default().push(i);
-        }
-    }
-    let by_id: HashMap<StmtId, usize> = flat.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
-
-    // The backward closure from the seeds: first from the synchronization
-    // seeds alone, then adding the memory seeds; what only the second keeps
-    // is there for the memory-ordering analysis alone.
-    let closure = |with_memory: bool| -> Vec<Option<Reason>> {
-        let mut reason: Vec<Option<Reason>> = flat
-            .iter()
-            .map(|s| s.seed.clone().filter(|r| with_memory || !matches!(r, Reason::Memory(_))))
-            .collect();
-        let mut work: Vec<usize> = (0..flat.len()).filter(|&i| reason[i].is_some()).collect();
-        while let Some(i) = work.pop() {
-            let id = flat[i].id;
-            for u in &flat[i].uses {
-                for &j in definers.get(u.as_str()).into_iter().flatten() {
-                    if reason[j].is_none() {
-                        reason[j] = Some(Reason::Defines { name: u.clone(), used_by: id });
-                        work.push(j);
-                    }
-                }
-            }
-            if let Some(p) = flat[i].parent.and_then(|p| by_id.get(&p).copied()) {
-                if reason[p].is_none() {
-                    reason[p] = Some(Reason::Controls(id));
-                    work.push(p);
-                }
-            }
-        }
-        reason
-    };
-    let sync_only = closure(false);
-    let reason = closure(true);
+    // First from the synchronization seeds alone, then adding the memory
+    // seeds; what only the second keeps is there for the memory-ordering
+    // analysis alone.
+    let sync_only = backward_closure(&flat, false);
+    let reason = backward_closure(&flat, true);
     // The loads, stores and copies themselves (not the definitions they
     // read: a lane may diverge later and access memory on its own).
     let memory_only = flat
@@ -190,6 +182,125 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     Slice { kernel: kernel.display_name(), entries, memory_only }
 }
 
+/// The statements of helper `f` that a thread inlining it runs (its body is
+/// otherwise run whole): those its synchronization and memory accesses
+/// depend on, as in a kernel, and those its caller may see: the values it
+/// returns, calls made for their effect (`state.advance()`, `h.commit()`,
+/// `other_helper(x)`, but not `cute.copy(...)`, which is a seed when it
+/// matters), and stores into or method calls on what it did not create
+/// itself (a parameter, `self`, a module's object). Every parameter may be a
+/// buffer. Statements it drops compute values nothing of this reads.
+/// `sync_helpers` are the functions of `module` that synchronize (see
+/// [`sync_helpers`]).
+pub fn slice_helper(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<String>) -> BTreeSet<StmtId> {
+    let mut flat = Vec::new();
+    let mut buffers: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
+    buffers.extend(buffer_names(f));
+    flatten(&f.body, None, sync_helpers, &buffers, &mut flat);
+    define_receivers(f, &mut flat);
+    define_advanced_arguments(module, &mut flat);
+    seed_pipeline_objects(&mut flat);
+    seed_exits(&mut flat);
+    seed_effects(f, &mut flat);
+    let reason = backward_closure(&flat, true);
+    flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect()
+}
+
+/// The backward closure from the seeds of `flat` (those for memory ordering
+/// too when `with_memory`): the reason each statement is kept, `None` for
+/// those dropped.
+fn backward_closure(flat: &[Flat], with_memory: bool) -> Vec<Option<Reason>> {
+    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, s) in flat.iter().enumerate() {
+        for d in &s.defs {
+            definers.entry(d.as_str()).or_default().push(i);
+        }
+    }
+    let by_id: HashMap<StmtId, usize> = flat.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    let mut reason: Vec<Option<Reason>> =
+        flat.iter().map(|s| s.seed.clone().filter(|r| with_memory || !matches!(r, Reason::Memory(_)))).collect();
+    let mut work: Vec<usize> = (0..flat.len()).filter(|&i| reason[i].is_some()).collect();
+    while let Some(i) = work.pop() {
+        let id = flat[i].id;
+        for u in &flat[i].uses {
+            for &j in definers.get(u.as_str()).into_iter().flatten() {
+                if reason[j].is_none() {
+                    reason[j] = Some(Reason::Defines { name: u.clone(), used_by: id });
+                    work.push(j);
+                }
+            }
+        }
+        if let Some(p) = flat[i].parent.and_then(|p| by_id.get(&p).copied()) {
+            if reason[p].is_none() {
+                reason[p] = Some(Reason::Controls(id));
+                work.push(p);
+            }
+        }
+    }
+    reason
+}
+
+/// Seeds what a helper's caller may see of it (see [`slice_helper`]).
+fn seed_effects(f: &FunctionDef, flat: &mut [Flat]) {
+    let mut own = BTreeSet::new();
+    local_names(&f.body, &mut own);
+    for p in &f.params {
+        own.remove(&p.name);
+    }
+    for s in flat.iter_mut().filter(|s| s.seed.is_none()) {
+        let effect = match &s.effects {
+            Effects { returns: true, .. } => Some("returns a value".to_string()),
+            Effects { called_for_effect: Some(c), .. } => Some(format!("calls `{c}` for its effect")),
+            Effects { reaches_into, .. } => reaches_into.iter().find(|r| !own.contains(*r)).map(|r| format!("changes or calls on `{r}`, which it did not create")),
+        };
+        s.seed = effect.map(Reason::Effect);
+    }
+}
+
+/// Names a function binds itself (assignment, loop and `with` targets).
+fn local_names(stmts: &[Stmt], out: &mut BTreeSet<String>) {
+    fn bind(t: &crate::ast::Target, out: &mut BTreeSet<String>) {
+        match t {
+            crate::ast::Target::Name(n) => {
+                out.insert(n.clone());
+            }
+            crate::ast::Target::Tuple(items) => items.iter().for_each(|t| bind(t, out)),
+            crate::ast::Target::Star(t) => bind(t, out),
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| bind(t, out)),
+            StmtKind::AugAssign { target, .. } => bind(target, out),
+            StmtKind::For { target, body, .. } => {
+                bind(target, out);
+                local_names(body, out);
+            }
+            StmtKind::With { items, body } => {
+                items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| bind(t, out));
+                local_names(body, out);
+            }
+            StmtKind::If { then, orelse, .. } => {
+                local_names(then, out);
+                local_names(orelse, out);
+            }
+            StmtKind::While { body, .. } => local_names(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// The name an attribute or subscript chain starts from (`self` of
+/// `self.a.b[i]`).
+fn root_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Name(n) => Some(n),
+        Expr::Attr { base, .. } | Expr::Subscript { base, .. } => root_name(base),
+        _ => None,
+    }
+}
+
 /// A method called for its effect (`state.advance()`) may change the
 /// object it is called on: the statement defines it. A function of a
 /// library module (`cute.copy(...)`) changes no module, unless the name is
@@ -202,6 +313,23 @@ fn define_receivers(kernel: &FunctionDef, flat: &mut [Flat]) {
         if let Some((x, library)) = s.receiver.take() {
             if !library || own.contains(&x) {
                 s.defs.push(x);
+            }
+        }
+    }
+}
+
+/// `advance(state)`, where the file's `advance` calls `.advance()` on
+/// something (directly or through other functions), may advance the
+/// pipeline state it is given: the statement defines the names it passes.
+fn define_advanced_arguments(module: &Module, flat: &mut [Flat]) {
+    if flat.iter().all(|s| s.helper_call.is_none()) {
+        return;
+    }
+    let advancing = helpers_calling(module, |c| matches!(&c.func, Expr::Attr { attr, .. } if attr == "advance"));
+    for s in flat.iter_mut() {
+        if let Some((f, names)) = s.helper_call.take() {
+            if advancing.contains(&f) {
+                s.defs.extend(names);
             }
         }
     }
@@ -362,6 +490,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
         let mut uses = Vec::new();
         let mut exprs: Vec<&Expr> = Vec::new();
         let mut receiver = None;
+        let mut helper_call = None;
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 targets.iter().for_each(|t| {
@@ -385,6 +514,13 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                         if let Expr::Name(v) = base.as_ref() {
                             receiver = Some((v.clone(), c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."))));
                         }
+                    }
+                    if let Some(f) = callee_name(c) {
+                        let names = c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a)).filter_map(|a| match a {
+                            Expr::Name(n) => Some(n.clone()),
+                            _ => None,
+                        });
+                        helper_call = Some((f.to_string(), names.collect()));
                     }
                 }
                 exprs.push(e)
@@ -437,7 +573,8 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             _ => None,
         };
         let is_loop = matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
-        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop, receiver });
+        let effects = effects_of(s, &calls);
+        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop, receiver, helper_call, effects });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {
                 flatten(then, Some(s.id), helpers, buffers, out);
@@ -449,6 +586,39 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             _ => {}
         }
     }
+}
+
+fn effects_of(s: &Stmt, calls: &[&crate::ast::Call]) -> Effects {
+    let library = |c: &crate::ast::Call| c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."));
+    let mut effects = Effects { returns: matches!(s.kind, StmtKind::Return(_)), ..Effects::default() };
+    if let StmtKind::Expr(Expr::Call(c)) = &s.kind {
+        if !library(c) {
+            effects.called_for_effect = Some(c.func.dotted().unwrap_or_else(|| "a callable".to_string()));
+        }
+    }
+    let mut stores = Vec::new();
+    match &s.kind {
+        StmtKind::Assign { targets, .. } => stores.extend(targets.iter()),
+        StmtKind::AugAssign { target, .. } => stores.push(target),
+        _ => {}
+    }
+    fn reached(t: &crate::ast::Target, out: &mut Vec<String>) {
+        match t {
+            crate::ast::Target::Attr { base, .. } | crate::ast::Target::Subscript { base, .. } => {
+                out.extend(root_name(base).map(str::to_string))
+            }
+            crate::ast::Target::Tuple(items) => items.iter().for_each(|t| reached(t, out)),
+            crate::ast::Target::Star(t) => reached(t, out),
+            crate::ast::Target::Name(_) => {}
+        }
+    }
+    stores.into_iter().for_each(|t| reached(t, &mut effects.reaches_into));
+    for c in calls.iter().filter(|c| !library(c)) {
+        if let Expr::Attr { base, .. } = &c.func {
+            effects.reaches_into.extend(root_name(base).map(str::to_string));
+        }
+    }
+    effects
 }
 
 /// The names an expression's synchronization depends on. For memory

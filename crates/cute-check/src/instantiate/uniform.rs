@@ -367,9 +367,15 @@ impl<'k> StoodInLanes<'k> {
                 InLanes::Each(_) => each.push((n, values)),
             }
         }
+        // Bound once, then each lane's value put in place.
+        for (n, _) in &each {
+            lane_env.insert(n.to_string(), Value::None);
+        }
         let in_lane = |i: usize, lane_env: &mut Env| {
             for (n, values) in &each {
-                lane_env.insert(n.to_string(), values.get(i).clone());
+                if let Some(slot) = lane_env.get_mut(*n) {
+                    *slot = values.get(i).clone();
+                }
             }
             let mut evaluator = LaneEvaluator { place: Place { tid: self.tids[i], ..lane.place }, failed: false, ..lane };
             let v = eval(e, lane_env, &mut evaluator);

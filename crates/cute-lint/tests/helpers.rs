@@ -1,0 +1,101 @@
+//! Helpers a kernel calls: a thread inlining one runs the statements its
+//! synchronization, its memory accesses and its caller depend on (its
+//! slice), and what it does to the objects it is given is seen by the
+//! caller.
+
+use cute_lint::{analyze_text, AnalysisOptions, Severity};
+
+/// A producer warp and a consumer warp over a two-stage `PipelineAsync`.
+/// The consumer's loop runs `consume` (which waits, computes over a loop of
+/// a runtime length, and releases), advances its state, takes the next
+/// stage, and ends with `STEP`.
+fn kernel(step: &str) -> String {
+    r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.jit
+def consume(pipe, state, frag, n):
+    pipe.consumer_wait(state)
+    acc = cutlass.Float32(1.0)
+    for i in cutlass.range(n):
+        acc = acc * 0.5 + 1.0
+    frag[0] = acc
+    pipe.consumer_release(state)
+
+
+@cute.jit
+def advance_once(state):
+    state.advance()
+
+
+@cute.jit
+def advance_twice(state):
+    advance_once(state)
+    state.advance()
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    frag = cute.make_rmem_tensor((8,), cutlass.Float32)
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        for i in cutlass.range(4, unroll=1):
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+        pipe.producer_tail(state)
+    if warp == 1:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        for i in cutlass.range(2, unroll=1):
+            consume(pipe, state, frag, n)
+            state.advance()
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            STEP
+        x[0] = frag[0]
+
+
+@cute.jit
+def host(x: cute.Tensor, n: cutlass.Int32):
+    k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+    .replace("STEP", step)
+}
+
+fn findings(src: &str) -> Vec<(String, Severity, usize)> {
+    let line = |at: u32| src[..at as usize].matches('\n').count() + 1;
+    analyze_text(src, &AnalysisOptions::default()).into_iter().map(|d| (d.name.to_string(), d.severity, line(d.range.start))).collect()
+}
+
+/// The loop over `n` in `consume` computes a value nothing synchronizes
+/// on: it is not run, so the kernel is checked in full (no bounded
+/// exploration of it), and a wrong phase is an error, not a warning that
+/// rests on a bounded loop.
+#[test]
+fn a_helpers_datapath_loop_of_a_runtime_length_is_not_explored() {
+    assert_eq!(findings(&kernel("state.advance()")), vec![]);
+    let src = kernel("advance_twice(state)");
+    // The kernel's own wait after a stage was skipped.
+    let wait = src.match_indices("pipe.consumer_wait(state)").nth(1).expect("the kernel's wait").0;
+    let line = src[..wait].matches('\n').count() + 1;
+    assert_eq!(findings(&src), vec![("untoggled-phase".to_string(), Severity::Error, line)]);
+}
+
+/// `advance_once(state)` advances the caller's state, as the object it is:
+/// the consumer takes the stages in turn.
+#[test]
+fn a_state_a_helper_advances_is_advanced_in_the_caller() {
+    assert_eq!(findings(&kernel("advance_once(state)")), vec![]);
+}
