@@ -2711,10 +2711,13 @@ impl<'a> ThreadRun<'a> {
             .iter()
             .filter_map(|p| env.get(&p.name).filter(|v| is_pipeline_state(v)).map(|v| (p.name.clone(), v.clone())))
             .collect();
+        // Names the caller has yet to rebind are the caller's.
+        let callers = std::mem::take(&mut self.write_backs);
         self.inline_depth += 1;
         let flow = self.exec_block(&f.body, &mut env, self.functions.slice_of(f));
         self.apply_write_backs(&mut env);
         self.inline_depth -= 1;
+        self.write_backs = callers;
         self.advanced_parameters = states.into_iter().filter_map(|(p, before)| env.remove(&p).filter(|now| *now != before).map(|now| (p, now))).collect();
         match flow {
             Flow::Return(v) => v,

@@ -121,8 +121,8 @@ struct Flat {
     /// `x` of a statement `x.method(...)`, and whether the file's imports
     /// make `x.method` a function of the `cutlass` package.
     receiver: Option<(String, bool)>,
-    /// `f` of a statement `f(a, b)` or `self.f(a, b)` calling a function of
-    /// the file, and the names passed to it (see
+    /// `f` of a statement `f(a, b)`, `x = f(a, b)` or `self.f(a, b)`, and
+    /// the names passed to it (see
     /// [`define_advanced_arguments`]).
     helper_call: Option<(String, Vec<String>)>,
     /// What a helper's caller may see of this statement, if it is a
@@ -515,13 +515,6 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                             receiver = Some((v.clone(), c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."))));
                         }
                     }
-                    if let Some(f) = callee_name(c) {
-                        let names = c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a)).filter_map(|a| match a {
-                            Expr::Name(n) => Some(n.clone()),
-                            _ => None,
-                        });
-                        helper_call = Some((f.to_string(), names.collect()));
-                    }
                 }
                 exprs.push(e)
             }
@@ -574,6 +567,15 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
         };
         let is_loop = matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
         let effects = effects_of(s, &calls);
+        if let StmtKind::Expr(Expr::Call(c)) | StmtKind::Assign { value: Expr::Call(c), .. } = &s.kind {
+            if let Some(f) = callee_name(c) {
+                let names = c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a)).filter_map(|a| match a {
+                    Expr::Name(n) => Some(n.clone()),
+                    _ => None,
+                });
+                helper_call = Some((f.to_string(), names.collect()));
+            }
+        }
         out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop, receiver, helper_call, effects });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {

@@ -33,6 +33,12 @@ def advance_once(state):
 
 
 @cute.jit
+def advance_and_count(state, count):
+    state.advance()
+    return count + 1
+
+
+@cute.jit
 def advance_twice(state):
     advance_once(state)
     state.advance()
@@ -94,8 +100,10 @@ fn a_helpers_datapath_loop_of_a_runtime_length_is_not_explored() {
 }
 
 /// `advance_once(state)` advances the caller's state, as the object it is:
-/// the consumer takes the stages in turn.
+/// the consumer takes the stages in turn. So does a helper whose result
+/// nothing reads.
 #[test]
 fn a_state_a_helper_advances_is_advanced_in_the_caller() {
     assert_eq!(findings(&kernel("advance_once(state)")), vec![]);
+    assert_eq!(findings(&kernel("taken = advance_and_count(state, i)")), vec![]);
 }
