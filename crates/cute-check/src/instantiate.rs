@@ -1820,10 +1820,8 @@ impl<'a> ThreadRun<'a> {
         scope
     }
 
-    /// Inline helper `f` for `call`, following lane dependence into it (see
-    /// [`Self::helper_scope`]) while this lane may stand in for others, and
-    /// the values its names hold in those lanes while they are followed
-    /// here: its parameters start with what the arguments hold there.
+    /// Inline helper `f` for `call` (see [`Self::inline_following_lanes`]);
+    /// the pipeline states it advanced are then advanced in the caller.
     fn inline_call(
         &mut self,
         call: &Call,
@@ -1839,8 +1837,10 @@ impl<'a> ThreadRun<'a> {
         v
     }
 
-    /// [`Self::inline`], following the lanes this lane stands in for into
-    /// the helper where they can be.
+    /// [`Self::inline`], following lane dependence into the helper (see
+    /// [`Self::helper_scope`]) while this lane may stand in for others, and
+    /// the values its names hold in those lanes while they are followed
+    /// there: its parameters start with what the arguments hold there.
     fn inline_following_lanes(
         &mut self,
         call: &Call,
