@@ -182,8 +182,8 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     Slice { kernel: kernel.display_name(), entries, memory_only }
 }
 
-/// The statements of helper `f` that a thread inlining it runs (its body is
-/// otherwise run whole): those its synchronization and memory accesses
+/// The statements of helper `f` that a thread inlining it runs: those its
+/// synchronization and memory accesses
 /// depend on, as in a kernel, and those its caller may see: the values it
 /// returns, calls made for their effect (`state.advance()`, `h.commit()`,
 /// `other_helper(x)`, but not `cute.copy(...)`, which is a seed when it
@@ -512,7 +512,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 if let Expr::Call(c) = e {
                     if let Expr::Attr { base, .. } = &c.func {
                         if let Expr::Name(v) = base.as_ref() {
-                            receiver = Some((v.clone(), c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."))));
+                            receiver = Some((v.clone(), is_library_function(c)));
                         }
                     }
                 }
@@ -590,8 +590,15 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
     }
 }
 
+/// Whether the file's imports make `call`'s callee a function of the
+/// `cutlass` package (`cute.copy`, `cute.arch.barrier`).
+fn is_library_function(call: &crate::ast::Call) -> bool {
+    call.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."))
+}
+
+/// What a helper's caller may see of statement `s`, which makes `calls`.
 fn effects_of(s: &Stmt, calls: &[&crate::ast::Call]) -> Effects {
-    let library = |c: &crate::ast::Call| c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass."));
+    let library = |c: &crate::ast::Call| is_library_function(c);
     let mut effects = Effects { returns: matches!(s.kind, StmtKind::Return(_)), ..Effects::default() };
     if let StmtKind::Expr(Expr::Call(c)) = &s.kind {
         if !library(c) {
