@@ -193,6 +193,31 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
 /// `sync_helpers` are the functions of `module` that synchronize (see
 /// [`sync_helpers`]).
 pub fn slice_helper(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<String>) -> BTreeSet<StmtId> {
+    let (flat, reason) = helper_closure(module, f, sync_helpers);
+    flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect()
+}
+
+/// [`slice_helper`] as the table `cute-lsp slice` prints: every statement
+/// of the helper, kept or dropped, and why. Nothing of a helper's is kept
+/// for memory ordering alone (a thread runs all it keeps).
+pub fn slice_helper_table(module: &Module, f: &FunctionDef, text: &str) -> Slice {
+    let (flat, reason) = helper_closure(module, f, &sync_helpers(module));
+    let entries = flat
+        .iter()
+        .zip(reason)
+        .map(|(s, r)| SliceEntry {
+            id: s.id,
+            range: s.range,
+            text: first_line(text, s.range),
+            kept: r.is_some(),
+            sync: r.is_some(),
+            reason: r.unwrap_or(Reason::Datapath),
+        })
+        .collect();
+    Slice { kernel: f.display_name(), entries, memory_only: BTreeSet::new() }
+}
+
+fn helper_closure(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<String>) -> (Vec<Flat>, Vec<Option<Reason>>) {
     let mut flat = Vec::new();
     let mut buffers: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
     buffers.extend(buffer_names(f));
@@ -203,7 +228,7 @@ pub fn slice_helper(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<St
     seed_exits(&mut flat);
     seed_effects(f, &mut flat);
     let reason = backward_closure(&flat, true);
-    flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect()
+    (flat, reason)
 }
 
 /// The backward closure from the seeds of `flat` (those for memory ordering

@@ -133,6 +133,53 @@ fn slice_keeps_the_synchronization_and_drops_the_datapath() {
     assert_eq!(cute_lsp(&["slice", CLEAN, "--kernel", "nope"]).status.code(), Some(2));
 }
 
+/// A helper's table: what a thread inlining it runs (its synchronization,
+/// the store its caller may read) and the datapath loop it skips.
+#[test]
+fn slice_of_a_helper_shows_what_an_inlining_thread_runs() {
+    let dir = tempdir("helper-slice");
+    let file = dir.join("consume.py");
+    std::fs::write(
+        &file,
+        r#"import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.jit
+def consume(pipe, state, frag, n):
+    pipe.consumer_wait(state)
+    acc = cutlass.Float32(1.0)
+    for i in cutlass.range(n):
+        acc = acc * 0.5 + 1.0
+    frag[0] = acc
+    pipe.consumer_release(state)
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32):
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
+    pipe = pipeline.PipelineAsync.create(num_stages=2, producer_group=group, consumer_group=group, barrier_storage=storage)
+    consume(pipe, pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2), x, n)
+"#,
+    )
+    .unwrap();
+    let out = cute_lsp(&["slice", file.to_str().unwrap(), "--kernel", "consume"]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = stdout(&out);
+    assert!(table.starts_with("helper consume"), "{table}");
+    let row = |needle: &str| table.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no row for {needle}:\n{table}")).to_string();
+    for kept in ["pipe.consumer_wait(state)", "frag[0] = acc", "pipe.consumer_release(state)"] {
+        assert!(row(kept).contains(" yes "), "{}", row(kept));
+    }
+    for dropped in ["for i in cutlass.range(n)", "acc = acc * 0.5 + 1.0"] {
+        assert!(row(dropped).contains(" datapath"), "{}", row(dropped));
+    }
+    assert_eq!(cute_lsp(&["slice", file.to_str().unwrap(), "--kernel", "nope"]).status.code(), Some(2));
+}
+
 fn tempdir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cute-lsp-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
