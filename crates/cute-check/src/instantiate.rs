@@ -1228,11 +1228,7 @@ impl<'a> ThreadRun<'a> {
             return;
         }
         let (has_self, args, kwargs) = passed;
-        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
-        if spliced || call.args.len() != args || call.kwargs.len() != kwargs {
-            return;
-        }
-        let exprs: Vec<&Expr> = call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect();
+        let Some(exprs) = argument_expressions(call, args, kwargs) else { return };
         let keywords = call.kwargs.iter().map(|(k, _)| k.clone()).zip(exprs[call.args.len()..].iter().map(|e| Some(*e)));
         let bound = bind_parameters(f, has_self.then_some(None), exprs[..call.args.len()].iter().map(|e| Some(*e)), keywords, |_| None);
         for (param, value) in advanced {
@@ -1901,7 +1897,7 @@ impl<'a> ThreadRun<'a> {
         kwargs: &[(String, Value)],
         env: &Env,
     ) -> Option<Vec<uniform::ArgInLanes>> {
-        let exprs = self.argument_expressions(call, args, kwargs)?;
+        let exprs = argument_expressions(call, args.len(), kwargs.len())?;
         Some(
             exprs
                 .into_iter()
@@ -1916,17 +1912,6 @@ impl<'a> ThreadRun<'a> {
         )
     }
 
-    /// A call's arguments, then its keyword arguments, each the expression
-    /// of the value at its position in `args` and `kwargs`; `None` where
-    /// they do not line up (a spliced `*args`).
-    fn argument_expressions<'c>(&self, call: &'c Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Vec<&'c Expr>> {
-        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
-        if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
-            return None;
-        }
-        Some(call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect())
-    }
-
     /// For a call that acts on its arguments: the lanes where an argument
     /// that varies across lanes in the code has another value than
     /// `args` and `kwargs` give it here are left to run on their own (see
@@ -1934,7 +1919,7 @@ impl<'a> ThreadRun<'a> {
     /// evaluated there. False where arguments do not line up with their
     /// values (a spliced `*args`).
     fn keep_lanes_given_alike_arguments(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)], env: &Env) -> bool {
-        let Some(exprs) = self.argument_expressions(call, args, kwargs) else {
+        let Some(exprs) = argument_expressions(call, args.len(), kwargs.len()) else {
             return false;
         };
         for (e, v) in exprs.into_iter().zip(args.iter().chain(kwargs.iter().map(|(_, v)| v))) {
@@ -3252,6 +3237,18 @@ fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying, se
             return varying;
         }
     }
+}
+
+/// A call's arguments, then its keyword arguments, each the expression of
+/// the value at its position among the `args` arguments and `kwargs`
+/// keyword arguments evaluated; `None` where they do not line up (a spliced
+/// `*args`).
+fn argument_expressions(call: &Call, args: usize, kwargs: usize) -> Option<Vec<&Expr>> {
+    let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
+    if spliced || call.args.len() != args || call.kwargs.len() != kwargs {
+        return None;
+    }
+    Some(call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect())
 }
 
 /// Whether `v` is a `cutlass.pipeline` state (`make_pipeline_state(...)`).

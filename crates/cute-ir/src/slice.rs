@@ -623,10 +623,9 @@ fn is_library_function(call: &crate::ast::Call) -> bool {
 
 /// What a helper's caller may see of statement `s`, which makes `calls`.
 fn effects_of(s: &Stmt, calls: &[&crate::ast::Call]) -> Effects {
-    let library = |c: &crate::ast::Call| is_library_function(c);
     let mut effects = Effects { returns: matches!(s.kind, StmtKind::Return(_)), ..Effects::default() };
     if let StmtKind::Expr(Expr::Call(c)) = &s.kind {
-        if !library(c) {
+        if !is_library_function(c) {
             effects.called_for_effect = Some(c.func.dotted().unwrap_or_else(|| "a callable".to_string()));
         }
     }
@@ -647,7 +646,7 @@ fn effects_of(s: &Stmt, calls: &[&crate::ast::Call]) -> Effects {
         }
     }
     stores.into_iter().for_each(|t| reached(t, &mut effects.reaches_into));
-    for c in calls.iter().filter(|c| !library(c)) {
+    for c in calls.iter().filter(|c| !is_library_function(c)) {
         if let Expr::Attr { base, .. } = &c.func {
             effects.reaches_into.extend(root_name(base).map(str::to_string));
         }
