@@ -178,6 +178,13 @@ def k(x: cute.Tensor, n: cutlass.Int32):
         assert!(row(dropped).contains(" datapath"), "{}", row(dropped));
     }
     assert_eq!(cute_lsp(&["slice", file.to_str().unwrap(), "--kernel", "nope"]).status.code(), Some(2));
+    // A helper in a section left out for a syntax error: the error says so.
+    let broken = dir.join("broken.py");
+    std::fs::write(&broken, "import cutlass.cute as cute\n\n@cute.jit\ndef h(s):\n    s.advance(\n").unwrap();
+    let out = cute_lsp(&["slice", broken.to_str().unwrap(), "--kernel", "h"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no kernel or helper named `h`") && stderr.contains("syntax errors at line 5"), "{stderr}");
 }
 
 fn tempdir(name: &str) -> PathBuf {

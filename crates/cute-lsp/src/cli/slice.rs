@@ -32,7 +32,14 @@ pub fn run(args: SliceArgs) -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
                 None => {
-                    eprintln!("cute-lsp: no kernel or helper named `{n}` in `{}`", args.file.display());
+                    // A definition in a section left out for a syntax error
+                    // is not in the module.
+                    let lines: Vec<String> = module.syntax_errors.iter().map(|r| (index.line_of(r.start) + 1).to_string()).collect();
+                    let left_out = match lines.is_empty() {
+                        true => String::new(),
+                        false => format!(" (parts of it were left out for syntax errors at line {})", lines.join(", ")),
+                    };
+                    eprintln!("cute-lsp: no kernel or helper named `{n}` in `{}`{left_out}", args.file.display());
                     return ExitCode::from(2);
                 }
             },
