@@ -3080,34 +3080,11 @@ fn warp_aligned_indices(kernel: &FunctionDef, block: [u32; 3]) -> BTreeSet<Strin
         return BTreeSet::new();
     }
     let mut bindings: HashMap<String, Vec<Option<(&Target, &Expr)>>> = HashMap::default();
-    fn walk<'k>(stmts: &'k [Stmt], bindings: &mut HashMap<String, Vec<Option<(&'k Target, &'k Expr)>>>) {
-        for s in stmts {
-            let mut bind = |t: &'k Target, value: Option<&'k Expr>| {
-                for n in uniform::bound_names(t) {
-                    bindings.entry(n).or_default().push(value.map(|v| (t, v)));
-                }
-            };
-            match &s.kind {
-                StmtKind::Assign { targets, value } => targets.iter().for_each(|t| bind(t, Some(value))),
-                StmtKind::AugAssign { target, .. } => bind(target, None),
-                StmtKind::For { target, body, .. } => {
-                    bind(target, None);
-                    walk(body, bindings);
-                }
-                StmtKind::With { items, body } => {
-                    items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| bind(t, None));
-                    walk(body, bindings);
-                }
-                StmtKind::If { then, orelse, .. } => {
-                    walk(then, bindings);
-                    walk(orelse, bindings);
-                }
-                StmtKind::While { body, .. } => walk(body, bindings),
-                _ => {}
-            }
+    cute_ir::ast::for_each_binding(&kernel.body, &mut |t, value| {
+        for n in t.bound_names() {
+            bindings.entry(n).or_default().push(value.map(|v| (t, v)));
         }
-    }
-    walk(&kernel.body, &mut bindings);
+    });
     // A parameter is bound by the caller too.
     for p in &kernel.params {
         bindings.entry(p.name.clone()).or_default().push(None);

@@ -310,6 +310,22 @@ impl Expr {
 }
 
 impl Target {
+    /// The names the target binds: a store into an element or attribute
+    /// (`buf[i] = v`, `self.x = v`) binds none.
+    pub fn bound_names(&self) -> Vec<String> {
+        fn walk(t: &Target, out: &mut Vec<String>) {
+            match t {
+                Target::Name(n) => out.push(n.clone()),
+                Target::Tuple(items) => items.iter().for_each(|t| walk(t, out)),
+                Target::Star(t) => walk(t, out),
+                Target::Attr { .. } | Target::Subscript { .. } => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
     /// Names (and `self.x` attributes) the target defines.
     pub fn collect_defs(&self, out: &mut Vec<String>) {
         match self {
@@ -356,6 +372,33 @@ pub fn any_call(stmts: &[Stmt], mut pred: impl FnMut(&Call) -> bool) -> bool {
         }
     });
     found
+}
+
+/// Calls `f` on every target the statements bind, with the value an
+/// assignment gives it (`None` for augmented assignments and `for` and
+/// `with` targets), descending into the bodies of `if`, `for`, `while` and
+/// `with`.
+pub fn for_each_binding<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Target, Option<&'s Expr>)) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => targets.iter().for_each(|t| f(t, Some(value))),
+            StmtKind::AugAssign { target, .. } => f(target, None),
+            StmtKind::For { target, body, .. } => {
+                f(target, None);
+                for_each_binding(body, f);
+            }
+            StmtKind::With { items, body } => {
+                items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| f(t, None));
+                for_each_binding(body, f);
+            }
+            StmtKind::If { then, orelse, .. } => {
+                for_each_binding(then, f);
+                for_each_binding(orelse, f);
+            }
+            StmtKind::While { body, .. } => for_each_binding(body, f),
+            _ => {}
+        }
+    }
 }
 
 /// Calls `f` on every expression of the statements, in source order,

@@ -267,8 +267,7 @@ fn backward_closure(flat: &[Flat], with_memory: bool) -> Vec<Option<Reason>> {
 
 /// Seeds what a helper's caller may see of it (see [`slice_helper`]).
 fn seed_effects(f: &FunctionDef, flat: &mut [Flat]) {
-    let mut own = BTreeSet::new();
-    local_names(&f.body, &mut own);
+    let mut own = local_names(&f.body);
     for p in &f.params {
         own.remove(&p.name);
     }
@@ -283,37 +282,10 @@ fn seed_effects(f: &FunctionDef, flat: &mut [Flat]) {
 }
 
 /// Names a function binds itself (assignment, loop and `with` targets).
-fn local_names(stmts: &[Stmt], out: &mut BTreeSet<String>) {
-    fn bind(t: &crate::ast::Target, out: &mut BTreeSet<String>) {
-        match t {
-            crate::ast::Target::Name(n) => {
-                out.insert(n.clone());
-            }
-            crate::ast::Target::Tuple(items) => items.iter().for_each(|t| bind(t, out)),
-            crate::ast::Target::Star(t) => bind(t, out),
-            _ => {}
-        }
-    }
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| bind(t, out)),
-            StmtKind::AugAssign { target, .. } => bind(target, out),
-            StmtKind::For { target, body, .. } => {
-                bind(target, out);
-                local_names(body, out);
-            }
-            StmtKind::With { items, body } => {
-                items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| bind(t, out));
-                local_names(body, out);
-            }
-            StmtKind::If { then, orelse, .. } => {
-                local_names(then, out);
-                local_names(orelse, out);
-            }
-            StmtKind::While { body, .. } => local_names(body, out),
-            _ => {}
-        }
-    }
+fn local_names(stmts: &[Stmt]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    crate::ast::for_each_binding(stmts, &mut |t, _| out.extend(t.bound_names()));
+    out
 }
 
 /// The name an attribute or subscript chain starts from (`self` of

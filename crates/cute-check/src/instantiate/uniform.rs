@@ -438,7 +438,7 @@ impl<'k> StoodInLanes<'k> {
             return;
         }
         // Each lane's value unpacked as `assign` unpacks it.
-        let mut names = bound_names(target);
+        let mut names = target.bound_names();
         names.sort();
         names.dedup();
         let lanes = match &*values {
@@ -472,7 +472,7 @@ impl<'k> StoodInLanes<'k> {
     }
 
     fn bind_all(&mut self, target: &Target, binding: LaneBinding<'k>) {
-        for n in bound_names(target) {
+        for n in target.bound_names() {
             self.bindings.insert(n, binding.clone());
         }
     }
@@ -497,23 +497,6 @@ fn reads_place(e: &Expr) -> bool {
     let mut calls = Vec::new();
     e.calls(&mut calls);
     calls.iter().any(|c| Api::of_call(c).is_some_and(|api| matches!(api.effect(), Effect::Topology)))
-}
-
-/// The names a target binds: a store into an element or attribute
-/// (`buf[i] = v`, `self.x = v`) binds none (what an attribute holds is
-/// followed through the names that can differ between lanes instead).
-pub(super) fn bound_names(target: &Target) -> Vec<String> {
-    let mut out = Vec::new();
-    fn walk(t: &Target, out: &mut Vec<String>) {
-        match t {
-            Target::Name(n) => out.push(n.clone()),
-            Target::Tuple(items) => items.iter().for_each(|t| walk(t, out)),
-            Target::Star(t) => walk(t, out),
-            Target::Attr { .. } | Target::Subscript { .. } => {}
-        }
-    }
-    walk(target, &mut out);
-    out
 }
 
 /// The names `e` reads (attributes apart), or false when it reads an
