@@ -436,6 +436,9 @@ fn lanes_to_stand_in_for(tid: u32, threads_per_cta: u32, covered: impl Fn(u32) -
 struct FunctionIndex<'m> {
     module: &'m Module,
     sync_helpers: &'m BTreeSet<String>,
+    /// What the file's functions do, for slicing them (`sync_helpers`, and
+    /// those that advance something, found when a thread first inlines one).
+    helpers: std::sync::OnceLock<cute_ir::slice::Helpers>,
     by_name: HashMap<(Option<&'m str>, &'m str), &'m FunctionDef>,
     /// Each function's slice as a helper (`cute_ir::slice::slice_helper`),
     /// made when a thread first inlines it.
@@ -449,7 +452,7 @@ impl<'m> FunctionIndex<'m> {
             by_name.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
         }
         let slices = module.functions.iter().map(|f| (f.range, std::sync::OnceLock::new())).collect();
-        FunctionIndex { module, sync_helpers, by_name, slices }
+        FunctionIndex { module, sync_helpers, helpers: std::sync::OnceLock::new(), by_name, slices }
     }
 
     fn get(&self, class: Option<&str>, name: &str) -> Option<&'m FunctionDef> {
@@ -460,7 +463,13 @@ impl<'m> FunctionIndex<'m> {
     /// The statements of helper `f` a thread inlining it runs.
     fn slice_of(&self, f: &FunctionDef) -> Body<'_> {
         match self.slices.get(&f.range) {
-            Some(slice) => Body::Helper(slice.get_or_init(|| KeptStatements::of_ids(&cute_ir::slice::slice_helper(self.module, f, self.sync_helpers)))),
+            Some(slice) => Body::Helper(slice.get_or_init(|| {
+                let helpers = self.helpers.get_or_init(|| cute_ir::slice::Helpers {
+                    synchronizing: self.sync_helpers.clone(),
+                    advancing: cute_ir::slice::advancing_helpers(self.module),
+                });
+                KeptStatements::of_ids(&cute_ir::slice::slice_helper(f, helpers))
+            })),
             None => Body::Whole,
         }
     }

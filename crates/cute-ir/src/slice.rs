@@ -148,7 +148,9 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     let buffers = buffer_names(kernel);
     flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
     define_receivers(kernel, &mut flat);
-    define_advanced_arguments(module, &mut flat);
+    if flat.iter().any(|s| s.helper_call.is_some()) {
+        define_advanced_arguments(&advancing_helpers(module), &mut flat);
+    }
     seed_pipeline_objects(&mut flat);
     seed_exits(&mut flat);
 
@@ -190,10 +192,9 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
 /// matters), and stores into or method calls on what it did not create
 /// itself (a parameter, `self`, a module's object). Every parameter may be a
 /// buffer. Statements it drops compute values nothing of this reads.
-/// `sync_helpers` are the functions of `module` that synchronize (see
-/// [`sync_helpers`]).
-pub fn slice_helper(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<String>) -> BTreeSet<StmtId> {
-    let (flat, reason) = helper_closure(module, f, sync_helpers);
+/// `helpers` are what the file's functions do that the slice asks about.
+pub fn slice_helper(f: &FunctionDef, helpers: &Helpers) -> BTreeSet<StmtId> {
+    let (flat, reason) = helper_closure(f, helpers);
     flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect()
 }
 
@@ -201,7 +202,7 @@ pub fn slice_helper(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<St
 /// of the helper, kept or dropped, and why. Nothing of a helper's is kept
 /// for memory ordering alone (a thread runs all it keeps).
 pub fn slice_helper_table(module: &Module, f: &FunctionDef, text: &str) -> Slice {
-    let (flat, reason) = helper_closure(module, f, &sync_helpers(module));
+    let (flat, reason) = helper_closure(f, &Helpers::of(module));
     let entries = flat
         .iter()
         .zip(reason)
@@ -217,13 +218,13 @@ pub fn slice_helper_table(module: &Module, f: &FunctionDef, text: &str) -> Slice
     Slice { kernel: f.display_name(), entries, memory_only: BTreeSet::new() }
 }
 
-fn helper_closure(module: &Module, f: &FunctionDef, sync_helpers: &BTreeSet<String>) -> (Vec<Flat>, Vec<Option<Reason>>) {
+fn helper_closure(f: &FunctionDef, helpers: &Helpers) -> (Vec<Flat>, Vec<Option<Reason>>) {
     let mut flat = Vec::new();
     let mut buffers: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
     buffers.extend(buffer_names(f));
-    flatten(&f.body, None, sync_helpers, &buffers, &mut flat);
+    flatten(&f.body, None, &helpers.synchronizing, &buffers, &mut flat);
     define_receivers(f, &mut flat);
-    define_advanced_arguments(module, &mut flat);
+    define_advanced_arguments(&helpers.advancing, &mut flat);
     seed_pipeline_objects(&mut flat);
     seed_exits(&mut flat);
     seed_effects(f, &mut flat);
@@ -315,14 +316,10 @@ fn define_receivers(kernel: &FunctionDef, flat: &mut [Flat]) {
     }
 }
 
-/// `advance(state)`, where the file's `advance` calls `.advance()` on
-/// something (directly or through other functions), may advance the
-/// pipeline state it is given: the statement defines the names it passes.
-fn define_advanced_arguments(module: &Module, flat: &mut [Flat]) {
-    if flat.iter().all(|s| s.helper_call.is_none()) {
-        return;
-    }
-    let advancing = helpers_calling(module, |c| matches!(&c.func, Expr::Attr { attr, .. } if attr == "advance"));
+/// `advance(state)`, where the file's `advance` is one of `advancing`
+/// (see [`advancing_helpers`]), may advance the pipeline state it is given:
+/// the statement defines the names it passes.
+fn define_advanced_arguments(advancing: &BTreeSet<String>, flat: &mut [Flat]) {
     for s in flat.iter_mut() {
         if let Some((f, names)) = s.helper_call.take() {
             if advancing.contains(&f) {
@@ -396,6 +393,28 @@ fn first_line(text: &str, range: TextRange) -> String {
     let s = text.get(range.start as usize..range.end as usize).unwrap_or("");
     let line = s.lines().next().unwrap_or("").trim_end();
     line.trim_end_matches(':').to_string()
+}
+
+/// What the functions of a file do that slicing a helper asks about, found
+/// once for all the helpers a kernel's threads inline.
+pub struct Helpers {
+    /// Those that synchronize (see [`sync_helpers`]).
+    pub synchronizing: BTreeSet<String>,
+    /// Those that advance something (see [`advancing_helpers`]).
+    pub advancing: BTreeSet<String>,
+}
+
+impl Helpers {
+    pub fn of(module: &Module) -> Self {
+        Helpers { synchronizing: sync_helpers(module), advancing: advancing_helpers(module) }
+    }
+}
+
+/// Names of same-file functions and methods that call `.advance()` on
+/// something (a pipeline state, most likely), directly or through each
+/// other.
+pub fn advancing_helpers(module: &Module) -> BTreeSet<String> {
+    helpers_calling(module, |c| matches!(&c.func, Expr::Attr { attr, .. } if attr == "advance"))
 }
 
 /// Names of same-file functions and methods that (transitively) call a
