@@ -28,6 +28,7 @@ use crate::model::*;
 mod lanes;
 mod memory;
 mod parallel;
+mod trip_bound;
 mod uniform;
 
 /// At most this many conditions on runtime values are explored both ways.
@@ -56,8 +57,6 @@ pub struct InstantiateOptions {
     pub max_steps_per_thread: usize,
     /// Statements all threads together may execute.
     pub max_steps_total: usize,
-    /// Threads per CTA when the launch does not say.
-    pub default_threads_per_cta: u32,
     /// Cores the threads may run on (0: all available). The model does not
     /// depend on it.
     pub workers: usize,
@@ -73,7 +72,6 @@ impl Default for InstantiateOptions {
             max_ops_per_thread: 50_000,
             max_steps_per_thread: 200_000,
             max_steps_total: 1_000_000,
-            default_threads_per_cta: 128,
             workers: 0,
             stand_ins: true,
         }
@@ -115,39 +113,31 @@ pub fn instantiate(
     options: &InstantiateOptions,
 ) -> Instantiated {
     let mut model = Model { kernel: kernel.display_name(), ..Model::default() };
+    let threads = cute_ir::launch::ASSUMED_THREADS_PER_CTA;
     let block = match launch.block {
-        Some(b) => b,
+        Some(b) => {
+            model.block_assumed = launch.block_assumed.is_some();
+            model.assumptions.extend(launch.block_assumed.clone());
+            b
+        }
         None => {
             model.block_assumed = true;
             model.assumptions.push(format!(
-                "the launch of `{}` was not found in this file: assuming {} threads per CTA",
-                kernel.display_name(),
-                options.default_threads_per_cta
+                "the launch of `{}` was not found in this file: assuming {threads} threads per CTA",
+                kernel.display_name()
             ));
-            [options.default_threads_per_cta, 1, 1]
+            [threads, 1, 1]
         }
     };
     let cluster = match launch.cluster {
         Some(c) => c,
         None => {
-            let uses_peers = uses_cluster_api(kernel);
-            if uses_peers && creates_clustered_pipeline(kernel) {
-                // Their signals across a cluster are multicast by masks the
-                // checker does not derive: check the one-CTA cluster, which
-                // every such kernel supports.
-                model.assumptions.push(
-                    "the cluster shape is unknown: assuming 1 CTA per cluster (the pipelines' multicast signals across a cluster are not modelled)"
-                        .to_string(),
-                );
-                [1, 1, 1]
-            } else if uses_peers {
-                model.assumptions.push("the cluster shape is unknown: assuming 2 CTAs per cluster".to_string());
-                [2, 1, 1]
-            } else {
-                [1, 1, 1]
-            }
+            let assumed = cute_ir::launch::cluster_when_unknown(kernel);
+            model.assumptions.extend(assumed.note.map(str::to_string));
+            assumed.shape
         }
     };
+    model.assumptions.extend(launch.assumptions.iter().cloned());
     model.threads_per_cta = block.iter().product();
     let cluster_ctas: u32 = cluster.iter().product();
     // CTAs that hand data over through global memory live in different
@@ -187,6 +177,8 @@ pub fn instantiate(
     // With one CTA per cluster, the tcgen05 MMAs handed to the kernel span
     // one CTA.
     let mut params = launch.params.clone();
+    model.assumptions.extend(crate::pipeline::assume_stage_counts(kernel, &mut params));
+    let definitions = trip_bound::single_definitions(kernel);
     let mut single_cta_mmas = false;
     if cluster_ctas == 1 {
         for v in params.values_mut() {
@@ -218,6 +210,7 @@ pub fn instantiate(
         observing: &observing,
         deadline: std::time::Instant::now() + MAX_TIME,
         block_assumed: model.block_assumed,
+        definitions: &definitions,
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
     let (mut shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
@@ -375,6 +368,9 @@ struct Setup<'a> {
     observing: &'a BTreeSet<String>,
     deadline: std::time::Instant,
     block_assumed: bool,
+    /// The names the kernel binds once, with their expressions (see
+    /// [`trip_bound`]).
+    definitions: &'a HashMap<String, &'a Expr>,
 }
 
 /// A barrier registration: (cta, id, site, round, count, sync, aligned,
@@ -629,6 +625,7 @@ impl Setup<'_> {
                 helper_scopes: Vec::new(),
                 advanced_parameters: Vec::new(),
                 write_backs: Vec::new(),
+                definitions: self.definitions,
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.
@@ -772,33 +769,6 @@ fn uses_global_sync(module: &Module, kernel: &FunctionDef) -> bool {
     let global = |c: &Call| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load | Api::InlineAsm));
     let helpers = cute_ir::slice::helpers_calling(module, global);
     cute_ir::ast::any_call(&kernel.body, |c| global(c) || cute_ir::slice::callee_name(c).is_some_and(|n| helpers.contains(n)))
-}
-
-/// Whether the kernel talks to other CTAs of its cluster (then a missing
-/// cluster shape matters).
-fn uses_cluster_api(kernel: &FunctionDef) -> bool {
-    cute_ir::ast::any_call(&kernel.body, |c| match Api::of_call(c) {
-        Some(
-            Api::MapSharedCluster
-            | Api::ClusterRank
-            | Api::BlockInClusterIdx
-            | Api::ClusterArrive
-            | Api::ClusterArriveRelaxed
-            | Api::ClusterWait,
-        ) => true,
-        Some(Api::MbarrierArrive) => api::arg(c, "peer_cta_rank_in_cluster").is_some(),
-        _ => false,
-    })
-}
-
-/// Whether the kernel creates a `cutlass.pipeline` object over a cluster
-/// layout (`cta_layout_vmnk=`).
-fn creates_clustered_pipeline(kernel: &FunctionDef) -> bool {
-    cute_ir::ast::any_call(&kernel.body, |c| {
-        Api::of_call(c) == Some(Api::Pipeline)
-            && c.func.dotted().is_some_and(|d| d.ends_with(".create"))
-            && c.kwargs.iter().any(|(k, _)| k == "cta_layout_vmnk")
-    })
 }
 
 #[derive(Default)]
@@ -1001,6 +971,9 @@ struct ThreadRun<'a> {
     /// states a helper it called advanced (`advance(state)` with `def
     /// advance(s): s.advance()` changes the caller's `state`).
     write_backs: Vec<(String, Value)>,
+    /// The names the kernel binds once, with their expressions (see
+    /// [`trip_bound`]).
+    definitions: &'a HashMap<String, &'a Expr>,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,
@@ -1375,7 +1348,7 @@ impl<'a> ThreadRun<'a> {
                             "{why} is not known statically: the loop is explored for {} iterations",
                             self.options.unknown_trip_count
                         ));
-                        let trips = match self.trips_off_the_unknown_count(iter, env) {
+                        let mut trips = match self.trips_off_the_unknown_count(iter, env) {
                             Some(offset) if offset != 0 => {
                                 self.shared.notes.insert(
                                     "a loop whose bound is an unknown count minus or plus a constant (`range(n - 1)`) is explored for that many fewer or more iterations"
@@ -1385,6 +1358,13 @@ impl<'a> ThreadRun<'a> {
                             }
                             _ => self.options.unknown_trip_count as usize,
                         };
+                        if let Some(bound) = self.known_bound_on_trips(iter, env).filter(|&b| b < trips) {
+                            self.shared.notes.insert(
+                                "a loop whose unknown trip count is bounded by a known one (`range(min(stages, n))`) is explored for no more iterations than that bound"
+                                    .to_string(),
+                            );
+                            trips = bound;
+                        }
                         (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect()
                     }
                 };
@@ -1642,6 +1622,18 @@ impl<'a> ThreadRun<'a> {
                 self.keep_lanes_alike(bound, &value, true, env);
             }
         }
+    }
+
+    /// A known bound on the trips of a kernel loop over `iter` whose trip
+    /// count is not known (see [`trip_bound`]). None in helpers (their
+    /// names are not the kernel's), and where the bound may differ between
+    /// the lanes a lane stands in for.
+    fn known_bound_on_trips(&mut self, iter: &Expr, env: &Env) -> Option<usize> {
+        if self.inline_depth > 0 || (self.stands_in() && self.varies_here(iter)) {
+            return None;
+        }
+        let definitions = self.definitions;
+        trip_bound::loop_bound(iter, definitions, env, self).map(|b| b as usize)
     }
 
     /// For `range(stop)` / `range(start, stop)` (`cutlass.range` too) whose
@@ -3003,8 +2995,7 @@ impl CallHandler for ThreadRun<'_> {
 }
 
 /// The note for tcgen05 MMAs taken to span one CTA.
-const SINGLE_CTA_MMA: &str =
-    "the CTA group of a tcgen05 MMA is not known statically: with one CTA per cluster an MMA spans one CTA (`thr_id` of size 1)";
+use cute_ir::layout::SINGLE_CTA_MMA;
 
 /// What differs between the lanes of a warp, for [`lane_varying_names`].
 #[derive(Clone, Copy, PartialEq, Eq)]

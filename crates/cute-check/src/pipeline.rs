@@ -36,8 +36,9 @@
 
 use std::collections::BTreeMap;
 
-use cute_ir::ast::{Call, Expr};
-use cute_ir::eval::{Object, SmemRef, Value};
+use cute_ir::api::Api;
+use cute_ir::ast::{Call, Expr, FunctionDef};
+use cute_ir::eval::{Bindings, Object, SmemRef, Value};
 use cute_syntax::TextRange;
 
 /// Which pipeline class an object is.
@@ -113,6 +114,43 @@ pub const GROUP: &str = "CooperativeGroup";
 pub const PARTICIPANT: &str = "PipelineParticipant";
 /// The handle `acquire`/`wait` return: `pipeline`, `producer`, `state`.
 pub const HANDLE: &str = "PipelineHandle";
+
+/// Binds the stage counts the kernel's pipelines are created with, where
+/// they are its arguments (`num_stages=self.ab_stage`, a `Constexpr`
+/// parameter) not known statically, to [`ASSUMED_STAGES`]: the count those
+/// pipelines are modelled with. The kernel reads the same argument elsewhere
+/// (a producer's prologue runs `min(self.ab_stage, k_tiles)` times, a state
+/// is made with `make_pipeline_state(Producer, self.ab_stage)`), and a model
+/// that mixed two counts would run code no launch runs. Returns the notes
+/// that say what was assumed.
+pub fn assume_stage_counts(kernel: &FunctionDef, params: &mut Bindings) -> Vec<String> {
+    let mut counts: Vec<Expr> = Vec::new();
+    cute_ir::ast::any_call(&kernel.body, |c| {
+        if c.api == Some(Api::Pipeline) && c.func.dotted().is_some_and(|d| d.ends_with(".create")) {
+            counts.extend(c.kwargs.iter().filter(|(k, _)| k == "num_stages").map(|(_, e)| e.clone()));
+        }
+        false
+    });
+    let mut notes = Vec::new();
+    for count in &counts {
+        let slot = match count {
+            Expr::Name(n) => params.get_mut(n),
+            Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") => match params.get_mut("self") {
+                Some(Value::Object(o)) if o.attrs.get(attr).is_some_and(Value::is_unknown) => {
+                    std::sync::Arc::make_mut(o).attrs.get_mut(attr)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(v) = slot.filter(|v| v.is_unknown()) {
+            *v = Value::Int(ASSUMED_STAGES);
+            let name = count.dotted().unwrap_or_default();
+            notes.push(format!("the stage count `{name}` is not known statically: assuming {ASSUMED_STAGES} stages"));
+        }
+    }
+    notes
+}
 
 /// What `consumer_try_wait` / `producer_try_acquire` return: whether the
 /// phase of the stage they test had completed (known only at run time), with

@@ -82,7 +82,6 @@ const SEQUENTIAL: InstantiateOptions = InstantiateOptions {
     max_ops_per_thread: 50_000,
     max_steps_per_thread: 200_000,
     max_steps_total: 1_000_000,
-    default_threads_per_cta: 128,
     workers: 1,
     stand_ins: false,
 };

@@ -411,6 +411,9 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
                 }
             }
             _ => match (l, r) {
+                // Any integer modulo 1 (`bidx % cute.size(mma.thr_id)` over
+                // MMAs of one CTA: every CTA leads its MMA).
+                (Unknown(_), Int(1)) if op == BinOp::Mod => Int(0),
                 (Unknown(w), _) | (_, Unknown(w)) => Unknown(w.clone()),
                 (Float, _) | (_, Float) => Float,
                 (Tuple(a), Tuple(b)) if op == BinOp::Add => Tuple(a.iter().chain(b).cloned().collect()),
@@ -585,6 +588,8 @@ mod tests {
         assert_eq!(value_of("(7 // 2) % 2 == 1 and phase == 1", &env), Value::Bool(true));
         assert_eq!(value_of("0 < phase <= 1", &env), Value::Bool(true));
         assert!(value_of("tensor[0] + 1", &env).is_unknown());
+        assert_eq!(value_of("tensor[0] % 1", &env), Value::Int(0));
+        assert!(value_of("tensor[0] % 2", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
     }
 

@@ -16,6 +16,10 @@ use crate::ast::{Call, Expr, FunctionDef, Stmt, StmtKind};
 use crate::eval::{self, assign, eval, Bindings, CallHandler, Env, Object, Value};
 use crate::module::Module;
 
+mod assumed_shape;
+use assumed_shape::HostAssumptions;
+pub use assumed_shape::{cluster_when_unknown, AssumedCluster, ASSUMED_THREADS_PER_CTA};
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Launch {
     /// Threads per CTA (x, y, z), when known.
@@ -30,6 +34,12 @@ pub struct Launch {
     pub globals: Bindings,
     /// Where the launch was found, if it was.
     pub site: Option<TextRange>,
+    /// When `block` is assumed (the launch's did not resolve): the note
+    /// that says so.
+    pub block_assumed: Option<String>,
+    /// What was assumed of the cluster shape, and of the host values
+    /// computed from the assumed shapes.
+    pub assumptions: Vec<String>,
 }
 
 impl Launch {
@@ -56,7 +66,7 @@ pub fn module_env(module: &Module) -> Env {
             .collect();
         env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs })));
     }
-    let mut handler = HostCalls { module, depth: 0 };
+    let mut handler = HostCalls::new(module);
     // Module statements and class definitions in the order they run.
     // Classes are bound by name with their class-level attributes:
     // enumerations of barrier ids and warp roles (`class NamedBarrier(IntEnum):
@@ -106,35 +116,122 @@ fn class_value(c: &crate::module::ClassDef, env: &Env, handler: &mut HostCalls<'
 /// function once.
 pub struct Launches {
     globals: Env,
-    found: Vec<(Option<String>, String, Launch)>,
+    found: Vec<Found>,
+}
+
+/// A launch found in a host function.
+struct Found {
+    /// The class of the launched method, if it is one.
+    class: Option<String>,
+    kernel: String,
+    launch: Launch,
+    /// The host function, by index in the module's functions.
+    host: usize,
+    /// The `block=` argument, when it did not resolve.
+    unresolved_block: Option<Expr>,
+    /// The `cluster=` argument, when it did not resolve.
+    unresolved_cluster: Option<Expr>,
 }
 
 impl Launches {
     pub fn of_module(module: &Module) -> Launches {
         let globals = module_env(module);
-        let mut handler = HostCalls { module, depth: 0 };
+        let mut handler = HostCalls::new(module);
         let mut found = Vec::new();
-        for host in module.functions.iter().filter(|f| f.decorator == Some(DecoratorKind::Jit)) {
-            let mut env = globals.clone();
-            bind_host_params(module, host, &globals, &mut env, &mut handler);
-            let mut visitor = LaunchFinder { module, found: Vec::new() };
-            run_host_body(&host.body, &mut env, &mut handler, &mut visitor);
-            found.extend(visitor.found);
+        for (index, host) in module.functions.iter().enumerate() {
+            if host.decorator == Some(DecoratorKind::Jit) {
+                found.extend(run_host(module, index, &globals, &mut handler));
+            }
         }
         Launches { globals, found }
+    }
+
+    /// The launch `found` with the block and cluster shapes `kernel` is
+    /// checked with where the launch's do not resolve, and the host values
+    /// computed from those shapes (see [`assumed_shape`]). A shape whose
+    /// `block=` or `cluster=` argument cannot be solved for stays unknown;
+    /// `None` when neither can, or running the host code again with the
+    /// solution does not give the shapes assumed.
+    fn with_assumed_shape(&self, module: &Module, found: &Found, kernel: &FunctionDef) -> Option<Launch> {
+        const MAX_RUNS: usize = 4;
+        let cluster = cluster_when_unknown(kernel);
+        let mut values = BTreeMap::new();
+        let mut solve = |arg: &Option<Expr>, dims: [u32; 3]| -> Option<[u32; 3]> {
+            let shape = Value::Tuple(dims.iter().map(|&d| Value::Int(d.into())).collect());
+            let mut solution = values.clone();
+            assumed_shape::solve(arg.as_ref()?, &shape, &mut solution).then(|| {
+                values = solution;
+                dims
+            })
+        };
+        let block = solve(&found.unresolved_block, [ASSUMED_THREADS_PER_CTA, 1, 1]);
+        let cluster_shape = solve(&found.unresolved_cluster, cluster.shape);
+        if block.is_none() && cluster_shape.is_none() {
+            return None;
+        }
+        let single_cta = found.launch.cluster.or(cluster_shape).is_some_and(|c| c.iter().product::<u32>() == 1);
+        for _ in 0..MAX_RUNS {
+            let mut handler = HostCalls { assumed: Some(HostAssumptions::new(values, single_cta)), ..HostCalls::new(module) };
+            let relaunched = run_host(module, found.host, &self.globals, &mut handler)
+                .into_iter()
+                .find(|f| f.kernel == found.kernel && f.class == found.class);
+            let mut taken = handler.assumed.take()?;
+            // Names solved in this run were computed from before they got
+            // their values: run again.
+            if let Some(more) = taken.next_run() {
+                values = more;
+                continue;
+            }
+            let as_assumed = |f: &Found| {
+                block.is_none_or(|b| f.launch.block == Some(b)) && cluster_shape.is_none_or(|c| f.launch.cluster == Some(c))
+            };
+            if let Some(f) = relaunched.filter(as_assumed) {
+                let mut assumptions = Vec::new();
+                if cluster_shape.is_some() {
+                    assumptions.extend(cluster.note.map(str::to_string));
+                }
+                let described = taken.describe_taken();
+                if !described.is_empty() {
+                    assumptions.push(format!("the host code computes its values with {}", described.join(", ")));
+                }
+                if taken.single_cta_mmas {
+                    assumptions.push(crate::layout::SINGLE_CTA_MMA.to_string());
+                }
+                let block_assumed = block.map(|_| block_assumed_note(kernel));
+                return Some(Launch { block_assumed, assumptions, ..f.launch });
+            }
+            return None;
+        }
+        None
     }
 
     /// The launch of `kernel`. Always returns a `Launch`; what is not found
     /// is `None`/`Unknown` and the caller states its assumption.
     pub fn of_kernel(&self, module: &Module, kernel: &FunctionDef) -> Launch {
         let globals = &self.globals;
-        let mut handler = HostCalls { module, depth: 0 };
-        let found = self
-            .found
-            .iter()
-            .find(|(class, name, _)| *name == kernel.name && class.as_deref() == kernel.class_name.as_deref())
-            .map(|(_, _, l)| l.clone());
-        let mut launch = found.unwrap_or(Launch { block: None, cluster: None, grid: None, params: Bindings::new(), globals: Bindings::new(), site: None });
+        let mut handler = HostCalls::new(module);
+        let found = self.found.iter().find(|f| f.kernel == kernel.name && f.class.as_deref() == kernel.class_name.as_deref());
+        let mut launch = match found {
+            Some(f) if f.launch.cluster.is_none() || f.launch.block.is_none() => {
+                let mut launch = self.with_assumed_shape(module, f, kernel).unwrap_or_else(|| f.launch.clone());
+                if launch.block.is_none() {
+                    launch.block = Some([ASSUMED_THREADS_PER_CTA, 1, 1]);
+                    launch.block_assumed = Some(block_assumed_note(kernel));
+                }
+                launch
+            }
+            Some(f) => f.launch.clone(),
+            None => Launch {
+                block: None,
+                cluster: None,
+                grid: None,
+                params: Bindings::new(),
+                globals: Bindings::new(),
+                site: None,
+                block_assumed: None,
+                assumptions: Vec::new(),
+            },
+        };
         launch.globals = globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         // Parameters the launch did not give: defaults, else unknown.
         for p in &kernel.params {
@@ -158,9 +255,27 @@ impl Launches {
     }
 }
 
+fn block_assumed_note(kernel: &FunctionDef) -> String {
+    format!(
+        "the block shape of the launch of `{}` is not known statically: assuming {ASSUMED_THREADS_PER_CTA} threads per CTA",
+        kernel.display_name()
+    )
+}
+
 /// Resolve the launch of one kernel (see [`Launches`] to resolve them all).
 pub fn resolve_launch(module: &Module, kernel: &FunctionDef) -> Launch {
     Launches::of_module(module).of_kernel(module, kernel)
+}
+
+/// Runs the host function `module.functions[index]` from its `cute.compile`
+/// call, and returns the launches it makes.
+fn run_host(module: &Module, index: usize, globals: &Env, handler: &mut HostCalls<'_>) -> Vec<Found> {
+    let host = &module.functions[index];
+    let mut env = globals.clone();
+    bind_host_params(module, host, globals, &mut env, handler);
+    let mut visitor = LaunchFinder { module, host: index, found: Vec::new() };
+    run_host_body(&host.body, &mut env, handler, &mut visitor);
+    visitor.found
 }
 
 /// Bind a host function's parameters from `cute.compile(host, args...)`.
@@ -241,6 +356,13 @@ fn bind_host_params(
         let obj = construct_from_file(module, &class, globals, handler);
         env.insert("self".to_string(), obj);
     }
+    if let Some(assumed) = &mut handler.assumed {
+        for p in &host.params {
+            if let Some(v) = env.get_mut(&p.name) {
+                assumed.replace(&crate::ast::Target::Name(p.name.clone()), None, v);
+            }
+        }
+    }
 }
 
 /// The environment at statement `id`: module constants, plus the locals of
@@ -277,12 +399,7 @@ fn run_until(stmts: &[Stmt], id: u32, env: &mut Env, handler: &mut HostCalls<'_>
             return true;
         }
         match &s.kind {
-            StmtKind::Assign { targets, value } => {
-                let v = eval(value, env, handler);
-                for t in targets {
-                    assign(t, v.clone(), env);
-                }
-            }
+            StmtKind::Assign { targets, value } => host_assign(targets, value, env, handler),
             StmtKind::If { then, orelse, .. } => {
                 if contains(then, id) {
                     return run_until(then, id, env, handler);
@@ -329,8 +446,9 @@ trait HostVisitor {
 
 struct LaunchFinder<'m> {
     module: &'m Module,
-    /// (class of the launched method, kernel name, launch)
-    found: Vec<(Option<String>, String, Launch)>,
+    /// The host function run, by index in the module's functions.
+    host: usize,
+    found: Vec<Found>,
 }
 
 impl HostVisitor for LaunchFinder<'_> {
@@ -356,7 +474,7 @@ impl HostVisitor for LaunchFinder<'_> {
                 _ => continue,
             };
             let Some(kernel) = self.module.function(class.as_deref(), &name) else { continue };
-            if self.found.iter().any(|(c2, n2, _)| *c2 == class && *n2 == name) {
+            if self.found.iter().any(|f| f.class == class && f.kernel == name) {
                 continue;
             }
             let mut params = Bindings::new();
@@ -375,11 +493,23 @@ impl HostVisitor for LaunchFinder<'_> {
                 let (_, e) = c.kwargs.iter().find(|(k, _)| k == name)?;
                 dim3(&eval(e, env, handler))
             };
+            let arg = |name: &str| c.kwargs.iter().find(|(k, _)| k == name).map(|(_, e)| e);
             let block = dims("block", handler);
-            let cluster =
-                if c.kwargs.iter().any(|(k, _)| k == "cluster") { dims("cluster", handler) } else { Some([1, 1, 1]) };
+            let cluster = if arg("cluster").is_some() { dims("cluster", handler) } else { Some([1, 1, 1]) };
             let grid = dims("grid", handler);
-            self.found.push((class, name, Launch { block, cluster, grid, params, globals: Bindings::new(), site: Some(c.range) }));
+            let unresolved_block = arg("block").filter(|_| block.is_none()).cloned();
+            let unresolved_cluster = arg("cluster").filter(|_| cluster.is_none()).cloned();
+            let launch = Launch {
+                block,
+                cluster,
+                grid,
+                params,
+                globals: Bindings::new(),
+                site: Some(c.range),
+                block_assumed: None,
+                assumptions: Vec::new(),
+            };
+            self.found.push(Found { class, kernel: name, launch, host: self.host, unresolved_block, unresolved_cluster });
         }
     }
 }
@@ -387,6 +517,8 @@ impl HostVisitor for LaunchFinder<'_> {
 fn dim3(v: &Value) -> Option<[u32; 3]> {
     let as_u32 = |v: &Value| v.as_int().and_then(|i| u32::try_from(i).ok()).filter(|&i| i > 0);
     match v {
+        // `cluster=None` (`[1, n, 1] if n > 1 else None`): the default.
+        Value::None => Some([1, 1, 1]),
         Value::Tuple(items) => {
             let mut out = [1u32; 3];
             for (i, item) in items.iter().take(3).enumerate() {
@@ -398,15 +530,25 @@ fn dim3(v: &Value) -> Option<[u32; 3]> {
     }
 }
 
+/// `targets = value` in host code; under an assumed cluster, a name with an
+/// assumed value takes it when `value` does not resolve.
+fn host_assign(targets: &[crate::ast::Target], value: &Expr, env: &mut Env, handler: &mut HostCalls<'_>) {
+    let v = eval(value, env, handler);
+    for t in targets {
+        let mut v = v.clone();
+        if let Some(assumed) = &mut handler.assumed {
+            assumed.replace(t, Some(value), &mut v);
+        }
+        assign(t, v, env);
+    }
+}
+
 fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) {
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 visitor.expr_stmt(value, env, handler);
-                let v = eval(value, env, handler);
-                for t in targets {
-                    assign(t, v.clone(), env);
-                }
+                host_assign(targets, value, env, handler);
             }
             StmtKind::AugAssign { target, op, value } => {
                 let cur = match target {
@@ -417,7 +559,13 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
                 let v = eval::binary(*op, &cur, &r);
                 assign(target, v, env);
             }
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => visitor.expr_stmt(e, env, handler),
+            StmtKind::Expr(e) => {
+                visitor.expr_stmt(e, env, handler);
+                if let Expr::Call(call) = e {
+                    run_method_on_self(call, env, handler, visitor);
+                }
+            }
+            StmtKind::Return(Some(e)) => visitor.expr_stmt(e, env, handler),
             StmtKind::If { cond, then, orelse } => match eval(cond, env, handler).as_bool() {
                 Some(true) => run_host_body(then, env, handler, visitor),
                 Some(false) => run_host_body(orelse, env, handler, visitor),
@@ -434,13 +582,72 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
     }
 }
 
+/// `self.setup()` in host code: a method of this file's class called for its
+/// effect on the object. Host classes compute their counts in such methods
+/// (`self._setup_attributes()` sets `self.num_mcast_ctas_a` before the
+/// launch), so its body runs with `self` bound, launches in it included, and
+/// the object it leaves is the caller's `self` afterwards.
+fn run_method_on_self(call: &Call, env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) {
+    let Expr::Attr { base, attr } = &call.func else { return };
+    if !matches!(base.as_ref(), Expr::Name(b) if b == "self") {
+        return;
+    }
+    let Some(Value::Object(object)) = env.get("self") else { return };
+    let Some(method) = handler.module.function(Some(&object.class), attr) else { return };
+    if method.decorator == Some(DecoratorKind::Kernel) || handler.depth > 8 {
+        return;
+    }
+    let mut local = env.clone();
+    let args: Vec<Value> = call.args.iter().map(|a| eval(a, env, handler)).collect();
+    let kwargs: Vec<(String, Value)> = call.kwargs.iter().map(|(k, a)| (k.clone(), eval(a, env, handler))).collect();
+    bind_arguments(&method.params[1.min(method.params.len())..], args, kwargs, env, &mut local, handler, &method.display_name());
+    handler.depth += 1;
+    run_host_body(&method.body, &mut local, handler, visitor);
+    handler.depth -= 1;
+    if let Some(object) = local.remove("self") {
+        env.insert("self".to_string(), object);
+    }
+}
+
+/// Binds a host function's parameters in `local`: defaults (evaluated in
+/// `env`), then the positional arguments in order, then the keywords.
+fn bind_arguments(
+    params: &[crate::ast::Param],
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+    env: &Env,
+    local: &mut Env,
+    handler: &mut HostCalls<'_>,
+    callee: &str,
+) {
+    for p in params {
+        let v = match &p.default {
+            Some(d) => eval(d, env, handler),
+            None => Value::unknown(format!("the argument `{}` of `{callee}()`", p.name)),
+        };
+        local.insert(p.name.clone(), v);
+    }
+    for (p, a) in params.iter().zip(args) {
+        local.insert(p.name.clone(), a);
+    }
+    for (k, v) in kwargs {
+        local.insert(k, v);
+    }
+}
+
 /// Calls in host code: constructors of this file's classes, pure functions.
 pub struct HostCalls<'m> {
     pub module: &'m Module,
     pub depth: u32,
+    /// Values host code takes under an assumed cluster shape.
+    assumed: Option<HostAssumptions>,
 }
 
-impl HostCalls<'_> {
+impl<'m> HostCalls<'m> {
+    pub fn new(module: &'m Module) -> HostCalls<'m> {
+        HostCalls { module, depth: 0, assumed: None }
+    }
+
     fn construct(&mut self, class: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let mut obj = Object { class: class.to_string(), attrs: BTreeMap::new() };
         if let Some(c) = self.module.class(class) {
@@ -462,23 +669,7 @@ impl HostCalls<'_> {
             return Value::Object(std::sync::Arc::new(obj));
         }
         let mut local = env.clone();
-        let mut formal = init.params.iter().skip(1);
-        for p in init.params.iter().skip(1) {
-            if let Some(d) = &p.default {
-                let v = eval(d, env, self);
-                local.insert(p.name.clone(), v);
-            } else {
-                local.insert(p.name.clone(), Value::unknown(format!("the argument `{}` of `{class}()`", p.name)));
-            }
-        }
-        for a in args {
-            if let Some(p) = formal.next() {
-                local.insert(p.name.clone(), a);
-            }
-        }
-        for (k, v) in kwargs {
-            local.insert(k, v);
-        }
+        bind_arguments(&init.params[1.min(init.params.len())..], args, kwargs, env, &mut local, self, class);
         local.insert("self".to_string(), Value::Object(std::sync::Arc::new(obj)));
         self.depth += 1;
         struct Nothing;
@@ -494,7 +685,10 @@ impl HostCalls<'_> {
 impl CallHandler for HostCalls<'_> {
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {
-            return v;
+            return match &mut self.assumed {
+                Some(assumed) => assumed.returned(v),
+                None => v,
+            };
         }
         if eval::constructs_named_barrier(call) {
             return eval::named_barrier(&args, &kwargs);
@@ -563,6 +757,120 @@ def main():
         assert_eq!(l.block, Some([64, 1, 1]));
         let Some(Value::Object(o)) = l.params.get("self") else { panic!("{:?}", l.params) };
         assert_eq!(o.attrs.get("stages"), Some(&Value::Int(3)));
+    }
+
+    fn self_attr(launch: &Launch, name: &str) -> Option<Value> {
+        let Some(Value::Object(o)) = launch.params.get("self") else { return None };
+        o.attrs.get(name).cloned()
+    }
+
+    /// A class whose sizes come from its caller, set up by a method the
+    /// host calls before launching (as the CUTLASS examples are written).
+    const CALLER_SIZED: &str = "\
+import cutlass.cute as cute
+class Gemm:
+    def __init__(self, cluster_shape_mn, warps):
+        self.cluster_shape_mn = cluster_shape_mn
+        self.warps = warps
+    def _setup_attributes(self):
+        self.cluster_shape_mnk = (*self.cluster_shape_mn, 1)
+        self.num_mcast = self.cluster_shape_mn[0] + self.cluster_shape_mn[1] - 1
+        self.threads_per_cta = 32 * self.warps
+        self.num_warps = self.threads_per_cta // 32
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        self._setup_attributes()
+        self.kernel(x).launch(grid=[1, 1, 1], block=[self.threads_per_cta, 1, 1], cluster=self.cluster_shape_mnk)
+def run(cluster_shape_mn, warps):
+    cute.compile(Gemm(cluster_shape_mn, warps), None)
+";
+
+    #[test]
+    fn a_method_called_on_self_by_the_host_sets_its_attributes() {
+        let src = CALLER_SIZED.replace("def run(cluster_shape_mn, warps):", "def run():\n    cluster_shape_mn, warps = (2, 1), 4");
+        let m = crate::lower_text(&src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!((l.block, l.cluster), (Some([128, 1, 1]), Some([2, 1, 1])));
+        assert_eq!(self_attr(&l, "num_mcast"), Some(Value::Int(2)));
+        assert!(l.block_assumed.is_none() && l.assumptions.is_empty(), "{l:?}");
+    }
+
+    #[test]
+    fn host_values_are_computed_from_the_shapes_assumed_for_an_unknown_launch() {
+        let m = crate::lower_text(CALLER_SIZED).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!((l.block, l.cluster), (Some([ASSUMED_THREADS_PER_CTA, 1, 1]), Some([1, 1, 1])));
+        // `self.cluster_shape_mnk` is solved first, then what it was
+        // computed from, `self.cluster_shape_mn`, in a second run.
+        assert_eq!(self_attr(&l, "num_mcast"), Some(Value::Int(1)));
+        assert_eq!(self_attr(&l, "num_warps"), Some(Value::Int(4)));
+        assert!(l.block_assumed.is_some());
+        let notes = l.assumptions.join("\n");
+        assert!(notes.contains("`self.cluster_shape_mn` = (1, 1)") && notes.contains("`self.threads_per_cta` = 128"), "{notes}");
+    }
+
+    #[test]
+    fn a_shape_that_cannot_be_solved_for_stays_unknown_in_the_host() {
+        // A block computed by a call: no name to give the assumed size to.
+        let src = CALLER_SIZED.replace("block=[self.threads_per_cta, 1, 1]", "block=[max(self.threads_per_cta, 64), 1, 1]");
+        let m = crate::lower_text(&src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        // The cluster is solved all the same.
+        assert_eq!(l.cluster, Some([1, 1, 1]));
+        assert_eq!(self_attr(&l, "num_mcast"), Some(Value::Int(1)));
+        // The block is assumed, and says so; the values computed from it are
+        // not known.
+        assert_eq!(l.block, Some([ASSUMED_THREADS_PER_CTA, 1, 1]));
+        assert!(l.block_assumed.is_some());
+        assert!(self_attr(&l, "num_warps").is_some_and(|v| v.is_unknown()));
+        assert!(!l.assumptions.join("\n").contains("threads_per_cta"), "{l:?}");
+    }
+
+    #[test]
+    fn a_cluster_of_none_is_the_default_cluster() {
+        let src = "\
+import cutlass.cute as cute
+@cute.kernel
+def k(x):
+    pass
+@cute.jit
+def host(x, cluster_n: cute.Constexpr):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1], cluster=[1, cluster_n, 1] if cluster_n > 1 else None)
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(l.cluster, Some([1, 1, 1]));
+        assert!(l.assumptions.iter().any(|a| a.contains("`cluster_n` = 1")), "{:?}", l.assumptions);
+    }
+
+    #[test]
+    fn with_one_cta_assumed_the_hosts_mmas_span_one_cta() {
+        let src = "\
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import tcgen05
+import cutlass.utils.blackwell_helpers as sm100_utils
+class Gemm:
+    def __init__(self, use_2cta_instrs, cluster_shape_mn):
+        self.cta_group = tcgen05.CtaGroup.TWO if use_2cta_instrs else tcgen05.CtaGroup.ONE
+        self.cluster_shape_mn = cluster_shape_mn
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        tiled_mma = sm100_utils.make_trivial_tiled_mma(x, self.cta_group)
+        self.cluster_layout_vmnk = cute.tiled_divide(cute.make_layout((*self.cluster_shape_mn, 1)), (tiled_mma.thr_id.shape,))
+        self.num_mcast_ctas_a = cute.size(self.cluster_layout_vmnk.shape[2])
+        self.kernel(x).launch(grid=[1, 1, 1], block=[128, 1, 1], cluster=(*self.cluster_shape_mn, 1))
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(l.cluster, Some([1, 1, 1]));
+        assert_eq!(self_attr(&l, "num_mcast_ctas_a"), Some(Value::Int(1)));
+        assert!(l.assumptions.iter().any(|a| a == crate::layout::SINGLE_CTA_MMA), "{:?}", l.assumptions);
     }
 
     #[test]

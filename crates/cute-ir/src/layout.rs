@@ -216,6 +216,26 @@ impl Layout {
         Some(Layout { modes })
     }
 
+    /// `tiled_divide` by one extent per leading mode, each a single leaf
+    /// it divides: `((t0, t1, ..), s0 / t0, s1 / t1, .., other modes)`.
+    fn tiled_divide(&self, tiles: &[i64]) -> Option<Layout> {
+        if tiles.len() > self.modes.len() {
+            return None;
+        }
+        let mut tile_mode = Vec::new();
+        let mut rest = Vec::new();
+        for (mode, &t) in self.modes.iter().zip(tiles) {
+            let [(extent, stride)] = mode.as_slice() else { return None };
+            if t <= 0 || extent % t != 0 {
+                return None;
+            }
+            tile_mode.push((t, *stride));
+            rest.push(vec![(extent / t, stride * t)]);
+        }
+        let modes = std::iter::once(tile_mode).chain(rest).chain(self.modes[tiles.len()..].iter().cloned()).collect();
+        Some(Layout { modes })
+    }
+
     /// The modes a slicing coordinate keeps (`None` in their place).
     fn slice(&self, coord: &Value) -> Option<Layout> {
         let Value::Tuple(items) = coord else {
@@ -232,6 +252,17 @@ impl Layout {
             .map(|(m, _)| m.clone())
             .collect();
         Some(Layout { modes })
+    }
+}
+
+/// The extent of a shape that is one integer, or a tuple of one (`(2,)`, a
+/// rank-1 layout's shape).
+fn single_extent(v: &Value) -> Option<i64> {
+    let mut extents = Vec::new();
+    leaves(v, &mut extents)?;
+    match extents.as_slice() {
+        [e] => Some(*e),
+        _ => None,
     }
 }
 
@@ -389,6 +420,10 @@ pub fn tcgen05_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]
     Some(Value::Object(Arc::new(Object { class: TCGEN05_MMA.to_string(), attrs })))
 }
 
+/// What [`with_single_cta_mmas`] assumes, for the notes of a model.
+pub const SINGLE_CTA_MMA: &str =
+    "the CTA group of a tcgen05 MMA is not known statically: with one CTA per cluster an MMA spans one CTA (`thr_id` of size 1)";
+
 /// With one CTA per cluster a tcgen05 MMA spans one CTA (a CTA pair needs a
 /// peer in the cluster): the same value with the `thr_id` of every such MMA
 /// whose CTA group is not known set to `1:1`. Whether anything changed is
@@ -508,6 +543,16 @@ pub fn call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<V
                 .and_then(|s| Layout::compact(s, order.as_deref()))
                 .map(|l| l.to_value())
         }
+        // `cute.tiled_divide(cluster_layout, (mma.thr_id.shape,))`: how
+        // the CTAs of a cluster split into MMA peers and multicast groups.
+        "tiled_divide" => {
+            let layout = Layout::of_value(arg("target", 0)?);
+            let tiles: Option<Vec<i64>> = match arg("tiler", 1)? {
+                Value::Tuple(items) => items.iter().map(single_extent).collect(),
+                v => single_extent(v).map(|t| vec![t]),
+            };
+            layout.zip(tiles).and_then(|(l, t)| l.tiled_divide(&t)).map(|l| l.to_value())
+        }
         "slice_" => {
             let layout = Layout::of_value(arg("src", 0)?)?;
             layout.slice(arg("coord", 1)?).map(|l| l.to_value())
@@ -572,6 +617,19 @@ mod tests {
             .unwrap();
         assert_eq!(rows.size(), 128);
         assert_eq!(rows.cosize(), 1 + 31 * 64 + 3 * 2048);
+    }
+
+    #[test]
+    fn a_cluster_divided_by_its_mma_peers() {
+        // (2, 4, 1) CTAs over MMAs of two CTAs: pairs along M, 1 pair in M,
+        // 4 CTAs along N.
+        let cluster = Layout::of_value(&layout(&[2, 4, 1])).unwrap();
+        let divided = cluster.tiled_divide(&[2]).unwrap();
+        assert_eq!(divided.modes, vec![vec![(2, 1)], vec![(1, 2)], vec![(4, 2)], vec![(1, 8)]]);
+        let Value::Object(o) = divided.to_value() else { panic!("a layout is an object") };
+        assert_eq!(o.attrs["shape"], Value::Tuple(vec![Value::Int(2), Value::Int(1), Value::Int(4), Value::Int(1)]));
+        // A tile that does not divide its mode is not followed.
+        assert_eq!(cluster.tiled_divide(&[3]), None);
     }
 
     #[test]

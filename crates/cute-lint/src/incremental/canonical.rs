@@ -45,7 +45,6 @@ pub struct InstOptions {
     max_ops_per_thread: usize,
     max_steps_per_thread: usize,
     max_steps_total: usize,
-    default_threads_per_cta: u32,
 }
 
 impl InstOptions {
@@ -55,13 +54,12 @@ impl InstOptions {
             max_ops_per_thread,
             max_steps_per_thread,
             max_steps_total,
-            default_threads_per_cta,
             // The model is the same on any number of cores, and with or
             // without lanes standing in for others.
             workers: _,
             stand_ins: _,
         } = *o;
-        InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total, default_threads_per_cta }
+        InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total }
     }
 
     pub fn get(&self) -> InstantiateOptions {
@@ -70,7 +68,6 @@ impl InstOptions {
             max_ops_per_thread: self.max_ops_per_thread,
             max_steps_per_thread: self.max_steps_per_thread,
             max_steps_total: self.max_steps_total,
-            default_threads_per_cta: self.default_threads_per_cta,
             workers: 0,
             stand_ins: true,
         }

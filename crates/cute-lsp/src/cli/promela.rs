@@ -96,6 +96,7 @@ fn program_for(args: &PromelaArgs, text: &str, index: &LineIndex, module: &Modul
         let mut launch = launch.clone();
         if block.is_some() {
             launch.block = block;
+            launch.block_assumed = None;
         }
         instantiate(module, kernel, &kept, &launch, &Scenario::new(), &options)
     };
@@ -112,7 +113,8 @@ fn program_for(args: &PromelaArgs, text: &str, index: &LineIndex, module: &Modul
 
     let mut notes = vec![format!("Source: {}", args.file.display())];
     if let Some(n) = args.threads {
-        notes.push(format!("Threads per CTA set to {n} (--threads); the launch says {}.", describe_block(launch.block)));
+        let launched = launch.block.filter(|_| launch.block_assumed.is_none());
+        notes.push(format!("Threads per CTA set to {n} (--threads); the launch says {}.", describe_block(launched)));
     }
     for c in &inst.open_conditions {
         notes.push(format!(

@@ -1,0 +1,74 @@
+//! Upper bounds on loops whose trip count is not known.
+//!
+//! A loop over an unknown count is explored for a few iterations (see
+//! `InstantiateOptions::unknown_trip_count`). Some counts are unknown yet
+//! bounded by a known one: a producer's prologue fills the ring at most once,
+//! `for i in cutlass.range(prefetch)` with `prefetch = cutlass.max(
+//! cutlass.min(self.ab_stage, k_tile_cnt), 0)`. Exploring more iterations
+//! than that bound runs code no launch runs (there, a producer that waits for
+//! a stage its own consumer has not released yet), so the bound caps the
+//! exploration.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use cute_ir::ast::{Expr, FunctionDef, Target};
+use cute_ir::eval::{eval, CallHandler, Env};
+
+/// The names a function binds exactly once, by a plain assignment, with the
+/// expression they are bound to: what a name read by a loop bound stands
+/// for, wherever the loop is.
+pub(super) fn single_definitions(f: &FunctionDef) -> HashMap<String, &Expr> {
+    let mut bindings: HashMap<String, (usize, Option<&Expr>)> = HashMap::default();
+    cute_ir::ast::for_each_binding(&f.body, &mut |target, value| {
+        for n in target.bound_names() {
+            let entry = bindings.entry(n).or_insert((0, None));
+            entry.0 += 1;
+            // Only a plain `name = value` defines the name by an expression.
+            entry.1 = if matches!(target, Target::Name(_)) { value } else { None };
+        }
+    });
+    bindings.into_iter().filter_map(|(n, (count, value))| (count == 1).then_some((n, value?))).collect()
+}
+
+/// How many iterations at most the loop `for _ in iter` runs, when its trip
+/// count is not known but bounded by known values: `range(n)` and
+/// `cutlass.range(n, ...)` whose `n` is a `min` with a known argument (a
+/// `max` with a constant no larger keeps that bound), through names bound
+/// once in `definitions`.
+pub(super) fn loop_bound(iter: &Expr, definitions: &HashMap<String, &Expr>, env: &Env, handler: &mut dyn CallHandler) -> Option<i64> {
+    let Expr::Call(call) = iter else { return None };
+    if call.func.dotted().is_none_or(|d| d != "range" && !d.ends_with(".range")) {
+        return None;
+    }
+    let (start, stop) = match call.args.as_slice() {
+        [stop] => (0, stop),
+        [start, stop] => (eval(start, env, handler).as_int()?, stop),
+        _ => return None,
+    };
+    Some((at_most(stop, definitions, env, handler, 0)? - start).max(0))
+}
+
+fn at_most(e: &Expr, definitions: &HashMap<String, &Expr>, env: &Env, handler: &mut dyn CallHandler, depth: u32) -> Option<i64> {
+    const MAX_DEPTH: u32 = 8;
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    if let Some(v) = eval(e, env, handler).as_int() {
+        return Some(v);
+    }
+    match e {
+        Expr::Name(n) => at_most(definitions.get(n)?, definitions, env, handler, depth + 1),
+        Expr::Call(call) if call.args.len() >= 2 && call.kwargs.is_empty() => {
+            let bounds = call.args.iter().map(|a| at_most(a, definitions, env, handler, depth + 1));
+            match call.func.dotted()?.rsplit('.').next()? {
+                // The least of the known bounds bounds the least.
+                "min" => bounds.flatten().min(),
+                // The greatest bounds the greatest only when every argument
+                // is bounded.
+                "max" => bounds.collect::<Option<Vec<i64>>>()?.into_iter().max(),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
