@@ -349,6 +349,16 @@ pub(crate) fn check_slice_with(
         );
         return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
+    // Conditions past the first few were decided as false in every way
+    // explored: a finding in all of them may rest on those alone.
+    if let (Some(c), true) = (open.get(MAX_OPEN_CONDITIONS), per_scenario.iter().any(|f| !f.is_empty())) {
+        incomplete.insert(
+            0,
+            analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
+        );
+        incomplete[0].notes.extend(notes);
+        return analysis_incomplete::merge(incomplete).into_iter().collect();
+    }
     if !per_scenario.is_empty() && per_scenario.iter().all(|f| !f.is_empty()) {
         let mut findings = per_scenario.swap_remove(0);
         if scenarios.len() > 1 {
@@ -363,13 +373,29 @@ pub(crate) fn check_slice_with(
         return memory;
     }
     if per_scenario.iter().any(|f| !f.is_empty()) {
-        let c = &open[0];
+        let c = deciding_condition(&open, &per_scenario);
         incomplete.insert(
             0,
             analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
         );
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
+}
+
+/// The condition a verdict found in some ways of deciding the conditions
+/// and not in others depends on: the first explored one whose two ways,
+/// every other condition alike, part a way with findings from one without
+/// (the first condition when none does alone). `per_scenario[i]` holds the
+/// findings of the way whose bit `j` decides `open[j]`.
+fn deciding_condition<'a>(open: &'a [cute_check::OpenCondition], per_scenario: &[Vec<Diagnostic>]) -> &'a cute_check::OpenCondition {
+    let explored = open.len().min(MAX_OPEN_CONDITIONS);
+    let parts = |j: usize| {
+        (0..per_scenario.len()).any(|i| {
+            let other = i ^ (1 << j);
+            other < per_scenario.len() && !per_scenario[i].is_empty() && per_scenario[other].is_empty()
+        })
+    };
+    (0..explored).find(|&j| parts(j)).map_or(&open[0], |j| &open[j])
 }
 
 /// What the named-barrier rules read off a model: counts that disagree,

@@ -1,0 +1,133 @@
+//! What the checker assumes where a kernel's code leaves a value open: the
+//! stage count a pipeline is modelled with is the one the kernel reads
+//! elsewhere, a loop bounded by it is explored no further, and a verdict
+//! that rests on conditions never explored both ways is not given.
+
+use cute_lint::{analyze_text, AnalysisOptions, Severity};
+
+/// All four warps consume a pipeline whose stage count the caller picks
+/// (`Ring(stages)`, not known in the file); warp 0 first fills the ring with
+/// `min(PREFETCH, k_tiles)` tiles, `k_tiles` a runtime count.
+const RING: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+class Ring:
+    def __init__(self, stages):
+        self.stages = stages
+
+    @cute.kernel
+    def kernel(self, x: cute.Tensor, k_tiles: cutlass.Int32):
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 2 * self.stages)
+        pipe = pipeline.PipelineAsync.create(
+            num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+            barrier_storage=storage,
+        )
+        prefetch = cutlass.max(cutlass.min(PREFETCH, k_tiles), 0)
+        if warp == 0:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+            for i in cutlass.range(prefetch, unroll=1):
+                pipe.producer_acquire(state)
+                pipe.producer_commit(state)
+                state.advance()
+        cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+        for i in cutlass.range(prefetch, unroll=1):
+            pipe.consumer_wait(cons)
+            pipe.consumer_release(cons)
+            cons.advance()
+
+    @cute.jit
+    def __call__(self, x: cute.Tensor, k_tiles: cutlass.Int32):
+        self.kernel(x, k_tiles).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#;
+
+/// Three conditions on a runtime value guard synchronization (every thread
+/// takes them alike), and a fourth guards the producer's only commit.
+const FOURTH_CONDITION: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if n > 0:
+        cute.arch.sync_threads()
+    if n > 1:
+        cute.arch.sync_threads()
+    if n > 2:
+        cute.arch.sync_threads()
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        if n > 3:
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+    if warp == 1:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        pipe.consumer_wait(state)
+        pipe.consumer_release(state)
+
+
+@cute.jit
+def host(x: cute.Tensor, n: cutlass.Int32):
+    k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+
+fn findings(src: &str) -> Vec<(String, Severity, usize)> {
+    let line = |at: u32| src[..at as usize].matches('\n').count() + 1;
+    analyze_text(src, &AnalysisOptions::default()).into_iter().map(|d| (d.name.to_string(), d.severity, line(d.range.start))).collect()
+}
+
+fn line_of(src: &str, needle: &str) -> usize {
+    src[..src.find(needle).expect("present")].matches('\n').count() + 1
+}
+
+/// The prologue fills the ring at most once (`min(self.stages, k_tiles)`
+/// tiles): explored for the stage count the pipeline is modelled with, not
+/// for the iterations a loop of unknown length gets, it never waits for a
+/// stage its own warp has yet to consume. One more tile than stages does.
+#[test]
+fn a_prologue_bounded_by_the_stage_count_is_explored_no_further() {
+    let clean = RING.replace("PREFETCH", "self.stages");
+    let kernel = line_of(&clean, "def kernel");
+    assert_eq!(findings(&clean), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
+    let notes = analyze_text(&clean, &AnalysisOptions::default()).remove(0).notes.join("\n");
+    assert!(notes.contains("the stage count `self.stages` is not known statically: assuming 2 stages"), "{notes}");
+
+    let overfilled = RING.replace("PREFETCH", "self.stages + 1");
+    let acquire = line_of(&overfilled, "pipe.producer_acquire(state)");
+    assert_eq!(findings(&overfilled), vec![("deadlock".to_string(), Severity::Warning, acquire)]);
+}
+
+/// The producer commits only when `n > 3`, the fourth condition met: it is
+/// taken as false in every way explored, and the consumer then waits
+/// forever. Whether `n > 3` can be false is the question; the kernel is
+/// reported as checked in part, on that condition, not as a hang.
+#[test]
+fn a_finding_resting_on_a_condition_never_explored_is_not_reported() {
+    let guard = line_of(FOURTH_CONDITION, "if n > 3:");
+    let got = analyze_text(FOURTH_CONDITION, &AnalysisOptions::default());
+    assert_eq!(findings(FOURTH_CONDITION), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
+    assert!(got[0].message.contains(&format!("depends on the condition at line {guard}")), "{}", got[0].message);
+    // With it among the three explored, the hang is data's choice all the
+    // same (`n > 3` false hangs, true does not), and the note names it, not
+    // the first condition met.
+    let first = FOURTH_CONDITION.replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
+    let guard = line_of(&first, "if n > 3:");
+    assert_eq!(findings(&first), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
+}
