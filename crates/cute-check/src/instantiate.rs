@@ -179,6 +179,16 @@ pub fn instantiate(
     let mut params = launch.params.clone();
     model.assumptions.extend(crate::pipeline::assume_stage_counts(kernel, &mut params));
     let definitions = trip_bound::single_definitions(kernel);
+    let loop_bounds = trip_bound::loop_bound_names(kernel);
+    let explored_count = Value::Int(options.unknown_trip_count.into());
+    let mut counts_taken = false;
+    for name in &loop_bounds {
+        if let Some(v) = params.get_mut(name).filter(|v| v.is_unknown()) {
+            *v = explored_count.clone();
+            counts_taken = true;
+            model.assumptions.push(count_taken_note(name, options));
+        }
+    }
     let mut single_cta_mmas = false;
     if cluster_ctas == 1 {
         for v in params.values_mut() {
@@ -211,6 +221,7 @@ pub fn instantiate(
         deadline: std::time::Instant::now() + MAX_TIME,
         block_assumed: model.block_assumed,
         definitions: &definitions,
+        loop_bounds: &loop_bounds,
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
     let (mut shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
@@ -244,7 +255,7 @@ pub fn instantiate(
     model.buffers = shared.buffers.list;
     model.memory = thread_memory;
     memory::stage_element_accesses(&mut model.memory);
-    model.bounded = shared.bounded;
+    model.bounded = shared.bounded || counts_taken;
     model.out_of_time = shared.out_of_time;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
@@ -371,6 +382,9 @@ struct Setup<'a> {
     /// The names the kernel binds once, with their expressions (see
     /// [`trip_bound`]).
     definitions: &'a HashMap<String, &'a Expr>,
+    /// The names the kernel's loops run up to (see
+    /// [`trip_bound::loop_bound_names`]).
+    loop_bounds: &'a BTreeSet<String>,
 }
 
 /// A barrier registration: (cta, id, site, round, count, sync, aligned,
@@ -626,6 +640,7 @@ impl Setup<'_> {
                 advanced_parameters: Vec::new(),
                 write_backs: Vec::new(),
                 definitions: self.definitions,
+                loop_bounds: self.loop_bounds,
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.
@@ -974,6 +989,8 @@ struct ThreadRun<'a> {
     /// The names the kernel binds once, with their expressions (see
     /// [`trip_bound`]).
     definitions: &'a HashMap<String, &'a Expr>,
+    /// The names the kernel's loops run up to.
+    loop_bounds: &'a BTreeSet<String>,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,
@@ -1252,7 +1269,10 @@ impl<'a> ThreadRun<'a> {
         }
         match &s.kind {
             StmtKind::Assign { targets, value } => {
-                let v = eval(value, env, self);
+                let mut v = eval(value, env, self);
+                if self.inline_depth == 0 {
+                    self.take_unknown_count_as_explored(targets, value, &mut v, env);
+                }
                 self.record_reads(value, env, s.range);
                 for t in targets {
                     self.bind_in_stood_in_lanes(t, value, env);
@@ -1622,6 +1642,28 @@ impl<'a> ThreadRun<'a> {
                 self.keep_lanes_alike(bound, &value, true, env);
             }
         }
+    }
+
+    /// `k_tiles = cute.size(...)`, not known statically, where `k_tiles` is
+    /// a bound of the kernel's loops: it takes the count a loop of unknown
+    /// length is explored for (see [`trip_bound::loop_bound_names`]), and
+    /// the verdict is a bounded one.
+    fn take_unknown_count_as_explored(&mut self, targets: &[Target], value: &Expr, v: &mut Value, env: &Env) {
+        let [Target::Name(name)] = targets else { return };
+        // Not where lanes may compute it differently: every lane must take
+        // the same count, whether it stands in for others or not, and a
+        // branch on it must not be taken to split the warp.
+        if !v.is_unknown() || !self.loop_bounds.contains(name) || self.lane_varying.contains(name) || self.varies_here(value) {
+            return;
+        }
+        // A count bounded by a known one (`min(stages, k_tiles)`) is no
+        // larger.
+        let definitions = self.definitions;
+        let explored = i64::from(self.options.unknown_trip_count);
+        let bound = trip_bound::at_most(value, definitions, env, self).map_or(explored, |b| b.clamp(0, explored));
+        *v = Value::Int(bound);
+        self.shared.bounded = true;
+        self.shared.notes.insert(count_taken_note(name, self.options));
     }
 
     /// A known bound on the trips of a kernel loop over `iter` whose trip
@@ -2996,6 +3038,13 @@ impl CallHandler for ThreadRun<'_> {
 
 /// The note for tcgen05 MMAs taken to span one CTA.
 use cute_ir::layout::SINGLE_CTA_MMA;
+
+fn count_taken_note(name: &str, options: &InstantiateOptions) -> String {
+    format!(
+        "`{name}` is not known statically: it is taken as {}, the iterations a loop of unknown length is explored for",
+        options.unknown_trip_count
+    )
+}
 
 /// What differs between the lanes of a warp, for [`lane_varying_names`].
 #[derive(Clone, Copy, PartialEq, Eq)]

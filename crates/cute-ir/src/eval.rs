@@ -519,8 +519,20 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     if let Some(v) = crate::layout::tcgen05_tiled_mma(call, args, kwargs) {
         return Some(v);
     }
-    let Expr::Name(name) = &call.func else { return None };
-    match name.as_str() {
+    // `cutlass.min` / `cutlass.max` are `min` / `max` on the values known
+    // when the kernel is compiled.
+    let name = match &call.func {
+        Expr::Name(name) => name.as_str(),
+        Expr::Attr { attr, .. } if matches!(attr.as_str(), "min" | "max") => {
+            let qualified = call.qualname.clone().or_else(|| call.func.dotted());
+            if !qualified.is_some_and(|q| q.starts_with("cutlass.")) {
+                return None;
+            }
+            attr.as_str()
+        }
+        _ => return None,
+    };
+    match name {
         "min" | "max" => {
             let ints: Option<Vec<i64>> = args.iter().map(Value::as_int).collect();
             Some(match ints {
@@ -589,6 +601,8 @@ mod tests {
         assert_eq!(value_of("0 < phase <= 1", &env), Value::Bool(true));
         assert!(value_of("tensor[0] + 1", &env).is_unknown());
         assert_eq!(value_of("tensor[0] % 1", &env), Value::Int(0));
+        assert_eq!(value_of("cutlass.max(cutlass.min(phase + 1, 4), 0)", &env), Value::Int(2));
+        assert!(value_of("cutlass.min(phase, tensor[0])", &env).is_unknown());
         assert!(value_of("tensor[0] % 2", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
     }

@@ -1,7 +1,8 @@
 //! What the checker assumes where a kernel's code leaves a value open: the
 //! stage count a pipeline is modelled with is the one the kernel reads
-//! elsewhere, a loop bounded by it is explored no further, and a verdict
-//! that rests on conditions never explored both ways is not given.
+//! elsewhere, a loop bounded by it is explored no further, a count its
+//! loops run up to is the number of iterations they are explored for, and a
+//! verdict that rests on conditions never explored both ways is not given.
 
 use cute_lint::{analyze_text, AnalysisOptions, Severity};
 
@@ -88,6 +89,50 @@ def host(x: cute.Tensor, n: cutlass.Int32):
     k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
 "#;
 
+/// A producer that fills the ring (`min(2, k_tiles)` tiles), then refills
+/// it while its count is below `k_tiles` (`GUARD`), for a consumer of
+/// `k_tiles` tiles; `k_tiles` is a runtime argument.
+const REFILL: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(x: cute.Tensor, k_tiles: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        for i in cutlass.range(cutlass.min(2, k_tiles), unroll=1):
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+        for i in cutlass.range(k_tiles, unroll=1):
+            if GUARD:
+                pipe.producer_acquire(state)
+                pipe.producer_commit(state)
+                state.advance()
+    if warp == 1:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        for i in cutlass.range(k_tiles, unroll=1):
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            state.advance()
+
+
+@cute.jit
+def host(x: cute.Tensor, k_tiles: cutlass.Int32):
+    k(x, k_tiles).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+
 fn findings(src: &str) -> Vec<(String, Severity, usize)> {
     let line = |at: u32| src[..at as usize].matches('\n').count() + 1;
     analyze_text(src, &AnalysisOptions::default()).into_iter().map(|d| (d.name.to_string(), d.severity, line(d.range.start))).collect()
@@ -130,4 +175,30 @@ fn a_finding_resting_on_a_condition_never_explored_is_not_reported() {
     let first = FOURTH_CONDITION.replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
     let guard = line_of(&first, "if n > 3:");
     assert_eq!(findings(&first), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
+}
+
+/// `k_tiles` bounds the loops, so it is taken as the iterations they are
+/// explored for, and the producer's `state.count < k_tiles` agrees with
+/// them: the producer makes as many tiles as the consumer takes. (Decided
+/// apart from the loops, that condition made the producer stop early or run
+/// on, and the kernel hang either way.) A guard one short does hang.
+#[test]
+fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
+    let clean = REFILL.replace("GUARD", "state.count < k_tiles");
+    let kernel = line_of(&clean, "def k(");
+    assert_eq!(findings(&clean), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
+    let notes = analyze_text(&clean, &AnalysisOptions::default()).remove(0).notes.join("\n");
+    assert!(notes.contains("`k_tiles` is not known statically: it is taken as 3"), "{notes}");
+
+    // The same, with the count computed in the kernel.
+    let computed = clean.replace(
+        "def k(x: cute.Tensor, k_tiles: cutlass.Int32):\n",
+        "def k(x: cute.Tensor, n: cutlass.Int32):\n    k_tiles = cute.size(x, mode=[0])\n",
+    );
+    assert_ne!(computed, clean);
+    assert_eq!(findings(&computed), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
+
+    let short = REFILL.replace("GUARD", "state.count < k_tiles - 1");
+    let wait = line_of(&short, "pipe.consumer_wait(state)");
+    assert_eq!(findings(&short), vec![("deadlock".to_string(), Severity::Warning, wait)]);
 }

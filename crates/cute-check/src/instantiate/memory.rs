@@ -579,7 +579,11 @@ fn region_of_index(index: &Value) -> Region {
 fn collect_subscripts<'e>(e: &'e Expr, decide: &mut dyn FnMut(&Expr) -> Option<bool>, out: &mut Vec<(&'e Expr, &'e Expr)>) {
     match e {
         Expr::Subscript { base, index } => {
-            out.push((base, index));
+            // `t[None, None, stage]` selects a view of `t`, whose elements
+            // are read where the view is indexed.
+            if !keeps_a_mode(index) {
+                out.push((base, index));
+            }
             collect_subscripts(index, decide, out);
         }
         Expr::Call(c) => {
@@ -608,6 +612,16 @@ fn collect_subscripts<'e>(e: &'e Expr, decide: &mut dyn FnMut(&Expr) -> Option<b
         Expr::Tuple(items) => items.iter().for_each(|a| collect_subscripts(a, decide, out)),
         Expr::Attr { base, .. } => collect_subscripts(base, decide, out),
         _ => {}
+    }
+}
+
+/// Whether a subscript's index keeps a mode of the tensor (`None` in its
+/// place, at any depth): the subscript is then a view, not an element.
+fn keeps_a_mode(index: &Expr) -> bool {
+    match index {
+        Expr::None => true,
+        Expr::Tuple(items) => items.iter().any(keeps_a_mode),
+        _ => false,
     }
 }
 

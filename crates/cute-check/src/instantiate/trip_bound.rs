@@ -11,7 +11,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use cute_ir::ast::{Expr, FunctionDef, Target};
+use std::collections::BTreeSet;
+
+use cute_ir::ast::{BinOp, Expr, FunctionDef, Stmt, StmtKind, Target};
 use cute_ir::eval::{eval, CallHandler, Env};
 
 /// The names a function binds exactly once, by a plain assignment, with the
@@ -30,6 +32,59 @@ pub(super) fn single_definitions(f: &FunctionDef) -> HashMap<String, &Expr> {
     bindings.into_iter().filter_map(|(n, (count, value))| (count == 1).then_some((n, value?))).collect()
 }
 
+/// The names the kernel's loops run up to (`for k in cutlass.range(k_tiles)`,
+/// `range(1, k_tiles - 1)`). One that is not known statically is taken as
+/// the number of iterations a loop of unknown length is explored for: the
+/// loops over it run that many times, and what else the kernel computes
+/// from it (`state.count < k_tiles`, `k == k_tiles - 1`) must agree with
+/// them, or the model runs code no launch runs.
+pub(super) fn loop_bound_names(f: &FunctionDef) -> BTreeSet<String> {
+    fn walk(stmts: &[Stmt], out: &mut BTreeSet<String>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::For { iter, body, .. } => {
+                    if let Some(n) = range_stop(iter).and_then(counted_name) {
+                        out.insert(n.to_string());
+                    }
+                    walk(body, out);
+                }
+                StmtKind::If { then, orelse, .. } => {
+                    walk(then, out);
+                    walk(orelse, out);
+                }
+                StmtKind::While { body, .. } | StmtKind::With { body, .. } => walk(body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&f.body, &mut out);
+    out
+}
+
+/// The stop of `range(stop)`, `range(start, stop[, step])` and the
+/// `cutlass` ranges.
+fn range_stop(iter: &Expr) -> Option<&Expr> {
+    let Expr::Call(call) = iter else { return None };
+    if call.func.dotted().is_none_or(|d| d != "range" && !d.ends_with(".range") && !d.ends_with(".range_constexpr")) {
+        return None;
+    }
+    match call.args.as_slice() {
+        [stop] => Some(stop),
+        [_, stop, ..] => Some(stop),
+        _ => None,
+    }
+}
+
+/// The name a count is, give or take constants (`k_tiles - 1`).
+fn counted_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Name(n) => Some(n),
+        Expr::Binary { op: BinOp::Add | BinOp::Sub, lhs, rhs } if matches!(**rhs, Expr::Int(_)) => counted_name(lhs),
+        _ => None,
+    }
+}
+
 /// How many iterations at most the loop `for _ in iter` runs, when its trip
 /// count is not known but bounded by known values: `range(n)` and
 /// `cutlass.range(n, ...)` whose `n` is a `min` with a known argument (a
@@ -45,10 +100,16 @@ pub(super) fn loop_bound(iter: &Expr, definitions: &HashMap<String, &Expr>, env:
         [start, stop] => (eval(start, env, handler).as_int()?, stop),
         _ => return None,
     };
-    Some((at_most(stop, definitions, env, handler, 0)? - start).max(0))
+    Some((at_most(stop, definitions, env, handler)? - start).max(0))
 }
 
-fn at_most(e: &Expr, definitions: &HashMap<String, &Expr>, env: &Env, handler: &mut dyn CallHandler, depth: u32) -> Option<i64> {
+/// A known upper bound on the value of `e`: its value when known, else the
+/// least known argument of a `min`, through names bound once.
+pub(super) fn at_most(e: &Expr, definitions: &HashMap<String, &Expr>, env: &Env, handler: &mut dyn CallHandler) -> Option<i64> {
+    upper_bound(e, definitions, env, handler, 0)
+}
+
+fn upper_bound(e: &Expr, definitions: &HashMap<String, &Expr>, env: &Env, handler: &mut dyn CallHandler, depth: u32) -> Option<i64> {
     const MAX_DEPTH: u32 = 8;
     if depth > MAX_DEPTH {
         return None;
@@ -57,9 +118,9 @@ fn at_most(e: &Expr, definitions: &HashMap<String, &Expr>, env: &Env, handler: &
         return Some(v);
     }
     match e {
-        Expr::Name(n) => at_most(definitions.get(n)?, definitions, env, handler, depth + 1),
+        Expr::Name(n) => upper_bound(definitions.get(n)?, definitions, env, handler, depth + 1),
         Expr::Call(call) if call.args.len() >= 2 && call.kwargs.is_empty() => {
-            let bounds = call.args.iter().map(|a| at_most(a, definitions, env, handler, depth + 1));
+            let bounds = call.args.iter().map(|a| upper_bound(a, definitions, env, handler, depth + 1));
             match call.func.dotted()?.rsplit('.').next()? {
                 // The least of the known bounds bounds the least.
                 "min" => bounds.flatten().min(),
