@@ -185,28 +185,30 @@ impl Launches {
             let as_assumed = |f: &Found| {
                 block.is_none_or(|b| f.launch.block == Some(b)) && cluster_shape.is_none_or(|c| f.launch.cluster == Some(c))
             };
-            if let Some(f) = relaunched.filter(as_assumed) {
-                let mut assumptions = Vec::new();
-                if cluster_shape.is_some() {
-                    assumptions.extend(cluster.note.map(str::to_string));
-                }
-                let described = taken.describe_taken();
-                if !described.is_empty() {
-                    assumptions.push(format!("the host code computes its values with {}", described.join(", ")));
-                }
-                if taken.single_cta_mmas {
-                    assumptions.push(crate::layout::SINGLE_CTA_MMA.to_string());
-                }
-                let block_assumed = block.map(|_| block_assumed_note(kernel));
-                return Some(Launch { block_assumed, assumptions, ..f.launch });
+            let relaunched = relaunched.filter(as_assumed)?;
+            let mut assumptions = Vec::new();
+            if cluster_shape.is_some() {
+                assumptions.extend(cluster.note.map(str::to_string));
             }
-            return None;
+            let described = taken.describe_taken();
+            if !described.is_empty() {
+                assumptions.push(format!("the host code computes its values with {}", described.join(", ")));
+            }
+            if taken.single_cta_mmas {
+                assumptions.push(crate::layout::SINGLE_CTA_MMA.to_string());
+            }
+            let block_assumed = block.map(|_| block_assumed_note(kernel));
+            return Some(Launch { block_assumed, assumptions, ..relaunched.launch });
         }
         None
     }
 
-    /// The launch of `kernel`. Always returns a `Launch`; what is not found
-    /// is `None`/`Unknown` and the caller states its assumption.
+    /// The launch of `kernel`. Always returns a `Launch`. A launch found with
+    /// a block or cluster shape that does not resolve gets the shapes the
+    /// kernel is checked with, and the host values computed from them,
+    /// where its arguments can be solved for them (the block is assumed in
+    /// any case, and said); a launch not found has no shape (`None`) and
+    /// the caller states its assumption. Parameters not known are `Unknown`.
     pub fn of_kernel(&self, module: &Module, kernel: &FunctionDef) -> Launch {
         let globals = &self.globals;
         let mut handler = HostCalls::new(module);
