@@ -3027,6 +3027,18 @@ impl CallHandler for ThreadRun<'_> {
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {
             return self.single_cta_mmas(v);
         }
+        // A pipeline or named barrier handed to a function this file does
+        // not define (`epilogue(..., acc_pipeline)` imported from another
+        // module): what it does with it is not followed, and its
+        // synchronization is never dropped in silence.
+        if let Some(handed) = handed_synchronizing_object(call, &args, &kwargs) {
+            let callee = call.func.dotted().map_or_else(|| "a call".to_string(), |c| format!("`{c}(...)`"));
+            self.unresolved(
+                call.range,
+                format!("it hands {handed} to {callee}, which is not defined in this file: what that does with it is not modelled"),
+            );
+            return Value::unknown(callee);
+        }
         let key = call as *const Call as usize;
         self.shared
             .unknown_results
@@ -3034,6 +3046,23 @@ impl CallHandler for ThreadRun<'_> {
             .or_insert_with(|| Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string()))))
             .clone()
     }
+}
+
+/// The argument of `call` that is a pipeline, a pipeline participant or a
+/// named barrier, named as the call spells it.
+fn handed_synchronizing_object(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<String> {
+    let synchronizes = |v: &Value| {
+        matches!(v, Value::Object(o) if [crate::pipeline::PIPELINE, crate::pipeline::PARTICIPANT, eval::NAMED_BARRIER].contains(&o.class.as_str()))
+    };
+    let named = |e: Option<&Expr>, fallback: &str| match e.and_then(Expr::dotted) {
+        Some(text) => format!("`{text}`"),
+        None => fallback.to_string(),
+    };
+    if let Some(i) = args.iter().position(synchronizes) {
+        return Some(named(call.args.get(i), "a pipeline"));
+    }
+    let (key, _) = kwargs.iter().find(|(_, v)| synchronizes(v))?;
+    Some(named(call.kwargs.iter().find(|(k, _)| k == key).map(|(_, e)| e), "a pipeline"))
 }
 
 /// The note for tcgen05 MMAs taken to span one CTA.

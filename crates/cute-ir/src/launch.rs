@@ -444,6 +444,22 @@ fn construct_from_file(module: &Module, class: &str, globals: &Env, handler: &mu
 
 trait HostVisitor {
     fn expr_stmt(&mut self, expr: &Expr, env: &Env, handler: &mut HostCalls<'_>);
+
+    /// A `return` statement ran, giving `value`.
+    fn returned(&mut self, _value: Value) {}
+}
+
+/// The value the first `return` a host method runs gives (the body runs on
+/// past it: a `return` under a condition not known does not end the run).
+#[derive(Default)]
+struct FirstReturn(Option<Value>);
+
+impl HostVisitor for FirstReturn {
+    fn expr_stmt(&mut self, _: &Expr, _: &Env, _: &mut HostCalls<'_>) {}
+
+    fn returned(&mut self, value: Value) {
+        self.0.get_or_insert(value);
+    }
 }
 
 struct LaunchFinder<'m> {
@@ -567,7 +583,11 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
                     run_method_on_self(call, env, handler, visitor);
                 }
             }
-            StmtKind::Return(Some(e)) => visitor.expr_stmt(e, env, handler),
+            StmtKind::Return(Some(e)) => {
+                visitor.expr_stmt(e, env, handler);
+                let value = eval(e, env, handler);
+                visitor.returned(value);
+            }
             StmtKind::If { cond, then, orelse } => match eval(cond, env, handler).as_bool() {
                 Some(true) => run_host_body(then, env, handler, visitor),
                 Some(false) => run_host_body(orelse, env, handler, visitor),
@@ -590,13 +610,8 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
 /// launch), so its body runs with `self` bound, launches in it included, and
 /// the object it leaves is the caller's `self` afterwards.
 fn run_method_on_self(call: &Call, env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) {
-    let Expr::Attr { base, attr } = &call.func else { return };
-    if !matches!(base.as_ref(), Expr::Name(b) if b == "self") {
-        return;
-    }
-    let Some(Value::Object(object)) = env.get("self") else { return };
-    let Some(method) = handler.module.function(Some(&object.class), attr) else { return };
-    if method.decorator == Some(DecoratorKind::Kernel) || handler.depth > 8 {
+    let Some(method) = handler.method_of_self(call, env) else { return };
+    if handler.depth > 8 {
         return;
     }
     let mut local = env.clone();
@@ -650,6 +665,36 @@ impl<'m> HostCalls<'m> {
         HostCalls { module, depth: 0, assumed: None }
     }
 
+    /// The method of this file's class that `self.name(...)` calls, when
+    /// `self` is an object of that class and the method is not a kernel.
+    fn method_of_self(&self, call: &Call, env: &Env) -> Option<&'m FunctionDef> {
+        let Expr::Attr { base, attr } = &call.func else { return None };
+        if !matches!(base.as_ref(), Expr::Name(b) if b == "self") {
+            return None;
+        }
+        let Some(Value::Object(object)) = env.get("self") else { return None };
+        let module = self.module;
+        module.function(Some(&object.class), attr).filter(|m| m.decorator != Some(DecoratorKind::Kernel))
+    }
+
+    /// What a method called for its value returns (`tiled_mma =
+    /// self._create_tiled_mma()`): its body runs with `self` bound, and the
+    /// first `return` it runs gives the value. What it does to `self` stays
+    /// in the call (methods called for their effect are run by
+    /// [`run_method_on_self`]).
+    fn method_value(&mut self, method: &FunctionDef, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
+        if self.depth > 8 {
+            return Value::unknown(format!("`{}(...)`", method.display_name()));
+        }
+        let mut local = env.clone();
+        bind_arguments(&method.params[1.min(method.params.len())..], args, kwargs, env, &mut local, self, &method.display_name());
+        let mut first = FirstReturn::default();
+        self.depth += 1;
+        run_host_body(&method.body, &mut local, self, &mut first);
+        self.depth -= 1;
+        first.0.unwrap_or(Value::None)
+    }
+
     fn construct(&mut self, class: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let mut obj = Object { class: class.to_string(), attrs: BTreeMap::new() };
         if let Some(c) = self.module.class(class) {
@@ -694,6 +739,9 @@ impl CallHandler for HostCalls<'_> {
         }
         if eval::constructs_named_barrier(call) {
             return eval::named_barrier(&args, &kwargs);
+        }
+        if let Some(method) = self.method_of_self(call, env) {
+            return self.method_value(method, args, kwargs, env);
         }
         if let Expr::Name(n) = &call.func {
             if self.module.class(n).is_some() {
@@ -829,6 +877,18 @@ def run(cluster_shape_mn, warps):
         assert!(l.block_assumed.is_some());
         assert!(self_attr(&l, "num_warps").is_some_and(|v| v.is_unknown()));
         assert!(!l.assumptions.join("\n").contains("threads_per_cta"), "{l:?}");
+    }
+
+    #[test]
+    fn a_method_called_for_its_value_returns_what_its_body_returns() {
+        let src = CALLER_SIZED
+            .replace("def run(cluster_shape_mn, warps):", "def run():\n    cluster_shape_mn, warps = (2, 1), 4")
+            .replace("        self.num_warps = self.threads_per_cta // 32", "        self.num_warps = self._warps_of(self.threads_per_cta)")
+            .replace("    @cute.kernel", "    def _warps_of(self, threads):\n        return threads // 32\n    @cute.kernel");
+        assert!(src.contains("self._warps_of(self.threads_per_cta)") && src.contains("def _warps_of"));
+        let m = crate::lower_text(&src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(self_attr(&l, "num_warps"), Some(Value::Int(4)));
     }
 
     #[test]

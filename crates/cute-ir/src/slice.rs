@@ -114,6 +114,12 @@ struct Flat {
     pipeline: bool,
     /// `x.method(...)` calls: (x, method).
     methods: Vec<(String, String)>,
+    /// Names passed as arguments to calls the API table does not know
+    /// (`epilogue(tidx, acc_pipeline)`).
+    passed: Vec<String>,
+    /// `x = pipeline.PipelineAsync.create(...)`, `bar = pipeline.NamedBarrier(...)`:
+    /// an assignment of what a `cutlass.pipeline` call returns.
+    binds_pipeline_object: bool,
     /// `return`, `break` or `continue`.
     exit: Option<&'static str>,
     /// A `for` or `while` loop.
@@ -333,7 +339,9 @@ fn define_advanced_arguments(advancing: &BTreeSet<String>, flat: &mut [Flat]) {
 /// pipe.make_participants()`, `handle = producer.acquire_and_advance()`)
 /// synchronize through methods the API table cannot name by themselves
 /// (`handle.commit()`, `consumer.release(handle)`, `producer.advance()`):
-/// calls of methods on them are seeds too.
+/// calls of methods on them are seeds too. So are the calls that the
+/// objects a pipeline call creates are handed to (a function of another
+/// file is not followed, and says so).
 fn seed_pipeline_objects(flat: &mut [Flat]) {
     let mut objects: BTreeSet<String> = BTreeSet::new();
     loop {
@@ -352,7 +360,13 @@ fn seed_pipeline_objects(flat: &mut [Flat]) {
             }
         }
         if objects.len() == before {
-            return;
+            break;
+        }
+    }
+    let handed: BTreeSet<String> = flat.iter().filter(|s| s.binds_pipeline_object).flat_map(|s| s.defs.iter().cloned()).collect();
+    for s in flat.iter_mut().filter(|s| s.seed.is_none()) {
+        if let Some(x) = s.passed.iter().find(|x| handed.contains(*x)) {
+            s.seed = Some(Reason::Sync(format!("hands `{x}` to a call")));
         }
     }
 }
@@ -575,6 +589,17 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 _ => None,
             })
             .collect();
+        let passed = calls
+            .iter()
+            .filter(|c| c.api.is_none())
+            .flat_map(|c| c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a)))
+            .filter_map(|a| match a {
+                Expr::Name(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
+        let binds_pipeline_object =
+            matches!(&s.kind, StmtKind::Assign { value: Expr::Call(c), .. } if Api::of_call(c) == Some(Api::Pipeline));
         let exit = match &s.kind {
             StmtKind::Return(_) => Some("return"),
             StmtKind::Break => Some("break"),
@@ -592,7 +617,23 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 helper_call = Some((f.to_string(), names.collect()));
             }
         }
-        out.push(Flat { id: s.id, range: s.range, defs, uses, parent, seed, pipeline, methods, exit, is_loop, receiver, helper_call, effects });
+        out.push(Flat {
+            id: s.id,
+            range: s.range,
+            defs,
+            uses,
+            parent,
+            seed,
+            pipeline,
+            methods,
+            passed,
+            binds_pipeline_object,
+            exit,
+            is_loop,
+            receiver,
+            helper_call,
+            effects,
+        });
         match &s.kind {
             StmtKind::If { then, orelse, .. } => {
                 flatten(then, Some(s.id), helpers, buffers, out);

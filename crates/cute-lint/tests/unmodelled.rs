@@ -142,3 +142,52 @@ fn ways_of_deciding_runtime_conditions_that_would_not_fit_the_budget_are_not_run
     assert!(message.contains("8 ways"), "{message}");
     assert!(diags[0].help.as_deref().is_some_and(|h| h.contains("Constexpr")), "{:?}", diags[0].help);
 }
+
+/// The consumer releases through a function of another module, handed the
+/// pipeline: what that function does is not followed, so the kernel is
+/// not checked, naming the call (it was a hang: nothing ever released).
+#[test]
+fn a_pipeline_handed_to_a_function_of_another_file_is_reported() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+from .epilogues import drain
+
+
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        for i in cutlass.range(4, unroll=1):
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+    if warp == 1:
+        drain(pipe, x)
+
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+    let diags = analyze_text(src, &AnalysisOptions::default());
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].name, "analysis-incomplete");
+    assert!(
+        diags[0].message.contains("it hands `pipe` to `drain(...)`, which is not defined in this file"),
+        "{}",
+        diags[0].message
+    );
+    let line = src[..diags[0].range.start as usize].matches('\n').count() + 1;
+    assert_eq!(line, src[..src.find("drain(pipe, x)").unwrap()].matches('\n').count() + 1);
+}
