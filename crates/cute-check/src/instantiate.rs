@@ -28,6 +28,7 @@ use crate::model::*;
 mod lanes;
 mod memory;
 mod parallel;
+mod roles;
 mod trip_bound;
 mod uniform;
 
@@ -259,6 +260,21 @@ pub fn instantiate(
     model.out_of_time = shared.out_of_time;
     model.assumptions.extend(shared.notes);
     model.unresolved = shared.unresolved.into_iter().collect();
+    if model.block_assumed {
+        let mut env = globals.clone();
+        env.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let warps = model.threads_per_cta.div_ceil(32);
+        if let Some((site, warp)) = roles::role_beyond_block(kernel, &definitions, &env, warps) {
+            model.unresolved.push(Unresolved {
+                site,
+                what: format!(
+                    "this branch is taken by warp {warp}, which the {} threads per CTA assumed for a launch whose block is not known do not reach",
+                    model.threads_per_cta
+                ),
+                origin: None,
+            });
+        }
+    }
     model.barrier_uses = shared
         .barrier_uses
         .into_iter()

@@ -202,3 +202,52 @@ fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
     let wait = line_of(&short, "pipe.consumer_wait(state)");
     assert_eq!(findings(&short), vec![("deadlock".to_string(), Severity::Warning, wait)]);
 }
+
+/// A producer at warp 4 of a block the caller sizes: no thread of the 128
+/// assumed reaches it, so the kernel is not checked, naming the branch (it
+/// was checked, in silence, without its producer).
+#[test]
+fn a_warp_role_beyond_the_assumed_block_is_reported() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+class Ring:
+    def __init__(self, consumer_warps):
+        self.threads = 32 * (consumer_warps + 1)
+        self.producer_warp = 4
+
+    @cute.kernel
+    def kernel(self, x: cute.Tensor):
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+        pipe = pipeline.PipelineAsync.create(
+            num_stages=2,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            barrier_storage=storage,
+        )
+        if warp == self.producer_warp:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+            for i in cutlass.range(4, unroll=1):
+                pipe.producer_acquire(state)
+                pipe.producer_commit(state)
+                state.advance()
+
+    @cute.jit
+    def __call__(self, x: cute.Tensor):
+        self.kernel(x).launch(grid=[1, 1, 1], block=[max(self.threads, 64), 1, 1])
+"#;
+    let got = analyze_text(src, &AnalysisOptions::default());
+    let branch = line_of(src, "if warp == self.producer_warp:");
+    assert_eq!(findings(src), vec![("analysis-incomplete".to_string(), Severity::Info, branch)]);
+    assert!(got[0].message.contains("this branch is taken by warp 4"), "{}", got[0].message);
+    // With the block known, the producer runs, and its ring (which nothing
+    // consumes) hangs at its third acquire: what the assumed block hid.
+    let known = src.replace("block=[max(self.threads, 64), 1, 1]", "block=[160, 1, 1]");
+    let acquire = line_of(&known, "pipe.producer_acquire(state)");
+    assert_eq!(findings(&known), vec![("deadlock".to_string(), Severity::Error, acquire)]);
+}
