@@ -611,17 +611,9 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
 /// the object it leaves is the caller's `self` afterwards.
 fn run_method_on_self(call: &Call, env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) {
     let Some(method) = handler.method_of_self(call, env) else { return };
-    if handler.depth > 8 {
-        return;
-    }
-    let mut local = env.clone();
     let args: Vec<Value> = call.args.iter().map(|a| eval(a, env, handler)).collect();
     let kwargs: Vec<(String, Value)> = call.kwargs.iter().map(|(k, a)| (k.clone(), eval(a, env, handler))).collect();
-    bind_arguments(&method.params[1.min(method.params.len())..], args, kwargs, env, &mut local, handler, &method.display_name());
-    handler.depth += 1;
-    run_host_body(&method.body, &mut local, handler, visitor);
-    handler.depth -= 1;
-    if let Some(object) = local.remove("self") {
+    if let Some(object) = handler.run_method(method, args, kwargs, env, visitor).and_then(|mut local| local.remove("self")) {
         env.insert("self".to_string(), object);
     }
 }
@@ -651,6 +643,10 @@ fn bind_arguments(
         local.insert(k, v);
     }
 }
+
+/// Nested calls of host methods and constructors followed, at most (a
+/// recursive method stops there).
+const MAX_HOST_DEPTH: u32 = 8;
 
 /// Calls in host code: constructors of this file's classes, pure functions.
 pub struct HostCalls<'m> {
@@ -683,16 +679,33 @@ impl<'m> HostCalls<'m> {
     /// in the call (methods called for their effect are run by
     /// [`run_method_on_self`]).
     fn method_value(&mut self, method: &FunctionDef, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
-        if self.depth > 8 {
-            return Value::unknown(format!("`{}(...)`", method.display_name()));
+        let mut first = FirstReturn::default();
+        match self.run_method(method, args, kwargs, env, &mut first) {
+            Some(_) => first.0.unwrap_or(Value::None),
+            None => Value::unknown(format!("`{}(...)`", method.display_name())),
+        }
+    }
+
+    /// Runs a method of `self` (bound in `env`) on its arguments, and
+    /// returns the names it leaves (its `self` among them); `None` past
+    /// [`MAX_HOST_DEPTH`] nested calls.
+    fn run_method(
+        &mut self,
+        method: &FunctionDef,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        env: &Env,
+        visitor: &mut dyn HostVisitor,
+    ) -> Option<Env> {
+        if self.depth > MAX_HOST_DEPTH {
+            return None;
         }
         let mut local = env.clone();
         bind_arguments(&method.params[1.min(method.params.len())..], args, kwargs, env, &mut local, self, &method.display_name());
-        let mut first = FirstReturn::default();
         self.depth += 1;
-        run_host_body(&method.body, &mut local, self, &mut first);
+        run_host_body(&method.body, &mut local, self, visitor);
         self.depth -= 1;
-        first.0.unwrap_or(Value::None)
+        Some(local)
     }
 
     fn construct(&mut self, class: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
@@ -712,7 +725,7 @@ impl<'m> HostCalls<'m> {
         let Some(init) = self.module.function(Some(class), "__init__") else {
             return Value::Object(std::sync::Arc::new(obj));
         };
-        if self.depth > 8 {
+        if self.depth > MAX_HOST_DEPTH {
             return Value::Object(std::sync::Arc::new(obj));
         }
         let mut local = env.clone();
