@@ -678,14 +678,9 @@ impl Setup<'_> {
                 );
             }
             total_steps += thread.steps;
-            let stand_in = (thread.stood_in.is_some()
-                && !thread.lane_sensitive
-                && !thread.overflow
-                && thread.ops.is_empty()
-                && thread.memory.is_empty()
-                && thread.lane_regions.is_empty()
-                && thread.op_points.is_empty())
-            .then(|| StandIn {
+            let stand_in = thread
+                .stands_in()
+                .then(|| StandIn {
                 cta,
                 tids: thread.stood_in.take().map(|l| l.tids().to_vec()).unwrap_or_default(),
                 steps: thread.steps,
@@ -1036,9 +1031,19 @@ impl<'a> ThreadRun<'a> {
     }
 
     /// Whether this thread stands in for other lanes of its warp, as far as
-    /// it has run (see [`StandIn`]).
+    /// it has run (see [`StandIn`]). A lane that has recorded something of
+    /// its own (an operation, a memory access) stands in for none: the
+    /// lanes after it are run on their own, and following them further
+    /// would only cost time (most of a kernel's run, where every lane
+    /// touches memory at addresses of its own).
     fn stands_in(&self) -> bool {
-        self.stood_in.is_some() && !self.lane_sensitive
+        self.stood_in.is_some()
+            && !self.lane_sensitive
+            && !self.overflow
+            && self.ops.is_empty()
+            && self.memory.is_empty()
+            && self.lane_regions.is_empty()
+            && self.op_points.is_empty()
     }
 
     /// For `e`, an expression of the code being run that can differ
