@@ -520,21 +520,46 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
         return Some(v);
     }
     // `cutlass.min` / `cutlass.max` are `min` / `max` on the values known
-    // when the kernel is compiled.
+    // when the kernel is compiled; `math.prod` is host Python's.
     let name = match &call.func {
+        Expr::Name(name) if matches!(name.as_str(), "prod" | "log2") => {
+            if !call.qualname.as_deref().is_some_and(|q| q.starts_with("math.")) {
+                return None;
+            }
+            name.as_str()
+        }
         Expr::Name(name) => name.as_str(),
-        Expr::Attr { attr, .. } if matches!(attr.as_str(), "min" | "max") => {
-            let qualified = call.qualname.clone().or_else(|| call.func.dotted());
-            if !qualified.is_some_and(|q| q.starts_with("cutlass.")) {
+        Expr::Attr { attr, .. } if matches!(attr.as_str(), "min" | "max" | "prod" | "log2") => {
+            let qualified = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
+            let library = if matches!(attr.as_str(), "prod" | "log2") { "math." } else { "cutlass." };
+            if !qualified.starts_with(library) {
                 return None;
             }
             attr.as_str()
         }
         _ => return None,
     };
+    // `min(t)` of one tuple is the least of its items.
+    let items = match args {
+        [Value::Tuple(items)] => items.as_slice(),
+        _ => args,
+    };
     match name {
+        "prod" | "sum" if matches!(args, [Value::Tuple(_)]) => {
+            let ints: Option<Vec<i64>> = items.iter().map(Value::as_int).collect();
+            Some(match ints {
+                Some(v) if name == "prod" => v.iter().try_fold(1i64, |p, i| p.checked_mul(*i)).map_or(Value::unknown("`prod(...)`"), Value::Int),
+                Some(v) => v.iter().try_fold(0i64, |p, i| p.checked_add(*i)).map_or(Value::unknown("`sum(...)`"), Value::Int),
+                None => Value::unknown(format!("`{name}(...)`")),
+            })
+        }
+        // Exact for a power of two (`int(math.log2(32))` is 5); a float otherwise.
+        "log2" => Some(match args {
+            [Value::Int(i)] if *i > 0 && i.count_ones() == 1 => Value::Int(i.trailing_zeros().into()),
+            _ => Value::Float,
+        }),
         "min" | "max" => {
-            let ints: Option<Vec<i64>> = args.iter().map(Value::as_int).collect();
+            let ints: Option<Vec<i64>> = items.iter().map(Value::as_int).collect();
             Some(match ints {
                 Some(v) if !v.is_empty() => {
                     Value::Int(if name == "min" { *v.iter().min().unwrap() } else { *v.iter().max().unwrap() })
@@ -602,6 +627,9 @@ mod tests {
         assert!(value_of("tensor[0] + 1", &env).is_unknown());
         assert_eq!(value_of("tensor[0] % 1", &env), Value::Int(0));
         assert_eq!(value_of("cutlass.max(cutlass.min(phase + 1, 4), 0)", &env), Value::Int(2));
+        assert_eq!(value_of("math.prod((2, 1, 3))", &env), Value::Int(6));
+        assert_eq!(value_of("int(math.log2(32))", &env), Value::Int(5));
+        assert_eq!(value_of("max((1, phase, 0))", &env), Value::Int(1));
         assert!(value_of("cutlass.min(phase, tensor[0])", &env).is_unknown());
         assert!(value_of("tensor[0] % 2", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });

@@ -17,6 +17,7 @@ use crate::eval::{self, assign, eval, Bindings, CallHandler, Env, Object, Value}
 use crate::module::Module;
 
 mod assumed_shape;
+mod entry;
 use assumed_shape::HostAssumptions;
 pub use assumed_shape::{cluster_when_unknown, AssumedCluster, ASSUMED_THREADS_PER_CTA};
 
@@ -186,7 +187,7 @@ impl Launches {
                 block.is_none_or(|b| f.launch.block == Some(b)) && cluster_shape.is_none_or(|c| f.launch.cluster == Some(c))
             };
             let relaunched = relaunched.filter(as_assumed)?;
-            let mut assumptions = Vec::new();
+            let mut assumptions = relaunched.launch.assumptions.clone();
             if cluster_shape.is_some() {
                 assumptions.extend(cluster.note.map(str::to_string));
             }
@@ -252,6 +253,7 @@ impl Launches {
             let class = kernel.class_name.clone().unwrap_or_default();
             let obj = construct_from_file(module, &class, globals, &mut handler);
             launch.params.insert("self".to_string(), obj);
+            launch.assumptions.extend(handler.configuration.drain(..));
         }
         launch
     }
@@ -274,9 +276,14 @@ pub fn resolve_launch(module: &Module, kernel: &FunctionDef) -> Launch {
 fn run_host(module: &Module, index: usize, globals: &Env, handler: &mut HostCalls<'_>) -> Vec<Found> {
     let host = &module.functions[index];
     let mut env = globals.clone();
+    let outer = std::mem::take(&mut handler.configuration);
     bind_host_params(module, host, globals, &mut env, handler);
     let mut visitor = LaunchFinder { module, host: index, found: Vec::new() };
     run_host_body(&host.body, &mut env, handler, &mut visitor);
+    let configuration = std::mem::replace(&mut handler.configuration, outer);
+    for found in &mut visitor.found {
+        found.launch.assumptions.extend(configuration.iter().cloned());
+    }
     visitor.found
 }
 
@@ -373,11 +380,46 @@ fn enclosing_env(module: &Module, id: u32, globals: &Env, handler: &mut HostCall
     let mut env = globals.clone();
     let holder = module.functions.iter().find(|f| contains(&f.body, id));
     let body: &[Stmt] = match holder {
-        Some(f) => &f.body,
+        Some(f) => {
+            bind_from_entry_call(module, f, globals, &mut env, handler);
+            &f.body
+        }
         None => &module.top_level,
     };
     run_until(body, id, &mut env, handler);
     env
+}
+
+/// Binds the parameters of module function `f` to the arguments the file
+/// calls it with (see [`entry`]): the call in its `__main__` block, else
+/// another in the file, evaluated in the scope it sits in. Parameters the
+/// call leaves out take their defaults. Nothing is bound when the file
+/// does not call `f`, or calls nest deeper than [`MAX_HOST_DEPTH`].
+fn bind_from_entry_call(module: &Module, f: &FunctionDef, globals: &Env, env: &mut Env, handler: &mut HostCalls<'_>) {
+    if f.class_name.is_some() || f.decorator.is_some() || handler.depth > MAX_HOST_DEPTH {
+        return;
+    }
+    let Some((stmt, call)) = entry::entry_call(module, f) else { return };
+    handler.depth += 1;
+    let read_before = std::mem::take(&mut handler.read_command_line);
+    let scope = enclosing_env(module, stmt.id, globals, handler);
+    let args: Vec<Value> = call.args.iter().map(|a| eval(a, &scope, handler)).collect();
+    let kwargs: Vec<(String, Value)> = call.kwargs.iter().map(|(k, a)| (k.clone(), eval(a, &scope, handler))).collect();
+    let read_command_line = std::mem::replace(&mut handler.read_command_line, read_before);
+    handler.depth -= 1;
+    bind_arguments(&f.params, args, kwargs, &scope, env, handler, &f.name);
+    let in_main = entry::main_block(module).iter().any(|s| s.id == stmt.id || contains(std::slice::from_ref(s), stmt.id));
+    let note = match (in_main, read_command_line) {
+        (true, true) => format!(
+            "the host values are those of the file's `__main__` block, which calls `{}(...)` with its command-line options at their defaults",
+            f.name
+        ),
+        (true, false) => format!("the host values are those of the file's `__main__` block, which calls `{}(...)`", f.name),
+        (false, _) => format!("the host values are those `{}(...)` is called with in this file", f.name),
+    };
+    if !handler.configuration.contains(&note) {
+        handler.configuration.push(note);
+    }
 }
 
 fn contains(stmts: &[Stmt], id: u32) -> bool {
@@ -654,11 +696,17 @@ pub struct HostCalls<'m> {
     pub depth: u32,
     /// Values host code takes under an assumed cluster shape.
     assumed: Option<HostAssumptions>,
+    /// Whether the host code ran so far read the command line
+    /// (`parser.parse_args()`: the options' defaults, see [`entry`]).
+    read_command_line: bool,
+    /// The calls of the file whose arguments the host code ran with, said
+    /// (see [`bind_from_entry_call`]).
+    configuration: Vec<String>,
 }
 
 impl<'m> HostCalls<'m> {
     pub fn new(module: &'m Module) -> HostCalls<'m> {
-        HostCalls { module, depth: 0, assumed: None }
+        HostCalls { module, depth: 0, assumed: None, read_command_line: false, configuration: Vec::new() }
     }
 
     /// The method of this file's class that `self.name(...)` calls, when
@@ -673,12 +721,13 @@ impl<'m> HostCalls<'m> {
         module.function(Some(&object.class), attr).filter(|m| m.decorator != Some(DecoratorKind::Kernel))
     }
 
-    /// What a method called for its value returns (`tiled_mma =
-    /// self._create_tiled_mma()`): its body runs with `self` bound, and the
-    /// first `return` it runs gives the value. What it does to `self` stays
+    /// What a method or function of the file called for its value returns
+    /// (`tiled_mma = self._create_tiled_mma()`, `args = parse_arguments()`):
+    /// its body runs with `self` bound for a method, and the first `return`
+    /// it runs gives the value. What it does to `self` stays
     /// in the call (methods called for their effect are run by
     /// [`run_method_on_self`]).
-    fn method_value(&mut self, method: &FunctionDef, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
+    fn returned_value(&mut self, method: &FunctionDef, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let mut first = FirstReturn::default();
         match self.run_method(method, args, kwargs, env, &mut first) {
             Some(_) => first.0.unwrap_or(Value::None),
@@ -701,7 +750,8 @@ impl<'m> HostCalls<'m> {
             return None;
         }
         let mut local = env.clone();
-        bind_arguments(&method.params[1.min(method.params.len())..], args, kwargs, env, &mut local, self, &method.display_name());
+        let skipped = usize::from(method.is_method()).min(method.params.len());
+        bind_arguments(&method.params[skipped..], args, kwargs, env, &mut local, self, &method.display_name());
         self.depth += 1;
         run_host_body(&method.body, &mut local, self, visitor);
         self.depth -= 1;
@@ -754,14 +804,23 @@ impl CallHandler for HostCalls<'_> {
             return eval::named_barrier(&args, &kwargs);
         }
         if let Some(method) = self.method_of_self(call, env) {
-            return self.method_value(method, args, kwargs, env);
+            return self.returned_value(method, args, kwargs, env);
+        }
+        let module = self.module;
+        if let Some(parsed) = entry::parsed_arguments(call, module, env, self) {
+            self.read_command_line = true;
+            return parsed;
         }
         if let Expr::Name(n) = &call.func {
-            if self.module.class(n).is_some() {
+            if module.class(n).is_some() {
                 return self.construct(n, args, kwargs, env);
             }
-            if self.module.function(None, n).is_some() {
-                return Value::Function { class: None, name: n.as_str().into(), bound_self: None };
+            match module.function(None, n) {
+                // A plain function of the file (`args = parse_arguments()`)
+                // gives what its body returns.
+                Some(f) if f.decorator.is_none() => return self.returned_value(f, args, kwargs, env),
+                Some(_) => return Value::Function { class: None, name: n.as_str().into(), bound_self: None },
+                None => {}
             }
         }
         let _ = func;
@@ -859,6 +918,39 @@ def run(cluster_shape_mn, warps):
         assert_eq!((l.block, l.cluster), (Some([128, 1, 1]), Some([2, 1, 1])));
         assert_eq!(self_attr(&l, "num_mcast"), Some(Value::Int(2)));
         assert!(l.block_assumed.is_none() && l.assumptions.is_empty(), "{l:?}");
+    }
+
+    #[test]
+    fn host_values_are_those_the_main_block_runs_with() {
+        // The options' defaults, passed through a function called for its
+        // value, then a parameter's own default.
+        let src = format!(
+            "{CALLER_SIZED}import argparse
+def parse_arguments():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cluster_shape_mn', type=parse_ints, default=(2, 1))
+    parser.add_argument('--warps', type=int, default=8)
+    return parser.parse_args()
+if __name__ == '__main__':
+    args = parse_arguments()
+    run(args.cluster_shape_mn, warps=args.warps)
+"
+        );
+        let m = crate::lower_text(&src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!((l.block, l.cluster), (Some([256, 1, 1]), Some([2, 1, 1])));
+        assert!(l.block_assumed.is_none(), "{l:?}");
+        assert_eq!(
+            l.assumptions,
+            ["the host values are those of the file's `__main__` block, which calls `run(...)` with its command-line options at their defaults"]
+        );
+        // Called elsewhere in the file, with a parameter left to its default.
+        let src = CALLER_SIZED.replace("def run(cluster_shape_mn, warps):", "def run(cluster_shape_mn, warps=2):")
+            + "def test():\n    run((1, 1))\n";
+        let m = crate::lower_text(&src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!((l.block, l.cluster), (Some([64, 1, 1]), Some([1, 1, 1])));
+        assert_eq!(l.assumptions, ["the host values are those `run(...)` is called with in this file"]);
     }
 
     #[test]
