@@ -11,6 +11,11 @@
 //!   `consumer_wait(s)`: wait on `full[s.index]`; `consumer_release(s)`: every
 //!   calling thread arrives on `empty[s.index]`; `producer_tail(s)`: acquire
 //!   and advance once per stage.
+//! - `PipelineCpAsync`: the same barriers and methods; `producer_commit` is
+//!   `cp.async.mbarrier.arrive.noinc` on `full`, which every calling thread
+//!   makes once its `cp.async` copies have landed (an arrival of the
+//!   producer count, as `PipelineAsync`'s; the copies are writes made before
+//!   it).
 //! - `PipelineTmaAsync`: the same barriers, but `producer_acquire` also makes
 //!   the elected lane arrive (with the transaction bytes) on `full`,
 //!   `producer_commit` does nothing (the TMA completes the bytes), and
@@ -45,6 +50,8 @@ use cute_syntax::TextRange;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Async,
+    /// Threads produce with `cp.async` copies, threads consume.
+    CpAsync,
     TmaAsync,
     /// Blackwell: TMA loads consumed by `tcgen05` MMAs.
     TmaUmma,
@@ -69,8 +76,9 @@ enum Signal {
 }
 
 impl Kind {
-    const ALL: [(Kind, &'static str); 5] = [
+    const ALL: [(Kind, &'static str); 6] = [
         (Kind::Async, "PipelineAsync"),
+        (Kind::CpAsync, "PipelineCpAsync"),
         (Kind::TmaAsync, "PipelineTmaAsync"),
         (Kind::TmaUmma, "PipelineTmaUmma"),
         (Kind::AsyncUmma, "PipelineAsyncUmma"),
@@ -89,7 +97,7 @@ impl Kind {
     /// installed package's `create` and methods implement them.
     fn signals(self) -> (Signal, Signal) {
         match self {
-            Kind::Async => (Signal::Threads, Signal::Threads),
+            Kind::Async | Kind::CpAsync => (Signal::Threads, Signal::Threads),
             Kind::TmaAsync | Kind::TmaUmma => (Signal::Tma, Signal::OneLanePerWarp),
             Kind::AsyncUmma => (Signal::Threads, Signal::OneLanePerWarp),
             Kind::UmmaAsync => (Signal::OneLanePerWarp, Signal::Threads),
