@@ -2508,7 +2508,7 @@ impl<'a> ThreadRun<'a> {
         if let Some(v) = self.pipeline_sync(call, args, kwargs) {
             return v;
         }
-        let action = crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas);
+        let action = crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas, self.tid);
         if let crate::pipeline::Action::NotAPipeline(what) = &action {
             return self.not_a_pipeline(call, what, receiver);
         }

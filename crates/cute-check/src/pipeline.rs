@@ -20,7 +20,9 @@
 //!   the elected lane arrive (with the transaction bytes) on `full`,
 //!   `producer_commit` does nothing (the TMA completes the bytes), and
 //!   `consumer_release` is signalled by one lane per consumer warp in a
-//!   single-CTA cluster.
+//!   single-CTA cluster (lane `tidx % 32` = 0, `tidx=` the thread's own
+//!   index unless given; `mcast_mode_mn=` chooses peers, of which a
+//!   one-CTA cluster has none).
 //! - `make_pipeline_state(Producer|Consumer, S)`: index 0, phase 1 for a
 //!   producer (a fresh barrier lets its first acquire pass) and 0 for a
 //!   consumer; `advance()` steps the index and flips the phase on wrap.
@@ -252,8 +254,9 @@ fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Option<u32> 
     })
 }
 
-/// The meaning of a pipeline call. `receiver` is the evaluated object a
-/// method is called on (for `pipe.consumer_wait(state)`).
+/// The meaning of a pipeline call made by thread `tid` of its CTA.
+/// `receiver` is the evaluated object a method is called on (for
+/// `pipe.consumer_wait(state)`).
 pub fn action(
     call: &Call,
     receiver: Option<&Value>,
@@ -261,6 +264,7 @@ pub fn action(
     kwargs: &[(String, Value)],
     threads_per_cta: u32,
     ctas: u32,
+    tid: u32,
 ) -> Action {
     let name = call.name();
     let arg_text = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_default();
@@ -312,9 +316,40 @@ pub fn action(
             // Arguments that change the protocol the model does not know
             // (`enable_multicast_signaling=True` recounts the consumers and
             // signals them per warp): not modelled, never ignored.
-            const MODELLED: &[&str] =
-                &["barrier_storage", "num_stages", "producer_group", "consumer_group", "tx_count", "cta_layout_vmnk", "defer_sync", "name", "loc", "ip"];
-            if let Some((k, _)) = kwargs.iter().find(|(k, v)| !MODELLED.contains(&k.as_str()) && !matches!(v, Value::None | Value::Bool(false))) {
+            const MODELLED: &[&str] = &[
+                "barrier_storage",
+                "num_stages",
+                "producer_group",
+                "consumer_group",
+                "tx_count",
+                "cta_layout_vmnk",
+                "defer_sync",
+                "name",
+                "loc",
+                "ip",
+                "tidx",
+            ];
+            // `tidx=` picks the lanes that signal a consumer release (lane
+            // `tidx % 32` of each warp signals the CTA of that rank): an index
+            // offset from the thread's own by whole warps (`tidx - 32 *
+            // first_warp`) picks the lanes the default does.
+            if let Some(t) = kwarg(kwargs, "tidx").filter(|t| !matches!(t, Value::None)) {
+                match t.as_int() {
+                    Some(t) if t.rem_euclid(32) == i64::from(tid % 32) => {}
+                    Some(_) => return Action::Unsupported(format!("{class} with a `tidx=` in another lane than the calling thread's")),
+                    None => return Action::Unsupported(format!("{class} with a `tidx=` not known statically")),
+                }
+            }
+            // `mcast_mode_mn=` chooses the peers a release is multicast to
+            // (those in the same row, column, or either): in a cluster of
+            // one CTA there is none, and every mode but `(0, 0)` signals
+            // the CTA itself.
+            let single_cta_multicast = |k: &str, v: &Value| {
+                k == "mcast_mode_mn" && ctas == 1 && matches!(v, Value::Tuple(m) if m.iter().any(|i| i.as_int() == Some(1)))
+            };
+            if let Some((k, _)) = kwargs.iter().find(|(k, v)| {
+                !MODELLED.contains(&k.as_str()) && !matches!(v, Value::None | Value::Bool(false)) && !single_cta_multicast(k, v)
+            }) {
                 return Action::Unsupported(format!("{class} with `{k}=`"));
             }
             // Across a cluster the Blackwell pipelines multicast their
