@@ -396,7 +396,9 @@ fn enclosing_env(module: &Module, id: u32, globals: &Env, handler: &mut HostCall
 /// call leaves out take their defaults. Nothing is bound when the file
 /// does not call `f`, or calls nest deeper than [`MAX_HOST_DEPTH`].
 fn bind_from_entry_call(module: &Module, f: &FunctionDef, globals: &Env, env: &mut Env, handler: &mut HostCalls<'_>) {
-    if f.class_name.is_some() || f.decorator.is_some() || handler.depth > MAX_HOST_DEPTH {
+    // A function without parameters (`def main():`) takes nothing from its
+    // call: its values are its own, and nothing is said.
+    if f.class_name.is_some() || f.decorator.is_some() || f.params.is_empty() || handler.depth > MAX_HOST_DEPTH {
         return;
     }
     let Some((stmt, call)) = entry::entry_call(module, f) else { return };
@@ -951,6 +953,13 @@ if __name__ == '__main__':
         let l = resolve_launch(&m, m.kernels().next().unwrap());
         assert_eq!((l.block, l.cluster), (Some([64, 1, 1]), Some([1, 1, 1])));
         assert_eq!(l.assumptions, ["the host values are those `run(...)` is called with in this file"]);
+        // A function of no parameters is the same whoever calls it: nothing
+        // is said of its call.
+        let src = CALLER_SIZED.replace("def run(cluster_shape_mn, warps):", "def run():\n    cluster_shape_mn, warps = (1, 1), 2")
+            + "if __name__ == '__main__':\n    run()\n";
+        let m = crate::lower_text(&src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!((l.block, l.assumptions.len()), (Some([64, 1, 1]), 0), "{:?}", l.assumptions);
     }
 
     #[test]
