@@ -2340,7 +2340,7 @@ impl<'a> ThreadRun<'a> {
             self.unresolved(
                 site,
                 format!(
-                    "its launch was not found and this barrier names {count} threads, more than the {} per CTA assumed: the block size is not known",
+                    "the block size of its launch is not known, and this barrier names {count} threads, more than the {} per CTA assumed",
                     self.threads_per_cta
                 ),
             );
