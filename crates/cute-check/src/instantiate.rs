@@ -2916,6 +2916,11 @@ impl CallHandler for ThreadRun<'_> {
             if c == crate::pipeline::TMEM_ALLOCATOR {
                 return self.tmem_method(obj, name, call.range);
             }
+            // `state.clone()`: states are values here (`advance()` rebinds
+            // the name it is called on), so a copy is the same value.
+            if c == crate::pipeline::STATE && &**name == "clone" && args.is_empty() {
+                return (**obj).clone();
+            }
         }
         // A helper that synchronizes, handed to a call as a value (bound by
         // `functools.partial`, passed to another function): where it runs
