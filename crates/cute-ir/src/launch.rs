@@ -5,8 +5,10 @@
 //! gives the host function its arguments.
 //!
 //! Host code runs on the CPU at compile time, so it is evaluated here
-//! sequentially (no threads): assignments, known `if`s, constructor calls of
-//! classes in this file (their `__init__` sets `self.*`).
+//! sequentially (no threads): assignments, known `if`s, loops over known
+//! tuples and ranges (with `break`, `continue` and `return`), constructor
+//! calls of classes in this file (their `__init__` sets `self.*`), the
+//! methods and functions of this file it calls.
 
 use std::collections::BTreeMap;
 
@@ -493,8 +495,9 @@ trait HostVisitor {
     fn returned(&mut self, _value: Value) {}
 }
 
-/// The value the first `return` a host method runs gives (the body runs on
-/// past it: a `return` under a condition not known does not end the run).
+/// The value the first `return` a host method runs gives (a `return` under
+/// a condition not known does not end the run: both ways run, see
+/// [`HostFlow`]).
 #[derive(Default)]
 struct FirstReturn(Option<Value>);
 
@@ -605,7 +608,23 @@ fn host_assign(targets: &[crate::ast::Target], value: &Expr, env: &mut Env, hand
     }
 }
 
-fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) {
+/// How a run of host statements ended: where the code says so through
+/// conditions and loops whose values are known (a `return` under a
+/// condition not known does not end the run: both ways are run).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HostFlow {
+    Normal,
+    Break,
+    Continue,
+    Return,
+}
+
+/// Loop iterations host code is run for, at most: a loop over a known tuple
+/// or range runs each of them with its variable bound; a longer one, or one
+/// over values not known, runs its body once.
+const MAX_HOST_TRIPS: usize = 64;
+
+fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) -> HostFlow {
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
@@ -627,25 +646,61 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
                     run_method_on_self(call, env, handler, visitor);
                 }
             }
-            StmtKind::Return(Some(e)) => {
-                visitor.expr_stmt(e, env, handler);
-                let value = eval(e, env, handler);
-                visitor.returned(value);
-            }
-            StmtKind::If { cond, then, orelse } => match eval(cond, env, handler).as_bool() {
-                Some(true) => run_host_body(then, env, handler, visitor),
-                Some(false) => run_host_body(orelse, env, handler, visitor),
-                None => {
-                    run_host_body(then, env, handler, visitor);
-                    run_host_body(orelse, env, handler, visitor);
+            StmtKind::Return(value) => {
+                if let Some(e) = value {
+                    visitor.expr_stmt(e, env, handler);
+                    let value = eval(e, env, handler);
+                    visitor.returned(value);
                 }
-            },
-            StmtKind::With { body, .. } | StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
-                run_host_body(body, env, handler, visitor)
+                return HostFlow::Return;
+            }
+            StmtKind::Break => return HostFlow::Break,
+            StmtKind::Continue => return HostFlow::Continue,
+            StmtKind::If { cond, then, orelse } => {
+                let flow = match eval(cond, env, handler).as_bool() {
+                    Some(true) => run_host_body(then, env, handler, visitor),
+                    Some(false) => run_host_body(orelse, env, handler, visitor),
+                    None => {
+                        run_host_body(then, env, handler, visitor);
+                        run_host_body(orelse, env, handler, visitor);
+                        HostFlow::Normal
+                    }
+                };
+                if flow != HostFlow::Normal {
+                    return flow;
+                }
+            }
+            StmtKind::For { target, iter, body } => {
+                let items = eval(iter, env, handler).iteration().filter(|items| items.len() <= MAX_HOST_TRIPS);
+                match items {
+                    Some(items) => {
+                        for item in items {
+                            assign(target, item, env);
+                            match run_host_body(body, env, handler, visitor) {
+                                HostFlow::Break => break,
+                                HostFlow::Return => return HostFlow::Return,
+                                HostFlow::Normal | HostFlow::Continue => {}
+                            }
+                        }
+                    }
+                    None => {
+                        run_host_body(body, env, handler, visitor);
+                    }
+                }
+            }
+            StmtKind::While { body, .. } => {
+                run_host_body(body, env, handler, visitor);
+            }
+            StmtKind::With { body, .. } => {
+                let flow = run_host_body(body, env, handler, visitor);
+                if flow != HostFlow::Normal {
+                    return flow;
+                }
             }
             _ => {}
         }
     }
+    HostFlow::Normal
 }
 
 /// `self.setup()` in host code: a method of this file's class called for its
@@ -960,6 +1015,44 @@ if __name__ == '__main__':
         let m = crate::lower_text(&src).unwrap();
         let l = resolve_launch(&m, m.kernels().next().unwrap());
         assert_eq!((l.block, l.assumptions.len()), (Some([64, 1, 1]), 0), "{:?}", l.assumptions);
+    }
+
+    #[test]
+    fn host_loops_over_known_values_run_each_iteration() {
+        // The largest warp count that divides the tile, found by a loop
+        // that skips with `continue` and stops at the first `return`; then
+        // a sum over a tuple, and a `break`.
+        let src = "\
+import cutlass.cute as cute
+class Gemm:
+    def __init__(self, tile):
+        self.tile = tile
+        self.num_warps = self._pick_warps()
+        total = 0
+        for w in (1, 2, 3, 4):
+            if w == 4:
+                break
+            total += w
+        self.extra = total
+    def _pick_warps(self):
+        for num_warps in (4, 3, 2, 1):
+            if self.tile % (num_warps * 32):
+                continue
+            return num_warps
+        return 1
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        self.kernel(x).launch(grid=[1, 1, 1], block=[32 * (self.num_warps + self.extra), 1, 1])
+def run():
+    cute.compile(Gemm(96), None)
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        // 96 threads: three warps (4 is skipped), plus 1 + 2 + 3.
+        assert_eq!(l.block, Some([32 * (3 + 6), 1, 1]), "{l:?}");
     }
 
     #[test]
