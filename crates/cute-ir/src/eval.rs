@@ -343,16 +343,19 @@ fn subscript(base: &Value, index: &Value) -> Value {
             items.get(idx as usize).cloned().unwrap_or_else(|| Value::unknown("an index out of range"))
         }
         (Value::Smem(s), Value::Int(i)) => Value::Smem(SmemRef { offset: s.offset + i, tile: None, ..s.clone() }),
+        // A view of one stage of a staged buffer (`sA[None, None, stage]`);
+        // a view of that view (`tCsA_p[None, None, k_block]`) stays in the
+        // stage: its modes no longer include the stage's.
         (Value::Smem(s), Value::Tuple(_)) if stage_of_view(index).is_some() => {
             let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(std::sync::Arc::new);
-            Value::Smem(SmemRef { stage: stage_of_view(index), tile, ..s.clone() })
+            Value::Smem(SmemRef { stage: s.stage.or(stage_of_view(index)), tile, ..s.clone() })
         }
         (Value::Smem(s), _) => {
             let tile = s.tile.as_ref().and_then(|t| t.slice(index)).map(std::sync::Arc::new);
             Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc).into(), tile, ..s.clone() })
         }
         (Value::Gmem(g), Value::Tuple(_)) if stage_of_view(index).is_some() => {
-            Value::Gmem(GmemRef { stage: stage_of_view(index), ..g.clone() })
+            Value::Gmem(GmemRef { stage: g.stage.or(stage_of_view(index)), ..g.clone() })
         }
         (Value::Unknown(w), _) => Value::Unknown(w.clone()),
         _ => unknown_from(index),
