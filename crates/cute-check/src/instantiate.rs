@@ -3146,6 +3146,10 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
             {
                 false
             }
+            // The extent of a tensor or layout (`cute.size(tCrA, mode=[2])`):
+            // every thread's partition of a tile has the same shape, only
+            // its offset is the thread's.
+            None if is_extent_query(c) => c.kwargs.iter().any(|(_, a)| varies(a)) || c.args.iter().skip(1).any(&varies),
             _ => {
                 varies(&c.func)
                     || c.args.iter().any(&varies)
@@ -3168,6 +3172,14 @@ fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals: &Env, what
         Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
     }
+}
+
+/// `cute.size`, `cute.rank`, `cute.depth`, `cute.cosize`: the extent of
+/// what they are given, not its contents.
+fn is_extent_query(c: &cute_ir::ast::Call) -> bool {
+    let qualified = c.qualname.clone().or_else(|| c.func.dotted()).unwrap_or_default();
+    let Some(name) = qualified.strip_prefix("cutlass.cute.").or_else(|| qualified.strip_prefix("cute.")) else { return false };
+    matches!(name, "size" | "rank" | "depth" | "cosize")
 }
 
 /// No name.

@@ -198,6 +198,19 @@ fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
     assert_ne!(computed, clean);
     assert_eq!(findings(&computed), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
 
+    // The same, with the count the extent of a thread's own slice: every
+    // thread's slice of a tile has the same extent, so every lane takes
+    // the same count (it was a check "in part", on a condition no lane
+    // decided).
+    let per_thread = clean.replace(
+        "def k(x: cute.Tensor, k_tiles: cutlass.Int32):\n",
+        "def k(x: cute.Tensor, n: cutlass.Int32):\n    tidx, _, _ = cute.arch.thread_idx()\n    k_tiles = cute.size(x[tidx, None], mode=[0])\n",
+    );
+    assert_ne!(per_thread, clean);
+    assert_eq!(findings(&per_thread), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
+    let notes = analyze_text(&per_thread, &AnalysisOptions::default()).remove(0).notes.join("\n");
+    assert!(notes.contains("`k_tiles` is not known statically: it is taken as 3"), "{notes}");
+
     let short = REFILL.replace("GUARD", "state.count < k_tiles - 1");
     let wait = line_of(&short, "pipe.consumer_wait(state)");
     assert_eq!(findings(&short), vec![("deadlock".to_string(), Severity::Warning, wait)]);
