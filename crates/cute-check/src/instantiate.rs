@@ -180,7 +180,10 @@ pub fn instantiate(
     let mut params = launch.params.clone();
     model.assumptions.extend(crate::pipeline::assume_stage_counts(kernel, &mut params));
     let definitions = trip_bound::single_definitions(kernel);
-    let loop_bounds = trip_bound::loop_bound_names(kernel);
+    let mut loop_bounds = trip_bound::loop_bound_names(kernel);
+    let deciding_threads =
+        trip_bound::compared_with_threads(kernel, &loop_bounds, &|e| varies_across_lanes(e, &lane_dependent, &globals, lane_values));
+    loop_bounds.retain(|n| !deciding_threads.contains(n));
     let explored_count = Value::Int(options.unknown_trip_count.into());
     let mut counts_taken = false;
     for name in &loop_bounds {

@@ -532,13 +532,17 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
             name.as_str()
         }
         Expr::Name(name) => name.as_str(),
-        Expr::Attr { attr, .. } if matches!(attr.as_str(), "min" | "max" | "prod" | "log2") => {
+        Expr::Attr { attr, .. } if matches!(attr.as_str(), "min" | "max" | "prod" | "log2" | "log2_of_pow2_int") => {
             let qualified = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
-            let library = if matches!(attr.as_str(), "prod" | "log2") { "math." } else { "cutlass." };
-            if !qualified.starts_with(library) {
+            let library = match attr.as_str() {
+                "prod" | "log2" => "math.",
+                "log2_of_pow2_int" => "cute",
+                _ => "cutlass.",
+            };
+            if !qualified.starts_with(library) && !qualified.starts_with("cutlass.cute.") {
                 return None;
             }
-            attr.as_str()
+            if attr == "log2_of_pow2_int" { "log2" } else { attr.as_str() }
         }
         _ => return None,
     };
@@ -632,6 +636,7 @@ mod tests {
         assert_eq!(value_of("cutlass.max(cutlass.min(phase + 1, 4), 0)", &env), Value::Int(2));
         assert_eq!(value_of("math.prod((2, 1, 3))", &env), Value::Int(6));
         assert_eq!(value_of("int(math.log2(32))", &env), Value::Int(5));
+        assert_eq!(value_of("cute.arch.log2_of_pow2_int(cutlass.Int32(16))", &env), Value::Int(4));
         assert_eq!(value_of("max((1, phase, 0))", &env), Value::Int(1));
         assert!(value_of("cutlass.min(phase, tensor[0])", &env).is_unknown());
         assert!(value_of("tensor[0] % 2", &env).is_unknown());

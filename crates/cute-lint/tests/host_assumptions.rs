@@ -264,3 +264,35 @@ class Ring:
     let acquire = line_of(&known, "pipe.producer_acquire(state)");
     assert_eq!(findings(&known), vec![("deadlock".to_string(), Severity::Error, acquire)]);
 }
+
+/// A count that bounds a loop and also decides which threads take part
+/// (`if tidx < n:`) is not taken as the few iterations a loop is explored
+/// for: three threads of a warp would reach a collective the code means for
+/// whole warps, a launch no caller makes.
+#[test]
+fn a_count_that_selects_threads_is_not_taken_as_a_trip_count() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    acc = cutlass.Int32(0)
+    if tidx < n:
+        acc = x[tidx]
+        acc = acc + cute.arch.shuffle_sync_bfly(acc, offset=1)
+    for i in cutlass.range(n):
+        acc = acc + 1
+
+
+@cute.jit
+def host(x: cute.Tensor, n: cutlass.Constexpr):
+    k(x, n).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#;
+    let got = findings(src);
+    assert!(got.iter().all(|(_, severity, _)| *severity == Severity::Info), "{got:?}");
+    let notes = analyze_text(src, &AnalysisOptions::default()).into_iter().flat_map(|d| d.notes).collect::<Vec<_>>().join("\n");
+    assert!(!notes.contains("`n` is not known statically: it is taken as 3"), "{notes}");
+}

@@ -62,6 +62,64 @@ pub(super) fn loop_bound_names(f: &FunctionDef) -> BTreeSet<String> {
     out
 }
 
+/// The names of `names` that the kernel compares with a value that differs
+/// between threads (`if tidx < num_bins:`): such a name decides which
+/// threads take part, not only how often a loop runs, and taking it as a
+/// few iterations would run a launch no caller makes (three threads of a
+/// block doing what the code asserts a multiple of 32 does).
+pub(super) fn compared_with_threads(f: &FunctionDef, names: &BTreeSet<String>, varies: &dyn Fn(&Expr) -> bool) -> BTreeSet<String> {
+    fn names_in(e: &Expr, names: &BTreeSet<String>, out: &mut Vec<String>) {
+        match e {
+            Expr::Name(n) if names.contains(n) => out.push(n.clone()),
+            Expr::Binary { lhs, rhs, .. } => {
+                names_in(lhs, names, out);
+                names_in(rhs, names, out);
+            }
+            Expr::Unary { operand, .. } => names_in(operand, names, out),
+            Expr::Call(c) => c.args.iter().for_each(|a| names_in(a, names, out)),
+            _ => {}
+        }
+    }
+    fn walk(e: &Expr, names: &BTreeSet<String>, varies: &dyn Fn(&Expr) -> bool, out: &mut BTreeSet<String>) {
+        match e {
+            Expr::Compare { lhs, rhs, .. } => {
+                for (side, other) in [(lhs, rhs), (rhs, lhs)] {
+                    if varies(other) {
+                        let mut found = Vec::new();
+                        names_in(side, names, &mut found);
+                        out.extend(found);
+                    }
+                }
+                walk(lhs, names, varies, out);
+                walk(rhs, names, varies, out);
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                walk(lhs, names, varies, out);
+                walk(rhs, names, varies, out);
+            }
+            Expr::Unary { operand, .. } => walk(operand, names, varies, out),
+            Expr::IfExp { cond, then, orelse } => {
+                walk(cond, names, varies, out);
+                walk(then, names, varies, out);
+                walk(orelse, names, varies, out);
+            }
+            Expr::Call(c) => {
+                c.args.iter().for_each(|a| walk(a, names, varies, out));
+                c.kwargs.iter().for_each(|(_, a)| walk(a, names, varies, out));
+            }
+            Expr::Subscript { base, index } => {
+                walk(base, names, varies, out);
+                walk(index, names, varies, out);
+            }
+            Expr::Tuple(items) => items.iter().for_each(|i| walk(i, names, varies, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    cute_ir::ast::for_each_expr(&f.body, &mut |e| walk(e, names, varies, &mut out));
+    out
+}
+
 /// The stop of `range(stop)`, `range(start, stop[, step])` and the
 /// `cutlass` ranges.
 fn range_stop(iter: &Expr) -> Option<&Expr> {

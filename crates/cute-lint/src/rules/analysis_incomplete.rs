@@ -17,6 +17,10 @@ use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
 
+/// The label of the note of a kernel not checked for a construct the model
+/// does not represent.
+const NOT_RESOLVED: &str = "not resolved";
+
 fn info(range: TextRange, message: String, label: &str, notes: Vec<String>) -> crate::Diagnostic {
     crate::Diagnostic {
         code: RULE.code,
@@ -75,7 +79,7 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
     let mut diagnostic = info(
         first.site,
         format!("`{}` was not checked: {}", ctx.kernel.display_name(), first.what),
-        "not resolved",
+        NOT_RESOLVED,
         notes,
     );
     if let Some((range, message)) = &first.origin {
@@ -180,6 +184,13 @@ pub fn merge(mut reasons: Vec<crate::Diagnostic>) -> Option<crate::Diagnostic> {
     if reasons.is_empty() {
         return None;
     }
+    // A way of deciding the runtime conditions that met a construct the
+    // model does not represent leaves the kernel not checked, whatever the
+    // others gave: that is the verdict, the rest are notes.
+    if let Some(i) = reasons.iter().position(|r| r.label == NOT_RESOLVED) {
+        let not_checked = reasons.remove(i);
+        reasons.insert(0, not_checked);
+    }
     let mut first = reasons.remove(0);
     for r in reasons {
         if r.message != first.message && !first.notes.contains(&r.message) {
@@ -206,4 +217,20 @@ pub fn depends_on_data(ctx: &KernelContext<'_>, site: TextRange, condition: &str
         "decided at run time",
         vec!["make the condition static (a `cutlass.Constexpr`, a module constant, a warp-index test) to get a verdict".to_string()],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One way of deciding the runtime conditions checked within loop
+    /// bounds and another not checked: the kernel is not checked.
+    #[test]
+    fn a_way_not_checked_is_the_verdict() {
+        let bounded = info(TextRange::default(), "`k` was checked for a bounded number of loop iterations only".into(), "bounded verdict", Vec::new());
+        let not_checked = info(TextRange::default(), "`k` was not checked: a reason".into(), NOT_RESOLVED, vec!["a note".into()]);
+        let merged = merge(vec![bounded, not_checked]).unwrap();
+        assert_eq!(merged.message, "`k` was not checked: a reason");
+        assert_eq!(merged.notes, ["a note", "`k` was checked for a bounded number of loop iterations only"]);
+    }
 }
