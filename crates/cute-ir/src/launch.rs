@@ -255,7 +255,7 @@ impl Launches {
             let class = kernel.class_name.clone().unwrap_or_default();
             let obj = construct_from_file(module, &class, globals, &mut handler);
             launch.params.insert("self".to_string(), obj);
-            launch.assumptions.extend(handler.configuration.drain(..));
+            launch.assumptions.append(&mut handler.configuration);
         }
         launch
     }

@@ -104,28 +104,32 @@ impl Module {
 
     /// Every statement of the file, including nested ones and function bodies.
     pub fn all_statements(&self) -> Vec<&Stmt> {
-        let mut out = Vec::new();
-        fn walk<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
-            for s in stmts {
-                out.push(s);
-                match &s.kind {
-                    StmtKind::If { then, orelse, .. } => {
-                        walk(then, out);
-                        walk(orelse, out);
-                    }
-                    StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => {
-                        walk(body, out)
-                    }
-                    _ => {}
-                }
-            }
-        }
-        walk(&self.top_level, &mut out);
+        let mut out = nested_statements(&self.top_level);
         for f in &self.functions {
-            walk(&f.body, &mut out);
+            out.extend(nested_statements(&f.body));
         }
         out
     }
+}
+
+/// The statements of a block and of the blocks nested in them, in order.
+pub fn nested_statements(stmts: &[Stmt]) -> Vec<&Stmt> {
+    fn walk<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
+        for s in stmts {
+            out.push(s);
+            match &s.kind {
+                StmtKind::If { then, orelse, .. } => {
+                    walk(then, out);
+                    walk(orelse, out);
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => walk(body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(stmts, &mut out);
+    out
 }
 
 fn synchronizes_without_launching(f: &FunctionDef) -> bool {

@@ -57,9 +57,7 @@ pub(super) fn entry_call<'m>(module: &'m Module, f: &FunctionDef) -> Option<(&'m
         e.calls(&mut calls);
         calls.into_iter().find(|c| matches!(&c.func, Expr::Name(n) if *n == f.name)).map(|c| (s, c))
     };
-    let mut in_main = Vec::new();
-    walk(main_block(module), &mut in_main);
-    if let Some(found) = in_main.into_iter().find_map(calls_f) {
+    if let Some(found) = crate::module::nested_statements(main_block(module)).into_iter().find_map(calls_f) {
         return Some(found);
     }
     module
@@ -67,20 +65,6 @@ pub(super) fn entry_call<'m>(module: &'m Module, f: &FunctionDef) -> Option<(&'m
         .into_iter()
         .filter(|s| !(f.range.start <= s.range.start && s.range.end <= f.range.end))
         .find_map(calls_f)
-}
-
-fn walk<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
-    for s in stmts {
-        out.push(s);
-        match &s.kind {
-            StmtKind::If { then, orelse, .. } => {
-                walk(then, out);
-                walk(orelse, out);
-            }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => walk(body, out),
-            _ => {}
-        }
-    }
 }
 
 /// What `parser.parse_args()` returns when no option is given: an object
