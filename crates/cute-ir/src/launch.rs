@@ -624,8 +624,26 @@ enum HostFlow {
 /// over values not known, runs its body once.
 const MAX_HOST_TRIPS: usize = 64;
 
+/// Host statements one evaluation runs, at most (nested loops calling
+/// functions with loops of their own multiply): past it, a loop stops and
+/// what it assigns is not known, and so is what a function returns.
+const MAX_HOST_STEPS: usize = 100_000;
+
+/// What the loop `for target in ...: body`, stopped part way, leaves: every
+/// name and attribute it assigns is not known (a partial sum is not the
+/// sum), and `self` too when the body calls methods for their effect.
+fn forget_loop(target: &crate::ast::Target, body: &[Stmt], env: &mut Env) {
+    let cut = || Value::unknown("a value host code computes in more steps than are run");
+    assign(target, cut(), env);
+    crate::ast::for_each_binding(body, &mut |t, _| assign(t, cut(), env));
+    if crate::module::nested_statements(body).iter().any(|s| matches!(s.kind, StmtKind::Expr(Expr::Call(_)))) {
+        env.insert("self".to_string(), cut());
+    }
+}
+
 fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, visitor: &mut dyn HostVisitor) -> HostFlow {
     for s in stmts {
+        handler.steps += 1;
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 visitor.expr_stmt(value, env, handler);
@@ -675,6 +693,10 @@ fn run_host_body(stmts: &[Stmt], env: &mut Env, handler: &mut HostCalls<'_>, vis
                 match items {
                     Some(items) => {
                         for item in items {
+                            if handler.steps > MAX_HOST_STEPS {
+                                forget_loop(target, body, env);
+                                break;
+                            }
                             assign(target, item, env);
                             match run_host_body(body, env, handler, visitor) {
                                 HostFlow::Break => break,
@@ -753,6 +775,8 @@ pub struct HostCalls<'m> {
     pub depth: u32,
     /// Values host code takes under an assumed cluster shape.
     assumed: Option<HostAssumptions>,
+    /// Host statements run so far (see [`MAX_HOST_STEPS`]).
+    steps: usize,
     /// Whether the host code ran so far read the command line
     /// (`parser.parse_args()`: the options' defaults, see [`entry`]).
     read_command_line: bool,
@@ -763,7 +787,7 @@ pub struct HostCalls<'m> {
 
 impl<'m> HostCalls<'m> {
     pub fn new(module: &'m Module) -> HostCalls<'m> {
-        HostCalls { module, depth: 0, assumed: None, read_command_line: false, configuration: Vec::new() }
+        HostCalls { module, depth: 0, assumed: None, steps: 0, read_command_line: false, configuration: Vec::new() }
     }
 
     /// The method of this file's class that `self.name(...)` calls, when
@@ -787,8 +811,8 @@ impl<'m> HostCalls<'m> {
     fn returned_value(&mut self, method: &FunctionDef, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let mut first = FirstReturn::default();
         match self.run_method(method, args, kwargs, env, &mut first) {
-            Some(_) => first.0.unwrap_or(Value::None),
-            None => Value::unknown(format!("`{}(...)`", method.display_name())),
+            Some(_) if self.steps <= MAX_HOST_STEPS => first.0.unwrap_or(Value::None),
+            _ => Value::unknown(format!("`{}(...)`", method.display_name())),
         }
     }
 
@@ -803,7 +827,7 @@ impl<'m> HostCalls<'m> {
         env: &Env,
         visitor: &mut dyn HostVisitor,
     ) -> Option<Env> {
-        if self.depth > MAX_HOST_DEPTH {
+        if self.depth > MAX_HOST_DEPTH || self.steps > MAX_HOST_STEPS {
             return None;
         }
         let mut local = env.clone();
@@ -832,7 +856,7 @@ impl<'m> HostCalls<'m> {
         let Some(init) = self.module.function(Some(class), "__init__") else {
             return Value::Object(std::sync::Arc::new(obj));
         };
-        if self.depth > MAX_HOST_DEPTH {
+        if self.depth > MAX_HOST_DEPTH || self.steps > MAX_HOST_STEPS {
             return Value::Object(std::sync::Arc::new(obj));
         }
         let mut local = env.clone();
@@ -1053,6 +1077,39 @@ def run():
         let l = resolve_launch(&m, m.kernels().next().unwrap());
         // 96 threads: three warps (4 is skipped), plus 1 + 2 + 3.
         assert_eq!(l.block, Some([32 * (3 + 6), 1, 1]), "{l:?}");
+    }
+
+    #[test]
+    fn host_code_too_long_to_run_leaves_its_values_unknown() {
+        // 64 x 64 x 64 iterations, each calling a method that loops: the
+        // evaluation stops, and the count is not a partial sum.
+        let src = "\
+import cutlass.cute as cute
+class Gemm:
+    def __init__(self):
+        total = 0
+        for a in range(64):
+            for b in range(64):
+                for c in range(64):
+                    total += self.one(a)
+        self.warps = total
+    def one(self, x):
+        for i in range(8):
+            x = x + 0
+        return 1
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        self.kernel(x).launch(grid=[1, 1, 1], block=[32 * self.warps, 1, 1])
+def run():
+    cute.compile(Gemm(), None)
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert!(l.block_assumed.is_some(), "{l:?}");
+        assert!(self_attr(&l, "warps").is_some_and(|v| v.is_unknown()), "{l:?}");
     }
 
     #[test]
