@@ -522,28 +522,15 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     if let Some(v) = crate::layout::tcgen05_tiled_mma(call, args, kwargs) {
         return Some(v);
     }
-    // `cutlass.min` / `cutlass.max` are `min` / `max` on the values known
-    // when the kernel is compiled; `math.prod` is host Python's.
-    let name = match &call.func {
-        Expr::Name(name) if matches!(name.as_str(), "prod" | "log2") => {
-            if !call.qualname.as_deref().is_some_and(|q| q.starts_with("math.")) {
-                return None;
-            }
-            name.as_str()
-        }
-        Expr::Name(name) => name.as_str(),
-        Expr::Attr { attr, .. } if matches!(attr.as_str(), "min" | "max" | "prod" | "log2" | "log2_of_pow2_int") => {
-            let qualified = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
-            let library = match attr.as_str() {
-                "prod" | "log2" => "math.",
-                "log2_of_pow2_int" => "cute",
-                _ => "cutlass.",
-            };
-            if !qualified.starts_with(library) && !qualified.starts_with("cutlass.cute.") {
-                return None;
-            }
-            if attr == "log2_of_pow2_int" { "log2" } else { attr.as_str() }
-        }
+    // The functions evaluated at compile time, by the name they are called
+    // by: Python's builtins and `math`, `cutlass.min` / `cutlass.max` (`min`
+    // / `max` on the values known when the kernel is compiled), and
+    // `cute.arch.log2_of_pow2_int`.
+    let qualified = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
+    let name = match qualified.as_str() {
+        "min" | "max" | "len" | "sum" => qualified.as_str(),
+        q @ ("cutlass.min" | "cutlass.max" | "math.prod" | "math.log2") => q.rsplit('.').next().unwrap_or(q),
+        q if q.ends_with("arch.log2_of_pow2_int") => "log2",
         _ => return None,
     };
     // `min(t)` of one tuple is the least of its items.
