@@ -2,7 +2,8 @@
 
 Each fixture is a self-contained script whose `__main__` block calls
 `cute.compile(...)` on fake tensors. This runs each one in its own subprocess
-(with the interpreter running this script), CPU-only for sm_90a, two at a time,
+(with the interpreter running this script), CPU-only for sm_90a (or the
+architecture a `# target: sm_100a` line of its docstring names), two at a time,
 and prints one line per file:
 
     PASS tests/fixtures/untoggled_phase/jacobi_cluster_clean.py
@@ -30,6 +31,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_ROOT = os.path.join(REPO, "tests", "fixtures")
 
 WORKERS = 2
+DEFAULT_TARGET = "sm_90a"
 TIMEOUT_S = 600
 STDERR_TAIL_LINES = 25
 
@@ -50,15 +52,26 @@ def find_fixtures(paths):
 
 def compile_env():
     env = dict(os.environ)
-    env["CUTE_DSL_ARCH"] = "sm_90a"  # target without asking a (absent) GPU
+    env["CUTE_DSL_ARCH"] = DEFAULT_TARGET  # target without asking a (absent) GPU
     env["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"  # always compile for real
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the fixture tree clean
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
+def target_of(path):
+    """The architecture a fixture is compiled for: sm_90a unless a line of
+    its docstring says `# target: sm_100a` (a Blackwell kernel)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().splitlines()[:20]:
+            if line.startswith("# target: "):
+                return line.split(":", 1)[1].strip()
+    return DEFAULT_TARGET
+
+
 def run_one(path, env):
     start = time.monotonic()
+    env = dict(env, CUTE_DSL_ARCH=target_of(path))
     try:
         proc = subprocess.run(
             [sys.executable, path],

@@ -2229,23 +2229,11 @@ impl<'a> ThreadRun<'a> {
                 self.named_barrier(id, n, api == Api::Barrier, aligned, site)
             }
             Api::ClusterArrive | Api::ClusterArriveRelaxed => {
-                let total = self.threads_per_cta * self.ctas;
-                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, self.cluster_base, total);
-                if api == Api::ClusterArriveRelaxed {
-                    self.record_mem(MemKind::ArriveRelease { scope: None }, site);
-                }
-                let g = self.generation.entry(bar).or_insert(0);
-                *g += 1;
-                self.push(OpKind::Arrive { bar, count: 1 }, site);
+                self.cluster_arrive(api == Api::ClusterArriveRelaxed, site);
                 Value::None
             }
             Api::ClusterWait => {
-                let total = self.threads_per_cta * self.ctas;
-                let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, self.cluster_base, total);
-                let g = *self.generation.get(&bar).unwrap_or(&0);
-                // The wait observes the generation of the thread's last arrive.
-                let parity = (g.saturating_sub(1) % 2) as u8;
-                self.push(OpKind::Wait { bar, parity }, site);
+                self.cluster_wait(site);
                 Value::None
             }
             Api::Load => {
@@ -2293,11 +2281,35 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// `cluster_arrive()` (`relaxed`: `cluster_arrive_relaxed()`).
+    fn cluster_arrive(&mut self, relaxed: bool, site: TextRange) {
+        let total = self.threads_per_cta * self.ctas;
+        let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, self.cluster_base, total);
+        if relaxed {
+            self.record_mem(MemKind::ArriveRelease { scope: None }, site);
+        }
+        let g = self.generation.entry(bar).or_insert(0);
+        *g += 1;
+        self.push(OpKind::Arrive { bar, count: 1 }, site);
+    }
+
+    /// `cluster_wait()`: the generation of the thread's last arrive.
+    fn cluster_wait(&mut self, site: TextRange) {
+        let total = self.threads_per_cta * self.ctas;
+        let bar = self.pseudo_barrier(BarrierKind::ClusterBarrier, self.cluster_base, total);
+        let g = *self.generation.get(&bar).unwrap_or(&0);
+        let parity = (g.saturating_sub(1) % 2) as u8;
+        self.push(OpKind::Wait { bar, parity }, site);
+    }
+
     /// A barrier of a pipeline's ring (named when the ring is created).
     fn ring_barrier(&mut self, s: &SmemRef, name: &str) -> BarrierIx {
         let cta = s.cta.unwrap_or(self.cta);
+        // Unnamed (an arrival from a peer CTA may come first, since CTAs
+        // run one after the other), it takes the name its ring gives it.
+        let named = !name.is_empty();
         let name = name.to_string();
-        self.shared.barriers.intern((s.alloc.clone(), s.offset, cta, 0), || Barrier {
+        self.shared.barriers.intern_named((s.alloc.clone(), s.offset, cta, 0), named, || Barrier {
             name,
             cta,
             kind: BarrierKind::Mbarrier,
@@ -2387,20 +2399,49 @@ impl<'a> ThreadRun<'a> {
 
     /// `TmemAllocator(alloc_result_dst_smem_ptr, *, barrier_for_retrieve=,
     /// allocator_warp_id=0, is_two_cta=False, ...)`. A one-CTA allocator
-    /// synchronizes only through `barrier_for_retrieve`; a two-CTA one also
-    /// initialises an mbarrier on which the allocator warps of the CTA pair
-    /// meet before deallocating, which is not modelled.
+    /// synchronizes only through `barrier_for_retrieve`. A two-CTA one (the
+    /// CTAs of ranks `2i` and `2i + 1` share their tensor memory) also has
+    /// its allocator warp's elected lane initialise an mbarrier of 32
+    /// arrivals (`two_cta_tmem_dealloc_mbar_ptr`, or one of its own), on
+    /// which the allocator warps of the pair meet before deallocating (see
+    /// `tmem_method`).
     fn tmem_allocator(&mut self, call: &Call, kwargs: &[(String, Value)]) -> Value {
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let two_cta = kw("is_two_cta").unwrap_or(Value::Bool(false));
+        let warp = kw("allocator_warp_id").unwrap_or(Value::Int(0));
+        let mut dealloc = Value::None;
         match two_cta.as_bool() {
             Some(false) => {}
-            Some(true) => {
+            Some(true) if self.ctas % 2 == 1 => {
                 self.unresolved(
                     call.range,
-                    "it synchronizes through a two-CTA `TmemAllocator` (`is_two_cta=True`), whose deallocation handshake with the peer CTA is not modelled".to_string(),
+                    format!("it makes a two-CTA `TmemAllocator` (`is_two_cta=True`) in a cluster of {} CTAs, which has no pairs of CTAs", self.ctas),
                 );
                 return Value::unknown("a two-CTA `TmemAllocator`");
+            }
+            Some(true) => {
+                let bar = match kw("two_cta_tmem_dealloc_mbar_ptr") {
+                    None | Some(Value::None) => SmemRef::new(format!("tmem_dealloc@{}", call.range.start)),
+                    Some(Value::Smem(s)) => s,
+                    Some(other) => {
+                        let why = match other {
+                            Value::Unknown(w) => w.to_string(),
+                            _ => "not a shared-memory pointer".to_string(),
+                        };
+                        self.unresolved(call.range, format!("the deallocation barrier of this two-CTA `TmemAllocator` is not known statically ({why})"));
+                        return Value::unknown("a two-CTA `TmemAllocator`");
+                    }
+                };
+                let Some(w) = warp.as_int() else {
+                    self.unresolved(call.range, "the allocator warp of this two-CTA `TmemAllocator` is not known statically".to_string());
+                    return Value::unknown("a two-CTA `TmemAllocator`");
+                };
+                let initialises = !matches!(kw("initialize_mbarrier"), Some(Value::Bool(false)));
+                if initialises && i64::from(self.tid) == w * 32 {
+                    let b = self.ring_barrier(&bar, "TmemAllocator deallocation barrier");
+                    self.push_op(Op { kind: OpKind::Init { bar: b, count: 32 }, site: call.range }, self.warp_point, false);
+                }
+                dealloc = Value::Smem(bar);
             }
             None if self.ctas == 1 => {
                 self.shared.notes.insert(
@@ -2416,18 +2457,20 @@ impl<'a> ThreadRun<'a> {
             }
         }
         let barrier = kw("barrier_for_retrieve").unwrap_or(Value::unknown("the `barrier_for_retrieve` of a `TmemAllocator`"));
-        let warp = kw("allocator_warp_id").unwrap_or(Value::Int(0));
         Value::Object(std::sync::Arc::new(eval::Object {
             class: crate::pipeline::TMEM_ALLOCATOR.to_string(),
-            attrs: [("barrier".to_string(), barrier), ("warp".to_string(), warp)].into_iter().collect(),
+            attrs: [("barrier".to_string(), barrier), ("warp".to_string(), warp), ("dealloc".to_string(), dealloc)]
+                .into_iter()
+                .collect(),
         }))
     }
 
-    /// A method of a one-CTA `TmemAllocator`, as the package implements it:
+    /// A method of a `TmemAllocator`, as the package implements it:
     /// `wait_for_alloc` (and `reserve`, which allocates first) is
-    /// `barrier_for_retrieve.arrive_and_wait()`; allocating, retrieving the
-    /// pointer, relinquishing the permit and freeing are per-warp operations
-    /// that synchronize nothing.
+    /// `barrier_for_retrieve.arrive_and_wait()`; `free` of a two-CTA
+    /// allocator is the pair's handshake on the deallocation barrier.
+    /// Allocating, retrieving the pointer, relinquishing the permit and a
+    /// one-CTA `free` are per-warp operations that synchronize nothing.
     fn tmem_method(&mut self, obj: &Value, method: &str, site: TextRange) -> Value {
         match method {
             "wait_for_alloc" | "reserve" => {
@@ -2446,7 +2489,23 @@ impl<'a> ThreadRun<'a> {
                 }
                 Value::unknown("a tensor memory pool")
             }
-            "allocate" | "relinquish_alloc_permit" | "free" | "check_valid_num_columns" => Value::None,
+            // Two CTAs deallocate together: each lane of the allocator
+            // warp arrives on the peer's barrier (rank ^ 1), then waits for
+            // the peer's on its own.
+            "free" => {
+                let warp = crate::pipeline::attribute(obj, "warp").and_then(|w| w.as_int());
+                if let (Some(Value::Smem(bar)), Some(warp)) = (crate::pipeline::attribute(obj, "dealloc"), warp) {
+                    if i64::from(self.tid / 32) == warp {
+                        let peer = self.cluster_base + ((self.cta - self.cluster_base) ^ 1);
+                        let at_peer = self.ring_barrier(&SmemRef { cta: Some(peer), ..bar.clone() }, "");
+                        self.push(OpKind::Arrive { bar: at_peer, count: 1 }, site);
+                        let own = self.ring_barrier(&bar, "");
+                        self.push(OpKind::Wait { bar: own, parity: 0 }, site);
+                    }
+                }
+                Value::None
+            }
+            "allocate" | "relinquish_alloc_permit" | "check_valid_num_columns" => Value::None,
             "retrieve_ptr" => Value::unknown("a tensor memory pointer"),
             _ => {
                 self.unresolved(site, format!("it synchronizes through `TmemAllocator.{method}`, which is not modelled"));
@@ -2511,7 +2570,14 @@ impl<'a> ThreadRun<'a> {
         if let Some(v) = self.pipeline_sync(call, args, kwargs) {
             return v;
         }
-        let action = crate::pipeline::action(call, receiver, args, kwargs, self.threads_per_cta, self.ctas, self.tid);
+        let caller = crate::pipeline::Caller {
+            threads_per_cta: self.threads_per_cta,
+            ctas: self.ctas,
+            cluster_base: self.cluster_base,
+            rank: self.cta - self.cluster_base,
+            tid: self.tid,
+        };
+        let action = crate::pipeline::action(call, receiver, args, kwargs, caller);
         if let crate::pipeline::Action::NotAPipeline(what) = &action {
             return self.not_a_pipeline(call, what, receiver);
         }
@@ -2652,7 +2718,7 @@ impl<'a> ThreadRun<'a> {
     }
 
     fn run_pipeline_action(&mut self, action: crate::pipeline::Action, site: TextRange) -> Value {
-        use crate::pipeline::Action;
+        use crate::pipeline::{Action, InitSync};
         match action {
             Action::Value(v) => v,
             Action::Assumed(v, note) => {
@@ -2671,12 +2737,25 @@ impl<'a> ThreadRun<'a> {
                         self.push_op(Op { kind: OpKind::Init { bar: b, count: *count }, site }, self.warp_point, false);
                     }
                 }
-                if sync {
-                    let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
-                    let parity = self.generation_arrive(bar, site);
-                    self.push(OpKind::Wait { bar, parity }, site);
+                match sync {
+                    InitSync::Deferred => {}
+                    InitSync::Cta => {
+                        let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
+                        let parity = self.generation_arrive(bar, site);
+                        self.push(OpKind::Wait { bar, parity }, site);
+                    }
+                    InitSync::Cluster => {
+                        self.cluster_arrive(true, site);
+                        self.cluster_wait(site);
+                    }
                 }
                 pipeline
+            }
+            Action::Each(actions) => {
+                for action in actions {
+                    self.run_pipeline_action(action, site);
+                }
+                Value::None
             }
             Action::Wait { bar, phase } => {
                 let b = self.ring_barrier(&bar, "");

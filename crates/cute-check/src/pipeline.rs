@@ -23,6 +23,8 @@
 //!   single-CTA cluster (lane `tidx % 32` = 0, `tidx=` the thread's own
 //!   index unless given; `mcast_mode_mn=` chooses peers, of which a
 //!   one-CTA cluster has none).
+//! - `PipelineUmmaAsync.producer_tail(s)`: the even CTA ranks of the cluster
+//!   advance to the last stage used and acquire it once.
 //! - `make_pipeline_state(Producer|Consumer, S)`: index 0, phase 1 for a
 //!   producer (a fresh barrier lets its first acquire pass) and 0 for a
 //!   consumer; `advance()` steps the index and flips the phase on wrap.
@@ -35,11 +37,16 @@
 //! - `TmemAllocator(..., barrier_for_retrieve=bar, allocator_warp_id=w,
 //!   is_two_cta=False)`: `wait_for_alloc()` (and `reserve`) is
 //!   `bar.arrive_and_wait()`; `allocate`, `retrieve_ptr`,
-//!   `relinquish_alloc_permit` and `free` synchronize nothing in one CTA (see
-//!   `instantiate.rs`).
+//!   `relinquish_alloc_permit` and `free` synchronize nothing in one CTA; a
+//!   two-CTA allocator's `free` is the pair's handshake on its deallocation
+//!   barrier (see `instantiate.rs`).
+//! - Over a cluster of more than one CTA, the Blackwell pipelines signal the
+//!   CTAs their `cta_layout_vmnk` names (see `cluster.rs`).
 //!
 //! Other pipeline classes stay unresolved, so their kernels are reported as
 //! not checked.
+
+mod cluster;
 
 use std::collections::BTreeMap;
 
@@ -173,9 +180,11 @@ pub enum Action {
     Value(Value),
     /// A value the model makes with an assumption, which is said.
     Assumed(Value, String),
-    /// Initialise the ring from warp 0, then synchronize the CTA unless deferred.
+    /// Initialise the ring from warp 0, then synchronize as `sync` says.
     /// `assumed`: what the model takes for a value it does not know.
-    Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: bool, assumed: Option<String> },
+    Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: InitSync, assumed: Option<String> },
+    /// Each in turn (a signal that reaches the barriers of several CTAs).
+    Each(Vec<Action>),
     Wait { bar: SmemRef, phase: i64 },
     /// Every calling thread arrives.
     Arrive { bar: SmemRef },
@@ -195,6 +204,17 @@ pub enum Action {
     /// kernel creates (the call, as written): a parameter, or what an
     /// unmodelled `create` gave.
     NotAPipeline(String),
+}
+
+/// How `create` makes its barriers' initialisation visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitSync {
+    /// `defer_sync=True`: the kernel does (`pipeline_init_arrive/wait`).
+    Deferred,
+    /// A CTA barrier.
+    Cta,
+    /// Over a cluster: a relaxed cluster arrive, then a cluster wait.
+    Cluster,
 }
 
 /// What an unmodelled `create` gives: its own note says why, so the calls
@@ -239,33 +259,43 @@ fn stage_barrier(pipeline: &Value, which: &str, state: &Value) -> Option<(SmemRe
 
 /// Threads a cooperative group stands for (`threads_per_cta` for
 /// `Agent.ThreadBlock`).
-fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Option<u32> {
-    let size = attr(group, "size")?.as_int()? as u32;
-    let agent = match attr(group, "agent")? {
-        Value::Str(s) => s,
-        _ => return None,
+fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Result<u32, Option<std::sync::Arc<str>>> {
+    let size = match attr(group, "size") {
+        Some(Value::Int(n)) => n as u32,
+        Some(Value::Unknown(why)) => return Err(Some(why)),
+        _ => return Err(None),
     };
-    Some(match agent.as_str() {
+    let agent = match attr(group, "agent") {
+        Some(Value::Str(s)) => s,
+        _ => return Err(None),
+    };
+    Ok(match agent.as_str() {
         "Thread" => size,
         "Warp" => size * 32,
         "ThreadBlock" => size * threads_per_cta,
         "ThreadBlockCluster" => size * threads_per_cta * ctas,
-        _ => return None,
+        _ => return Err(None),
     })
 }
 
-/// The meaning of a pipeline call made by thread `tid` of its CTA.
-/// `receiver` is the evaluated object a method is called on (for
-/// `pipe.consumer_wait(state)`).
-pub fn action(
-    call: &Call,
-    receiver: Option<&Value>,
-    args: &[Value],
-    kwargs: &[(String, Value)],
-    threads_per_cta: u32,
-    ctas: u32,
-    tid: u32,
-) -> Action {
+/// The thread that makes a pipeline call, and the cluster it runs in.
+#[derive(Clone, Copy, Debug)]
+pub struct Caller {
+    pub threads_per_cta: u32,
+    /// CTAs in the cluster.
+    pub ctas: u32,
+    /// The index of the cluster's first CTA among the modelled CTAs.
+    pub cluster_base: u32,
+    /// The caller's CTA's rank in its cluster.
+    pub rank: u32,
+    /// The caller's index in its CTA.
+    pub tid: u32,
+}
+
+/// The meaning of a pipeline call made by `caller`. `receiver` is the
+/// evaluated object a method is called on (for `pipe.consumer_wait(state)`).
+pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(String, Value)], caller: Caller) -> Action {
+    let Caller { threads_per_cta, ctas, tid, .. } = caller;
     let name = call.name();
     let arg_text = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_default();
     match name {
@@ -344,20 +374,40 @@ pub fn action(
             // (those in the same row, column, or either): in a cluster of
             // one CTA there is none, and every mode but `(0, 0)` signals
             // the CTA itself.
-            let single_cta_multicast = |k: &str, v: &Value| {
-                k == "mcast_mode_mn" && ctas == 1 && matches!(v, Value::Tuple(m) if m.iter().any(|i| i.as_int() == Some(1)))
+            // (A `PipelineTmaUmma` over a cluster multicasts along the
+            // modes chosen, see `cluster.rs`.)
+            let mcast_mode_mn = match kwarg(kwargs, "mcast_mode_mn").map(|v| match v {
+                Value::Tuple(m) => m.iter().map(Value::as_int).collect::<Option<Vec<_>>>(),
+                _ => None,
+            }) {
+                None => Some((true, true)),
+                Some(Some(m)) if m.len() == 2 && m.iter().all(|x| (0..=1).contains(x)) && m != [0, 0] => Some((m[0] == 1, m[1] == 1)),
+                Some(_) => None,
             };
+            let modelled_multicast = |k: &str| k == "mcast_mode_mn" && mcast_mode_mn.is_some() && (ctas == 1 || kind == Kind::TmaUmma);
             if let Some((k, _)) = kwargs.iter().find(|(k, v)| {
-                !MODELLED.contains(&k.as_str()) && !matches!(v, Value::None | Value::Bool(false)) && !single_cta_multicast(k, v)
+                !MODELLED.contains(&k.as_str()) && !matches!(v, Value::None | Value::Bool(false)) && !modelled_multicast(k)
             }) {
                 return Action::Unsupported(format!("{class} with `{k}=`"));
             }
-            // Across a cluster the Blackwell pipelines multicast their
-            // signals to the peer CTAs (masks from the cluster layout).
-            let clustered = !matches!(kwarg(kwargs, "cta_layout_vmnk"), None | Some(Value::None));
-            if clustered && ctas > 1 && kind != Kind::Async {
-                return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs (multicast signals)"));
-            }
+            // Across a cluster the Blackwell pipelines signal the peer CTAs
+            // the cluster layout names; the Hopper TMA pipeline's releases
+            // (one lane per peer) are not modelled.
+            let clustered = !matches!(kwarg(kwargs, "cta_layout_vmnk"), None | Some(Value::None)) && ctas > 1;
+            let signals = match kind {
+                _ if !clustered => None,
+                Kind::Async => None,
+                Kind::TmaUmma | Kind::UmmaAsync | Kind::AsyncUmma => {
+                    let layout = kwarg(kwargs, "cta_layout_vmnk").map_or(Err(String::new()), |l| cluster::ClusterLayout::of_value(l, ctas));
+                    match layout {
+                        Ok(layout) => Some(cluster::signals(kind, &layout, caller.rank, mcast_mode_mn.unwrap_or((true, true)))),
+                        Err(why) => return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs ({why})")),
+                    }
+                }
+                Kind::CpAsync | Kind::TmaAsync => {
+                    return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs (multicast signals)"))
+                }
+            };
             // The stage count is often computed on the host from the shared
             // memory left (`self.num_ab_stage`); the protocol does not depend
             // on it, so a ring of two stages stands for it, and says so. The
@@ -370,31 +420,54 @@ pub fn action(
                 ),
                 None => (None, None),
             };
-            let producers = kwarg(kwargs, "producer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
-            let consumers = kwarg(kwargs, "consumer_group").and_then(|g| group_threads(g, threads_per_cta, ctas));
+            let group = |name: &str| match kwarg(kwargs, name) {
+                Some(g) => group_threads(g, threads_per_cta, ctas),
+                None => Err(None),
+            };
+            let (producers, consumers) = (group("producer_group"), group("consumer_group"));
             let storage = match kwarg(kwargs, "barrier_storage") {
                 Some(Value::Smem(s)) => Some(s.clone()),
                 None | Some(Value::None) => Some(SmemRef::new(format!("pipeline@{}", call.range.start))),
                 _ => None,
             };
-            let what = match (stages, producers, consumers, &storage) {
-                (None, ..) => "its stage count",
-                (_, None, ..) => "the size of its producer group",
-                (_, _, None, _) => "the size of its consumer group",
-                (.., None) => "its barrier storage",
-                _ => "",
+            // Which value is missing, and, where the evaluator knows it,
+            // what it came from: the author can then see which host value
+            // or attribute to make known.
+            let not_known = |what: &str, why: Option<std::sync::Arc<str>>| {
+                let from = why.map(|w| format!(", from {w}")).unwrap_or_default();
+                Action::Unsupported(format!("{class} ({what} is not known statically{from})"))
             };
-            let (Some(stages), Some(producers), Some(consumers), Some(base)) = (stages, producers, consumers, storage) else {
-                return Action::Unsupported(format!("{class} ({what} is not known statically)"));
+            let (stages, producers, consumers, base) = match (stages, producers, consumers, storage) {
+                (Some(stages), Ok(producers), Ok(consumers), Some(base)) => (stages, producers, consumers, base),
+                (None, ..) => return not_known("its stage count", None),
+                (_, Err(why), ..) => return not_known("the size of its producer group", why),
+                (_, _, Err(why), _) => return not_known("the size of its consumer group", why),
+                (.., None) => return not_known("its barrier storage", None),
             };
-            let sync = !matches!(kwarg(kwargs, "defer_sync").and_then(Value::as_bool), Some(true));
+            // The package's own synchronization after the inits: a CTA
+            // barrier, or a (relaxed) cluster barrier over a cluster.
+            let sync = match kwarg(kwargs, "defer_sync").and_then(Value::as_bool) {
+                Some(true) => InitSync::Deferred,
+                _ if clustered => InitSync::Cluster,
+                _ => InitSync::Cta,
+            };
             let full = base.clone();
             let empty = SmemRef { offset: base.offset + stages, ..base };
+            // A leader's `full` phase also waits for the copies of the CTAs
+            // that deliver into it (`cluster::Signals::delivered_by`).
+            let full_count = producers + signals.as_ref().map_or(0, |s| s.delivered_by.len() as u32);
             let mut inits = Vec::new();
             for i in 0..stages {
-                inits.push((SmemRef { offset: full.offset + i, ..full.clone() }, producers));
+                inits.push((SmemRef { offset: full.offset + i, ..full.clone() }, full_count));
                 inits.push((SmemRef { offset: empty.offset + i, ..empty.clone() }, consumers));
             }
+            // Whom this CTA's signals reach: the CTAs, as indices among the
+            // modelled ones, of each side's barriers.
+            let ctas_of = |ranks: &[u32]| Value::Tuple(ranks.iter().map(|r| Value::Int(i64::from(caller.cluster_base + r))).collect());
+            let (leader, full_ctas, empty_ctas, delivers_to) = match &signals {
+                Some(s) => (s.leader, ctas_of(&s.full), ctas_of(&s.empty), ctas_of(&s.delivers_to)),
+                None => (true, Value::None, Value::None, Value::None),
+            };
             let pipeline = obj(
                 PIPELINE,
                 &[
@@ -403,6 +476,11 @@ pub fn action(
                     ("full", Value::Smem(full)),
                     ("empty", Value::Smem(empty)),
                     ("tx_count", kwarg(kwargs, "tx_count").cloned().unwrap_or(Value::unknown("the `tx_count` of the pipeline"))),
+                    ("leader", Value::Bool(leader)),
+                    ("full_ctas", full_ctas),
+                    ("empty_ctas", empty_ctas),
+                    ("delivers_to", delivers_to),
+                    ("rank", Value::Int(i64::from(caller.rank))),
                 ],
             );
             Action::Create { pipeline, inits, sync, assumed }
@@ -552,13 +630,37 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
     }
     let at = |which: &str| stage_barrier(pipe, which, state);
     let unsupported = || Action::Unsupported(format!("`{method}` on a state that is not known statically"));
-    let signal = |how: Signal, bar: SmemRef| match how {
-        Signal::Threads => Action::Arrive { bar },
-        Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
-        Signal::Tma => Action::Nothing,
+    // A signal on the stage's barrier of every CTA it reaches (the
+    // caller's own outside a cluster).
+    let signal = |how: Signal, which: &str, bar: SmemRef| {
+        let one = |bar: SmemRef| match how {
+            Signal::Threads => Action::Arrive { bar },
+            Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
+            Signal::Tma => Action::Nothing,
+        };
+        match attr(pipe, &format!("{which}_ctas")) {
+            Some(Value::Tuple(ctas)) => Action::Each(
+                ctas.iter().map(|c| one(SmemRef { cta: c.as_int().map(|c| c as u32), ..bar.clone() })).collect(),
+            ),
+            _ => one(bar),
+        }
+    };
+    let leader = !matches!(attr(pipe, "leader"), Some(Value::Bool(false)));
+    // Over a cluster, a TMA producer's copies of the stage it acquired
+    // complete the phases of the other leaders they are delivered to.
+    let deliveries = |acquire: Action, full: &SmemRef| match attr(pipe, "delivers_to") {
+        Some(Value::Tuple(ctas)) if !ctas.is_empty() => Action::Each(
+            std::iter::once(acquire)
+                .chain(ctas.iter().map(|c| Action::ArriveOneLane { bar: SmemRef { cta: c.as_int().map(|c| c as u32), ..full.clone() } }))
+                .collect(),
+        ),
+        _ => acquire,
     };
     match method {
         "producer_acquire" => match (at("empty"), at("full")) {
+            // The CTA that does not lead its pair waits; its copies complete
+            // the leader's phase.
+            (Some((bar, phase)), Some((full, _))) if produce == Signal::Tma && !leader => deliveries(Action::Wait { bar, phase }, &full),
             (Some((wait, phase)), Some((full, _))) if produce == Signal::Tma => {
                 // A `PipelineTmaUmma` producer announces the bytes from the
                 // leader CTA only, for the copies of both CTAs of a pair.
@@ -566,16 +668,30 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
                     Kind::TmaAsync => attr(pipe, "tx_count").unwrap_or(Value::unknown("the `tx_count` of the pipeline")),
                     _ => Value::unknown(format!("the transaction bytes of a `{}` (announced by the leader CTA)", kind.name())),
                 };
-                Action::WaitThenArriveOneLane { wait, phase, arrive: full, bytes }
+                deliveries(Action::WaitThenArriveOneLane { wait, phase, arrive: full.clone(), bytes }, &full)
             }
             (Some((bar, phase)), _) => Action::Wait { bar, phase },
             _ => unsupported(),
         },
-        "producer_commit" => at("full").map(|(bar, _)| signal(produce, bar)).unwrap_or_else(unsupported),
+        "producer_commit" => at("full").map(|(bar, _)| signal(produce, "full", bar)).unwrap_or_else(unsupported),
         "consumer_wait" => at("full").map(|(bar, phase)| Action::Wait { bar, phase }).unwrap_or_else(unsupported),
-        "consumer_release" => at("empty").map(|(bar, _)| signal(consume, bar)).unwrap_or_else(unsupported),
+        "consumer_release" => at("empty").map(|(bar, _)| signal(consume, "empty", bar)).unwrap_or_else(unsupported),
         "producer_get_barrier" => at("full").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
         "consumer_get_barrier" => at("empty").map(|(b, _)| Action::Value(Value::Smem(b))).unwrap_or_else(unsupported),
+        // `PipelineUmmaAsync`'s tail: the even ranks of the cluster advance
+        // to the last stage used and acquire it once.
+        "producer_tail" if kind == Kind::UmmaAsync => {
+            let stages = attr(pipe, "stages").and_then(|v| v.as_int()).unwrap_or(0);
+            let even = attr(pipe, "rank").and_then(|r| r.as_int()).is_none_or(|r| r % 2 == 0);
+            if !even || stages < 1 {
+                return Action::Tail { waits: Vec::new() };
+            }
+            let last = (1..stages).try_fold(state.clone(), |s, _| advanced(&s));
+            match last.as_ref().and_then(|s| stage_barrier(pipe, "empty", s)) {
+                Some(wait) => Action::Tail { waits: vec![wait] },
+                None => unsupported(),
+            }
+        }
         "producer_tail" => {
             let mut s = state.clone();
             let mut waits = Vec::new();

@@ -61,6 +61,36 @@ pub struct Object {
 /// other objects, their truth and comparisons are not known.
 pub const RUNTIME_VALUE: &str = "RuntimeValue";
 
+/// A value known only at run time but known modulo `modulus` (attributes
+/// `what`, `modulus`, `residue`): a block index when the grid is not known.
+/// Clusters tile the grid, so `block_idx.x` is `block_idx_in_cluster.x`
+/// modulo the cluster's extent, and `bidx % 2` decides which CTA of a pair
+/// leads whatever the cluster's place in the grid.
+pub fn known_modulo(what: &str, modulus: i64, residue: i64) -> Value {
+    Value::Object(std::sync::Arc::new(Object {
+        class: RUNTIME_VALUE.to_string(),
+        attrs: [
+            ("what".to_string(), Value::Str(what.to_string())),
+            ("modulus".to_string(), Value::Int(modulus)),
+            ("residue".to_string(), Value::Int(residue)),
+        ]
+        .into_iter()
+        .collect(),
+    }))
+}
+
+/// What a run-time value stands for, as an unknown (for the description of
+/// the conditions computed from it).
+fn runtime_unknown(v: &Value) -> Option<Value> {
+    match v {
+        Value::Object(o) if o.class == RUNTIME_VALUE => Some(match o.attrs.get("what") {
+            Some(Value::Str(what)) => Value::unknown(what.as_str()),
+            _ => Value::unknown("a value known only at run time"),
+        }),
+        _ => None,
+    }
+}
+
 /// The class of a `cutlass.pipeline.NamedBarrier(barrier_id, num_threads)`.
 pub const NAMED_BARRIER: &str = "NamedBarrier";
 
@@ -235,7 +265,7 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
                 (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
                 (UnOp::Plus, Value::Int(i)) => Value::Int(*i),
                 (UnOp::Invert, Value::Int(i)) => Value::Int(!i),
-                (UnOp::Not, v) => v.as_bool().map(|b| Value::Bool(!b)).unwrap_or_else(|| v.clone()),
+                (UnOp::Not, v) => v.as_bool().map(|b| Value::Bool(!b)).unwrap_or_else(|| runtime_unknown(v).unwrap_or_else(|| v.clone())),
                 _ => unknown_from(&v),
             }
         }
@@ -255,7 +285,7 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
                     match (r.as_bool(), and) {
                         (Some(false), true) => Value::Bool(false),
                         (Some(true), false) => Value::Bool(true),
-                        _ => l,
+                        _ => runtime_unknown(&l).unwrap_or(l),
                     }
                 }
             }
@@ -312,7 +342,7 @@ fn short(text: &str) -> String {
 fn unknown_from(v: &Value) -> Value {
     match v {
         Value::Unknown(w) => Value::Unknown(w.clone()),
-        _ => Value::unknown("an unsupported operation"),
+        _ => runtime_unknown(v).unwrap_or_else(|| Value::unknown("an unsupported operation")),
     }
 }
 
@@ -378,6 +408,17 @@ pub fn stage_of_view(index: &Value) -> Option<i64> {
 
 pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
     use Value::*;
+    if let Some(unknown) = runtime_unknown(l).or_else(|| runtime_unknown(r)) {
+        // A value known modulo m, modulo a divisor of m.
+        let modulo = |v: &Value, attr: &str| match v {
+            Object(o) => o.attrs.get(attr).and_then(Value::as_int),
+            _ => Option::None,
+        };
+        return match (op, modulo(l, "modulus"), modulo(l, "residue"), r.as_int()) {
+            (BinOp::Mod, Some(m), Some(residue), Some(d)) if d > 0 && m % d == 0 => Int(residue % d),
+            _ => unknown,
+        };
+    }
     match (l, r) {
         (Gmem(g), Int(i)) | (Int(i), Gmem(g)) if op == BinOp::Add => {
             Gmem(GmemRef { offset: g.offset.map(|o| o + i), ..g.clone() })
@@ -442,7 +483,7 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
     let runtime = |v: &Value| matches!(v, Value::Object(o) if o.class == RUNTIME_VALUE);
     match (op, l, r) {
         (_, Value::Unknown(w), _) | (_, _, Value::Unknown(w)) => Value::Unknown(w.clone()),
-        _ if runtime(l) || runtime(r) => Value::unknown("a value known only at run time"),
+        _ if runtime(l) || runtime(r) => runtime_unknown(l).or_else(|| runtime_unknown(r)).unwrap_or(Value::None),
         (CmpOp::Eq | CmpOp::Is, a, b) => Value::Bool(a == b),
         (CmpOp::Ne | CmpOp::IsNot, a, b) => Value::Bool(a != b),
         (CmpOp::In | CmpOp::NotIn, a, Value::Tuple(items)) => {
@@ -628,6 +669,21 @@ mod tests {
         assert!(value_of("cutlass.min(phase, tensor[0])", &env).is_unknown());
         assert!(value_of("tensor[0] % 2", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
+    }
+
+    /// A block index known modulo the cluster's extent: its residue modulo
+    /// a divisor is known, anything else computed from it is not, and says
+    /// what it came from.
+    #[test]
+    fn a_value_known_modulo_m_is_known_modulo_its_divisors() {
+        let mut env = Env::default();
+        env.insert("bidx".into(), known_modulo("the block index", 4, 3));
+        assert_eq!(value_of("bidx % 2", &env), Value::Int(1));
+        assert_eq!(value_of("bidx % 2 == 0", &env), Value::Bool(false));
+        assert_eq!(value_of("bidx % 4", &env), Value::Int(3));
+        for unknown in ["bidx % 8", "bidx // 2", "bidx + 1", "bidx == 3", "not bidx", "bidx % 3"] {
+            assert_eq!(value_of(unknown, &env), Value::unknown("the block index"), "{unknown}");
+        }
     }
 
     /// `Int32` is the same cast whichever module of the package it is

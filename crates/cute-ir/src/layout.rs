@@ -392,15 +392,25 @@ pub fn cta_layout(n: i64) -> Value {
 /// Blackwell helpers (`cutlass.utils.blackwell_helpers`, `utils.sm100`): a
 /// tiled MMA whose `thr_id` is its CTA group, read off the argument that is a
 /// `CtaGroup` (keyword `cta_group=` or positional). `None` for other calls.
+///
+/// The MMA operations of `cute.nvgpu.tcgen05` (`tcgen05.MmaF16BF16Op(...,
+/// CtaGroup.TWO, ...)`) are read the same way, and `cute.make_tiled_mma(op)`
+/// of one is a tiled MMA of its CTA group.
 pub fn tcgen05_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
     let name = call.qualname.clone().or_else(|| call.func.dotted())?;
     let last = name.rsplit('.').next()?;
-    if !matches!(last, "make_trivial_tiled_mma" | "make_blockscaled_trivial_tiled_mma") {
-        return None;
+    if last == "make_tiled_mma" {
+        return args.first().filter(|op| matches!(op, Value::Object(o) if o.class == TCGEN05_MMA)).cloned();
     }
     let path = name.to_ascii_lowercase();
-    if path.contains("sm90") || !(path.contains("sm10") || path.contains("blackwell")) {
-        return None;
+    let mma_op = path.contains("tcgen05.") && last.starts_with("Mma") && last.ends_with("Op");
+    if !mma_op {
+        if !matches!(last, "make_trivial_tiled_mma" | "make_blockscaled_trivial_tiled_mma") {
+            return None;
+        }
+        if path.contains("sm90") || !(path.contains("sm10") || path.contains("blackwell")) {
+            return None;
+        }
     }
     let is_group = |v: &Value| matches!(v, Value::Object(o) if o.class == CTA_GROUP);
     let group = kwargs
@@ -547,9 +557,16 @@ pub fn call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<V
         // the CTAs of a cluster split into MMA peers and multicast groups.
         "tiled_divide" => {
             let layout = Layout::of_value(arg("target", 0)?);
+            // A tile is an extent or a layout of one leaf (`mma.thr_id`
+            // itself, `2:1`), which divides by its extent.
+            let tile = |v: &Value| match Layout::of_value(v) {
+                Some(l) if l.modes.iter().flatten().count() == 1 => Some(l.size()),
+                Some(_) => None,
+                None => single_extent(v),
+            };
             let tiles: Option<Vec<i64>> = match arg("tiler", 1)? {
-                Value::Tuple(items) => items.iter().map(single_extent).collect(),
-                v => single_extent(v).map(|t| vec![t]),
+                Value::Tuple(items) => items.iter().map(tile).collect(),
+                v => tile(v).map(|t| vec![t]),
             };
             layout.zip(tiles).and_then(|(l, t)| l.tiled_divide(&t)).map(|l| l.to_value())
         }

@@ -108,16 +108,34 @@ def main(two_cta):
 }
 
 /// `TmemAllocator.wait_for_alloc()` is its retrieve barrier's
-/// `arrive_and_wait()`; the other methods synchronize nothing in one CTA.
+/// `arrive_and_wait()`; the other methods synchronize nothing in one CTA,
+/// and a two-CTA allocator's `free()` is the pair's handshake.
 #[test]
 fn tmem_allocators_wait_on_their_retrieve_barrier() {
     assert_eq!(names(&tmem_kernel("False", "[1, 1, 1]")), vec![]);
     // Whether it spans two CTAs is not known: one CTA per cluster has no peer.
     let d = names(&tmem_kernel("two_cta", "[1, 1, 1]"));
     assert_eq!(d, vec![], "{d:?}");
-    // A two-CTA allocator's deallocation handshake is not modelled.
-    let d = names(&tmem_kernel("True", "[2, 1, 1]"));
-    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("two-CTA `TmemAllocator`"), "{d:?}");
+    // A two-CTA allocator's deallocation barrier: the allocator warps of the
+    // pair meet on it before freeing, once its initialisation is visible to
+    // the peer (a cluster barrier after the constructor).
+    let freeing = |kernel: String, synced: bool| {
+        let kernel = kernel.replace("        tmem.relinquish_alloc_permit()\n", "        tmem.relinquish_alloc_permit()\n        tmem.free(tmem.retrieve_ptr(cutlass.Float32))\n");
+        let sync = "    cute.arch.cluster_arrive()\n    cute.arch.cluster_wait()\n    if warp == 0:";
+        if synced { kernel.replacen("    if warp == 0:", sync, 1) } else { kernel }
+    };
+    let d = names(&freeing(tmem_kernel("True", "[2, 1, 1]"), true));
+    assert_eq!(d, vec![], "{d:?}");
+    let d = names(&freeing(tmem_kernel("True", "[2, 1, 1]"), false));
+    assert!(d.iter().any(|(n, m)| n == "mbarrier-init-hazard" && m.contains("TmemAllocator deallocation barrier")), "{d:?}");
+    // Only one CTA of the pair frees: its allocator warp waits forever.
+    let one_frees = freeing(tmem_kernel("True", "[2, 1, 1]"), true)
+        .replace("        tmem.free(", "        if cute.arch.block_idx_in_cluster() == 0:\n            tmem.free(");
+    let d = names(&one_frees);
+    assert!(d.iter().any(|(n, _)| n == "deadlock"), "{d:?}");
+    // In a cluster of one CTA there is no peer to pair with.
+    let d = names(&tmem_kernel("True", "[1, 1, 1]"));
+    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("has no pairs of CTAs"), "{d:?}");
     let d = names(&tmem_kernel("two_cta", "[2, 1, 1]"));
     assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("is_two_cta"), "{d:?}");
     // A barrier that more threads must reach than wait: a hang.

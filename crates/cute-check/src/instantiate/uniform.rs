@@ -64,7 +64,16 @@ impl Place {
                     let c = self.cta;
                     ints(c % gx, (c / gx) % gy, c / (gx * gy))
                 }
-                None => Value::Tuple(vec![Value::unknown("the block index"); 3]),
+                // Not known, but clusters tile the grid: each component is
+                // the CTA's place in its cluster modulo the cluster's extent.
+                None => {
+                    let [cx, cy, cz] = self.cluster;
+                    let r = self.cta - self.cluster_base;
+                    let place = [r % cx, (r / cx) % cy, r / (cx * cy)];
+                    Value::Tuple(
+                        place.iter().zip([cx, cy, cz]).map(|(&p, m)| eval::known_modulo("the block index", m as i64, p as i64)).collect(),
+                    )
+                }
             },
             Api::ClusterRank => Value::Int((self.cta - self.cluster_base) as i64),
             Api::BlockInClusterIdx => {
