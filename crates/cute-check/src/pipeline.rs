@@ -23,6 +23,11 @@
 //!   single-CTA cluster (lane `tidx % 32` = 0, `tidx=` the thread's own
 //!   index unless given; `mcast_mode_mn=` chooses peers, of which a
 //!   one-CTA cluster has none).
+//! - `PipelineClcFetchAsync` (cluster launch control): `producer_acquire`
+//!   waits on `empty`, then lane `l` of the fetching warp announces the
+//!   query's response on CTA `l`'s `full` barrier (the response completes
+//!   the phase); `consumer_release` arrives from every calling thread on the
+//!   `empty` barrier of the cluster's first CTA.
 //! - `PipelineUmmaAsync.producer_tail(s)`: the even CTA ranks of the cluster
 //!   advance to the last stage used and acquire it once.
 //! - `make_pipeline_state(Producer|Consumer, S)`: index 0, phase 1 for a
@@ -68,6 +73,10 @@ pub enum Kind {
     AsyncUmma,
     /// Blackwell: MMAs produce (a `tcgen05.commit` arrives), threads consume.
     UmmaAsync,
+    /// Cluster launch control: one warp of the cluster's first CTA fetches
+    /// the next tile, whose response the hardware writes into every CTA;
+    /// threads of every CTA consume it and release it on the first CTA.
+    ClcFetch,
 }
 
 /// How one side of a pipeline signals the other.
@@ -85,13 +94,14 @@ enum Signal {
 }
 
 impl Kind {
-    const ALL: [(Kind, &'static str); 6] = [
+    const ALL: [(Kind, &'static str); 7] = [
         (Kind::Async, "PipelineAsync"),
         (Kind::CpAsync, "PipelineCpAsync"),
         (Kind::TmaAsync, "PipelineTmaAsync"),
         (Kind::TmaUmma, "PipelineTmaUmma"),
         (Kind::AsyncUmma, "PipelineAsyncUmma"),
         (Kind::UmmaAsync, "PipelineUmmaAsync"),
+        (Kind::ClcFetch, "PipelineClcFetchAsync"),
     ];
 
     fn name(self) -> &'static str {
@@ -108,6 +118,9 @@ impl Kind {
         match self {
             Kind::Async | Kind::CpAsync => (Signal::Threads, Signal::Threads),
             Kind::TmaAsync | Kind::TmaUmma => (Signal::Tma, Signal::OneLanePerWarp),
+            // The acquire signals (see `stage_action`); the query's response
+            // completes the phase.
+            Kind::ClcFetch => (Signal::Tma, Signal::Threads),
             Kind::AsyncUmma => (Signal::Threads, Signal::OneLanePerWarp),
             Kind::UmmaAsync => (Signal::OneLanePerWarp, Signal::Threads),
         }
@@ -305,7 +318,9 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             Action::Value(obj(GROUP, &[("agent", Value::Str(agent)), ("size", size)]))
         }
         "make_pipeline_state" => {
-            let producer = arg_text(0).ends_with("Producer");
+            // `ProducerConsumer` (one thread both fetches and reads, as a
+            // CLC scheduler warp does) starts as a producer does.
+            let producer = arg_text(0).rsplit('.').next().is_some_and(|t| t.starts_with("Producer"));
             let stages = args.get(1).cloned().or_else(|| kwarg(kwargs, "stages").cloned());
             // A stage count not known statically (`self.num_acc_stage`) is
             // the one its pipeline is modelled with when that one is not
@@ -396,7 +411,7 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             let clustered = !matches!(kwarg(kwargs, "cta_layout_vmnk"), None | Some(Value::None)) && ctas > 1;
             let signals = match kind {
                 _ if !clustered => None,
-                Kind::Async => None,
+                Kind::Async | Kind::ClcFetch => None,
                 Kind::TmaUmma | Kind::UmmaAsync | Kind::AsyncUmma => {
                     let layout = kwarg(kwargs, "cta_layout_vmnk").map_or(Err(String::new()), |l| cluster::ClusterLayout::of_value(l, ctas));
                     match layout {
@@ -466,6 +481,15 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             let ctas_of = |ranks: &[u32]| Value::Tuple(ranks.iter().map(|r| Value::Int(i64::from(caller.cluster_base + r))).collect());
             let (leader, full_ctas, empty_ctas, delivers_to) = match &signals {
                 Some(s) => (s.leader, ctas_of(&s.full), ctas_of(&s.empty), ctas_of(&s.delivers_to)),
+                // The CLC fetch: lane `l` of the fetching warp announces the
+                // response on CTA `l`'s `full` barrier, for every CTA of the
+                // cluster (the warp's lanes in lockstep, its lane 0 makes
+                // them all); every consumer releases on the first CTA's
+                // `empty`.
+                None if kind == Kind::ClcFetch => {
+                    let all: Vec<u32> = (0..ctas.min(32)).collect();
+                    (true, ctas_of(&all), ctas_of(&[0]), Value::None)
+                }
                 None => (true, Value::None, Value::None, Value::None),
             };
             let pipeline = obj(
@@ -658,6 +682,13 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
     };
     match method {
         "producer_acquire" => match (at("empty"), at("full")) {
+            // A CLC fetch: the lanes that announce the response on the
+            // `full` barrier of a CTA do (see `create`).
+            (Some((bar, phase)), Some((full, _))) if kind == Kind::ClcFetch => Action::Each(vec![
+                Action::Wait { bar, phase },
+                Action::Assumed(Value::None, "the response of a cluster launch control query is assumed to arrive".to_string()),
+                signal(Signal::OneLanePerWarp, "full", full),
+            ]),
             // The CTA that does not lead its pair waits; its copies complete
             // the leader's phase.
             (Some((bar, phase)), Some((full, _))) if produce == Signal::Tma && !leader => deliveries(Action::Wait { bar, phase }, &full),

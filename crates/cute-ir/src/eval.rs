@@ -406,6 +406,9 @@ pub fn stage_of_view(index: &Value) -> Option<i64> {
     })
 }
 
+/// The longest tuple a repetition (`n * (a, b)`) builds.
+const MAX_REPEATED_ITEMS: i64 = 4096;
+
 pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
     use Value::*;
     if let Some(unknown) = runtime_unknown(l).or_else(|| runtime_unknown(r)) {
@@ -461,6 +464,10 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
                 (Unknown(w), _) | (_, Unknown(w)) => Unknown(w.clone()),
                 (Float, _) | (_, Float) => Float,
                 (Tuple(a), Tuple(b)) if op == BinOp::Add => Tuple(a.iter().chain(b).cloned().collect()),
+                // `n * (a, b)`: the tuple repeated (warp lists per CTA).
+                (Tuple(t), Int(n)) | (Int(n), Tuple(t)) if op == BinOp::Mul && (0..=MAX_REPEATED_ITEMS / t.len().max(1) as i64).contains(n) => {
+                    Tuple(t.iter().cycle().take(t.len() * *n as usize).cloned().collect())
+                }
                 _ => Value::unknown("an unsupported operation"),
             },
         },
@@ -669,6 +676,8 @@ mod tests {
         assert!(value_of("cutlass.min(phase, tensor[0])", &env).is_unknown());
         assert!(value_of("tensor[0] % 2", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
+        assert_eq!(value_of("len((5, *(2 * (4, phase, 6))))", &env), Value::Int(7));
+        assert!(value_of("(1, 2) * 100000", &env).is_unknown());
     }
 
     /// A block index known modulo the cluster's extent: its residue modulo

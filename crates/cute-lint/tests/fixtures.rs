@@ -60,7 +60,12 @@ fn check_file(path: &Path, strict: bool) -> Vec<String> {
                 line + 1,
                 diags.iter().map(|d| (d.name, line_of(&text, d) + 1, d.message.clone())).collect::<Vec<_>>()
             )),
-            Some(d) if d.related.is_empty() => failures.push(format!("{name}:{}: `{rule}` has no trace", line + 1)),
+            // A finding comes with its interleaving; the note of a check
+            // within loop bounds (a kernel whose loops run until a value
+            // known at run time says stop) has none.
+            Some(d) if d.related.is_empty() && d.name != "analysis-incomplete" => {
+                failures.push(format!("{name}:{}: `{rule}` has no trace", line + 1))
+            }
             Some(_) => {}
         }
     }
