@@ -406,6 +406,16 @@ pub fn stage_of_view(index: &Value) -> Option<i64> {
     })
 }
 
+/// The items of `range(start, stop, step)` (none for a zero step).
+fn range_items(start: i64, stop: i64, step: i64) -> impl Iterator<Item = i64> {
+    let count = match step {
+        0 => 0,
+        s if s > 0 => (stop - start).max(0).div_euclid(s) + i64::from((stop - start).max(0) % s != 0),
+        s => (start - stop).max(0).div_euclid(-s) + i64::from((start - stop).max(0) % -s != 0),
+    };
+    (0..count).map(move |i| start + i * step)
+}
+
 /// The longest tuple a repetition (`n * (a, b)`) builds.
 const MAX_REPEATED_ITEMS: i64 = 4096;
 
@@ -576,7 +586,7 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     // `cute.arch.log2_of_pow2_int`.
     let qualified = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
     let name = match qualified.as_str() {
-        "min" | "max" | "len" | "sum" => qualified.as_str(),
+        "min" | "max" | "len" | "sum" | "tuple" | "list" => qualified.as_str(),
         q @ ("cutlass.min" | "cutlass.max" | "math.prod" | "math.log2") => q.rsplit('.').next().unwrap_or(q),
         q if q.ends_with("arch.log2_of_pow2_int") => "log2",
         _ => return None,
@@ -611,7 +621,18 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
         }
         "len" => Some(match args.first() {
             Some(Value::Tuple(t)) => Value::Int(t.len() as i64),
+            Some(Value::Range { start, stop, step }) => Value::Int(range_items(*start, *stop, *step).count() as i64),
             _ => Value::unknown("`len(...)`"),
+        }),
+        // A sequence made from a known one (`tuple(range(n))`, a list of
+        // warp ids) holds its items; lists are tuples here.
+        "tuple" | "list" => Some(match args {
+            [] => Value::Tuple(Vec::new()),
+            [Value::Tuple(t)] => Value::Tuple(t.clone()),
+            [Value::Range { start, stop, step }] if range_items(*start, *stop, *step).count() as i64 <= MAX_REPEATED_ITEMS => {
+                Value::Tuple(range_items(*start, *stop, *step).map(Value::Int).collect())
+            }
+            _ => Value::unknown(format!("`{name}(...)`")),
         }),
         _ => None,
     }
@@ -677,6 +698,10 @@ mod tests {
         assert!(value_of("tensor[0] % 2", &env).is_unknown());
         assert_eq!(value_of("range(3)", &env), Value::Range { start: 0, stop: 3, step: 1 });
         assert_eq!(value_of("len((5, *(2 * (4, phase, 6))))", &env), Value::Int(7));
+        assert_eq!(value_of("tuple(range(1, 8, 3))", &env), Value::Tuple(vec![Value::Int(1), Value::Int(4), Value::Int(7)]));
+        assert_eq!(value_of("len(list(range(6, 0, -2)))", &env), Value::Int(3));
+        assert_eq!(value_of("len(range(0, 5, 2))", &env), Value::Int(3));
+        assert!(value_of("tuple(range(0, 10 ** 9))", &env).is_unknown());
         assert!(value_of("(1, 2) * 100000", &env).is_unknown());
     }
 
