@@ -2952,6 +2952,11 @@ impl CallHandler for ThreadRun<'_> {
         if let Some(v) = self.globals.get(name) {
             return v.clone();
         }
+        // A function defined inside another (`lower.rs`), which the
+        // statement of its definition binds to its local name.
+        if cute_ir::ast::is_nested_name(name) && self.functions.get(None, name).is_some() {
+            return Value::Function { class: None, name: name.as_str().into(), bound_self: None };
+        }
         self.shared.unbound_names.entry(name as *const String as usize).or_insert_with(|| Value::unknown(format!("`{name}`"))).clone()
     }
 

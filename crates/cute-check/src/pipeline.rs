@@ -273,6 +273,9 @@ fn stage_barrier(pipeline: &Value, which: &str, state: &Value) -> Option<(SmemRe
 /// Threads a cooperative group stands for (`threads_per_cta` for
 /// `Agent.ThreadBlock`).
 fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Result<u32, Option<std::sync::Arc<str>>> {
+    if let Value::Unknown(why) = group {
+        return Err(Some(why.clone()));
+    }
     let size = match attr(group, "size") {
         Some(Value::Int(n)) => n as u32,
         Some(Value::Unknown(why)) => return Err(Some(why)),

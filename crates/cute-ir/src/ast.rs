@@ -154,6 +154,13 @@ impl FunctionDef {
     }
 }
 
+/// Whether `name` is the qualified name of a function defined inside
+/// another, or of a lambda (`Kernel.kernel.<locals>._cg`), as the module
+/// holds them (see `lower.rs`).
+pub fn is_nested_name(name: &str) -> bool {
+    name.contains(".<locals>.")
+}
+
 /// Whether a function with this decorator is inlined where device code
 /// calls it: every function but a kernel (kernels are launched; a
 /// `@cute.jit` function called from a kernel is a device function).

@@ -14,7 +14,7 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
 /// import lines followed by a chunk with no `import` in it knows them
 /// already, and a query over the whole tree is most of a lowering's cost).
 pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
-    let mut lower = Lowerer { text: &tree.text, imports: &imports, next_id: 0 };
+    let mut lower = Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new() };
     let mut module = Module::default();
     let root = tree.root();
     let mut cursor = root.walk();
@@ -43,10 +43,59 @@ pub fn lower_recovering(tree: &SyntaxTree) -> Module {
     }
 }
 
+/// The names a function binds: its parameters and what its statements
+/// assign (loop and `with` targets included).
+fn bound_names(params: &[crate::ast::Param], body: &[Stmt]) -> std::collections::BTreeSet<String> {
+    fn targets(t: &Target, out: &mut std::collections::BTreeSet<String>) {
+        match t {
+            Target::Name(n) => {
+                out.insert(n.clone());
+            }
+            Target::Tuple(items) => items.iter().for_each(|t| targets(t, out)),
+            Target::Star(t) => targets(t, out),
+            Target::Attr { .. } | Target::Subscript { .. } => {}
+        }
+    }
+    let mut out: std::collections::BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
+    for s in crate::module::nested_statements(body) {
+        match &s.kind {
+            StmtKind::Assign { targets: ts, .. } => ts.iter().for_each(|t| targets(t, &mut out)),
+            StmtKind::AugAssign { target, .. } | StmtKind::For { target, .. } => targets(target, &mut out),
+            StmtKind::With { items, .. } => items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| targets(t, &mut out)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The statements that bind a closure (`(qualified name, name it reads)`)
+/// become unmodelled nested definitions again.
+fn unbind_closures(body: &mut [Stmt], closures: &[(String, String)]) {
+    for s in body {
+        match &mut s.kind {
+            StmtKind::Assign { value: Expr::Name(n), .. } if closures.iter().any(|(c, _)| c == n) => {
+                let (_, read) = closures.iter().find(|(c, _)| c == n).expect("found");
+                s.kind = StmtKind::Unsupported(format!("nested definition reading `{read}` of the function around it"));
+            }
+            StmtKind::If { then, orelse, .. } => {
+                unbind_closures(then, closures);
+                unbind_closures(orelse, closures);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => unbind_closures(body, closures),
+            _ => {}
+        }
+    }
+}
+
 struct Lowerer<'a> {
     text: &'a str,
     imports: &'a ImportMap,
     next_id: StmtId,
+    /// The qualified names of the functions being lowered, outermost first.
+    enclosing: Vec<String>,
+    /// Functions defined inside functions, and lambdas, lowered as functions
+    /// of the module under their qualified name (see [`Lowerer::nested`]).
+    hoisted: Vec<FunctionDef>,
 }
 
 /// The child of `node` in field `name`. Field ids are looked up once per
@@ -100,6 +149,7 @@ impl<'a> Lowerer<'a> {
                         "function_definition" => {
                             let f = self.function(def, class, decorator);
                             module.functions.push(f);
+                            module.functions.append(&mut self.hoisted);
                         }
                         _ => self.definition(def, class, module),
                     }
@@ -108,6 +158,7 @@ impl<'a> Lowerer<'a> {
             "function_definition" => {
                 let f = self.function(node, class, None);
                 module.functions.push(f);
+                module.functions.append(&mut self.hoisted);
             }
             "class_definition" => {
                 let name = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
@@ -159,6 +210,22 @@ impl<'a> Lowerer<'a> {
     ) -> FunctionDef {
         let name_node = field(node, "name");
         let name = name_node.map(|n| self.text(n).to_string()).unwrap_or_default();
+        let qualified = class.map_or_else(|| name.clone(), |c| format!("{c}.{name}"));
+        self.function_named(node, name, qualified, class, decorator)
+    }
+
+    /// A function whose nested definitions are named after `qualified`.
+    fn function_named(
+        &mut self,
+        node: Node<'_>,
+        name: String,
+        qualified: String,
+        class: Option<&str>,
+        decorator: Option<cute_syntax::DecoratorKind>,
+    ) -> FunctionDef {
+        let name_node = field(node, "name");
+        self.enclosing.push(qualified);
+        let hoisted_before = self.hoisted.len();
         let mut params = Vec::new();
         if let Some(ps) = field(node, "parameters") {
             let mut cursor = ps.walk();
@@ -169,7 +236,8 @@ impl<'a> Lowerer<'a> {
             }
         }
         let body = field(node, "body").map(|b| self.block(b)).unwrap_or_default();
-        FunctionDef {
+        self.enclosing.pop();
+        let mut f = FunctionDef {
             name,
             class_name: class.map(str::to_string),
             decorator,
@@ -177,7 +245,109 @@ impl<'a> Lowerer<'a> {
             body,
             range: TextRange::of(&node),
             name_range: name_node.map(|n| TextRange::of(&n)).unwrap_or_default(),
+        };
+        self.keep_closures_unknown(&mut f, hoisted_before);
+        f
+    }
+
+    /// A function defined inside the function being lowered (`def
+    /// _cg(n): return CooperativeGroup(Agent.Thread, n)`, `decorator`
+    /// applied): lowered as a function of the module named as Python
+    /// qualifies it (`Kernel.kernel.<locals>._cg`), and the statement binds
+    /// its name to that function, so calls through the name inline it as
+    /// any helper of the file.
+    fn nested(&mut self, node: Node<'_>, decorator: Option<cute_syntax::DecoratorKind>) -> StmtKind {
+        let local = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
+        let qualified = self.qualified_local(&local);
+        let f = self.function_named(node, qualified.clone(), qualified.clone(), None, decorator);
+        self.hoisted.push(f);
+        StmtKind::Assign { targets: vec![Target::Name(local)], value: Expr::Name(qualified) }
+    }
+
+    /// `lambda a, b: expr` inside a function: a nested function returning
+    /// `expr`, named `<lambda>` as Python names it.
+    fn lambda(&mut self, node: Node<'_>) -> Expr {
+        let qualified = self.qualified_local("<lambda>");
+        self.enclosing.push(qualified.clone());
+        let hoisted_before = self.hoisted.len();
+        let mut params = Vec::new();
+        if let Some(ps) = field(node, "parameters") {
+            let mut cursor = ps.walk();
+            for p in ps.named_children(&mut cursor) {
+                if let Some(param) = self.param(p) {
+                    params.push(param);
+                }
+            }
         }
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = field(node, "body").map(|b| self.expr(b));
+        self.enclosing.pop();
+        let range = TextRange::of(&node);
+        let mut f = FunctionDef {
+            name: qualified.clone(),
+            class_name: None,
+            decorator: None,
+            params,
+            body: vec![Stmt { id, range, kind: StmtKind::Return(body) }],
+            range,
+            name_range: range,
+        };
+        self.keep_closures_unknown(&mut f, hoisted_before);
+        self.hoisted.push(f);
+        Expr::Name(qualified)
+    }
+
+    /// `outer.<locals>.name`, numbered when `outer` defines `name` more
+    /// than once.
+    fn qualified_local(&self, local: &str) -> String {
+        let outer = self.enclosing.last().map_or("<module>", String::as_str);
+        let base = format!("{outer}.<locals>.{local}");
+        let taken = |n: &str| self.hoisted.iter().any(|f| f.name == n);
+        if !taken(&base) {
+            return base;
+        }
+        (2..).map(|i| format!("{base}#{i}")).find(|n| !taken(n)).expect("an unused number")
+    }
+
+    /// The functions nested in `outer` (hoisted from `hoisted_before` on)
+    /// that read a name `outer` binds are closures: their value depends on
+    /// the call of `outer` they were made in, which a function of the
+    /// module does not have. Such a definition stays unmodelled (as it was
+    /// before nested functions were), so what it computes is unknown rather
+    /// than computed from a global of the same name.
+    fn keep_closures_unknown(&mut self, outer: &mut FunctionDef, hoisted_before: usize) {
+        if self.hoisted.len() == hoisted_before {
+            return;
+        }
+        let outer_bound = bound_names(&outer.params, &outer.body);
+        let mut closures = Vec::new();
+        for f in &self.hoisted[hoisted_before..] {
+            let own = bound_names(&f.params, &f.body);
+            let mut reads = Vec::new();
+            crate::ast::for_each_expr(&f.body, &mut |e| e.collect_uses(&mut reads));
+            // Stores into what it did not create read it too (`acc[i] = v`,
+            // `n += 1`).
+            for stmt in crate::module::nested_statements(&f.body) {
+                match &stmt.kind {
+                    StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| t.collect_uses(&mut reads)),
+                    StmtKind::AugAssign { target: Target::Name(n), .. } => reads.push(n.clone()),
+                    StmtKind::AugAssign { target, .. } => target.collect_uses(&mut reads),
+                    _ => {}
+                }
+            }
+            let mut defaults = Vec::new();
+            f.params.iter().filter_map(|p| p.default.as_ref()).for_each(|d| d.collect_uses(&mut defaults));
+            let captured = reads.iter().find(|n| !own.contains(*n) && outer_bound.contains(*n) && !n.contains('.'));
+            if let Some(name) = captured.or_else(|| defaults.iter().find(|n| outer_bound.contains(*n))) {
+                closures.push((f.name.clone(), name.clone()));
+            }
+        }
+        if closures.is_empty() {
+            return;
+        }
+        self.hoisted.retain(|f| !closures.iter().any(|(n, _)| *n == f.name));
+        unbind_closures(&mut outer.body, &closures);
     }
 
     fn param(&mut self, p: Node<'_>) -> Option<Param> {
@@ -298,6 +468,20 @@ impl<'a> Lowerer<'a> {
             "break_statement" => StmtKind::Break,
             "continue_statement" => StmtKind::Continue,
             "import_statement" | "import_from_statement" => StmtKind::Pass,
+            "function_definition" if !self.enclosing.is_empty() => self.nested(node, None),
+            "decorated_definition" if !self.enclosing.is_empty() => {
+                let mut decorator = None;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "decorator" {
+                        decorator = decorator.or(decorator_kind_of(self.imports, self.text(child)));
+                    }
+                }
+                match field(node, "definition") {
+                    Some(def) if def.kind() == "function_definition" => self.nested(def, decorator),
+                    _ => StmtKind::Unsupported("nested definition".to_string()),
+                }
+            }
             "function_definition" | "decorated_definition" | "class_definition" => {
                 StmtKind::Unsupported("nested definition".to_string())
             }
@@ -494,6 +678,7 @@ impl<'a> Lowerer<'a> {
                 let items: Vec<_> = node.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
                 Expr::Tuple(items.into_iter().map(|c| self.expr(c)).collect())
             }
+            "lambda" if !self.enclosing.is_empty() => self.lambda(node),
             _ => Expr::Unknown(self.text(node).to_string()),
         }
     }

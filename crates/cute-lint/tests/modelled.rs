@@ -255,3 +255,55 @@ fn loops_of_an_unknown_count_and_of_one_less_keep_their_difference() {
     let bug = names(&ring_of_unknown_length("pass"));
     assert!(bug.iter().any(|(name, _)| name == "deadlock" || name == "vacuous-wait" || name == "untoggled-phase"), "{bug:?}");
 }
+
+fn nested_group_kernel(groups: &str) -> String {
+    format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+GROUPS
+    producer, consumer = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=producers,
+        consumer_group=consumers,
+        barrier_storage=storage,
+    ).make_participants()
+    if warp == 0:
+        for i in cutlass.range(4, unroll=1):
+            h = producer.acquire_and_advance()
+            h.commit()
+        producer.tail()
+    if warp == 1:
+        for i in cutlass.range(4, unroll=1):
+            h = consumer.wait_and_advance()
+            h.release()
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+        .replace("GROUPS", groups)
+    )
+}
+
+/// Groups made by a function defined in the kernel, or a lambda: they run
+/// as helpers of the file do. One that reads a name of the kernel (a
+/// closure) stays unmodelled rather than reading a global of that name.
+#[test]
+fn functions_defined_inside_a_kernel_run_where_they_are_called() {
+    let nested = "    def threads(n):\n        return pipeline.CooperativeGroup(pipeline.Agent.Thread, n)\n    producers = threads(32)\n    consumers = threads(32)";
+    assert_eq!(names(&nested_group_kernel(nested)), vec![]);
+    let lambda = "    threads = lambda n: pipeline.CooperativeGroup(pipeline.Agent.Thread, n)\n    producers = threads(32)\n    consumers = threads(32)";
+    assert_eq!(names(&nested_group_kernel(lambda)), vec![]);
+    // The count given through the helper is checked like any other.
+    let d = names(&nested_group_kernel(&lambda.replace("consumers = threads(32)", "consumers = threads(64)")));
+    assert!(d.iter().any(|(n, _)| n == "arrive-count-mismatch"), "{d:?}");
+    // A closure over the kernel's `count`: a global `count` must not stand in for it.
+    let closure = "    count = 32\n    def threads():\n        return pipeline.CooperativeGroup(pipeline.Agent.Thread, count)\n    producers = threads()\n    consumers = threads()";
+    let src = nested_group_kernel(closure).replace("\n@cute.kernel", "\ncount = 64\n\n@cute.kernel");
+    let d = names(&src);
+    assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("not checked"), "{d:?}");
+}
