@@ -137,13 +137,7 @@ impl<'a> Lowerer<'a> {
     fn definition(&mut self, node: Node<'_>, class: Option<&str>, module: &mut Module) {
         match node.kind() {
             "decorated_definition" => {
-                let mut decorator = None;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    if child.kind() == "decorator" {
-                        decorator = decorator.or(decorator_kind_of(self.imports, self.text(child)));
-                    }
-                }
+                let decorator = self.decorator(node);
                 if let Some(def) = field(node, "definition") {
                     match def.kind() {
                         "function_definition" => {
@@ -226,15 +220,7 @@ impl<'a> Lowerer<'a> {
         let name_node = field(node, "name");
         self.enclosing.push(qualified);
         let hoisted_before = self.hoisted.len();
-        let mut params = Vec::new();
-        if let Some(ps) = field(node, "parameters") {
-            let mut cursor = ps.walk();
-            for p in ps.named_children(&mut cursor) {
-                if let Some(param) = self.param(p) {
-                    params.push(param);
-                }
-            }
-        }
+        let params = self.params(node);
         let body = field(node, "body").map(|b| self.block(b)).unwrap_or_default();
         self.enclosing.pop();
         let mut f = FunctionDef {
@@ -270,15 +256,7 @@ impl<'a> Lowerer<'a> {
         let qualified = self.qualified_local("<lambda>");
         self.enclosing.push(qualified.clone());
         let hoisted_before = self.hoisted.len();
-        let mut params = Vec::new();
-        if let Some(ps) = field(node, "parameters") {
-            let mut cursor = ps.walk();
-            for p in ps.named_children(&mut cursor) {
-                if let Some(param) = self.param(p) {
-                    params.push(param);
-                }
-            }
-        }
+        let params = self.params(node);
         let id = self.next_id;
         self.next_id += 1;
         let body = field(node, "body").map(|b| self.expr(b));
@@ -348,6 +326,28 @@ impl<'a> Lowerer<'a> {
         }
         self.hoisted.retain(|f| !closures.iter().any(|(n, _)| *n == f.name));
         unbind_closures(&mut outer.body, &closures);
+    }
+
+    /// The parameters of a function or lambda node.
+    fn params(&mut self, node: Node<'_>) -> Vec<Param> {
+        let mut params = Vec::new();
+        if let Some(ps) = field(node, "parameters") {
+            let mut cursor = ps.walk();
+            for p in ps.named_children(&mut cursor) {
+                if let Some(param) = self.param(p) {
+                    params.push(param);
+                }
+            }
+        }
+        params
+    }
+
+    /// What the first decorator the analysis knows of a
+    /// `decorated_definition` makes of it.
+    fn decorator(&self, node: Node<'_>) -> Option<cute_syntax::DecoratorKind> {
+        let mut cursor = node.walk();
+        let decorators = node.named_children(&mut cursor).filter(|c| c.kind() == "decorator").collect::<Vec<_>>();
+        decorators.into_iter().find_map(|d| decorator_kind_of(self.imports, self.text(d)))
     }
 
     fn param(&mut self, p: Node<'_>) -> Option<Param> {
@@ -470,13 +470,7 @@ impl<'a> Lowerer<'a> {
             "import_statement" | "import_from_statement" => StmtKind::Pass,
             "function_definition" if !self.enclosing.is_empty() => self.nested(node, None),
             "decorated_definition" if !self.enclosing.is_empty() => {
-                let mut decorator = None;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    if child.kind() == "decorator" {
-                        decorator = decorator.or(decorator_kind_of(self.imports, self.text(child)));
-                    }
-                }
+                let decorator = self.decorator(node);
                 match field(node, "definition") {
                     Some(def) if def.kind() == "function_definition" => self.nested(def, decorator),
                     _ => StmtKind::Unsupported("nested definition".to_string()),
@@ -811,4 +805,25 @@ fn unescape(body: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::{Expr, StmtKind};
+
+    /// A function defined in a function, or a lambda, is a function of the
+    /// module under the name Python qualifies it by; its definition binds
+    /// the local name to it. One that reads a name of the function around
+    /// it is a closure, left unmodelled.
+    #[test]
+    fn functions_defined_in_functions_are_functions_of_the_module() {
+        let src = "class K:\n    def kernel(self):\n        def g(n):\n            return n\n        if n:\n            def g(n):\n                return n + 1\n        f = lambda a: a\n        c = 2\n        h = lambda a: a + c\n";
+        let m = crate::lower_text(src).unwrap();
+        let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["kernel", "K.kernel.<locals>.g", "K.kernel.<locals>.g#2", "K.kernel.<locals>.<lambda>"]);
+        let kernel = &m.functions[0];
+        assert!(matches!(&kernel.body[0].kind, StmtKind::Assign { value: Expr::Name(n), .. } if n == "K.kernel.<locals>.g"));
+        let closure = &kernel.body.last().unwrap().kind;
+        assert!(matches!(closure, StmtKind::Unsupported(why) if why.contains("reading `c`")), "{closure:?}");
+    }
 }

@@ -20,35 +20,8 @@ from cutlass.cute.nvgpu import tcgen05
 /// call returns is the receiver of `make_participants`.
 #[test]
 fn participants_of_a_pipeline_created_in_the_same_expression() {
-    let src = format!(
-        "{HEAD}{}",
-        r#"
-@cute.kernel
-def k(x: cute.Tensor):
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    producer, consumer = pipeline.PipelineAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        barrier_storage=storage,
-    ).make_participants()
-    if warp == 0:
-        for i in cutlass.range(4, unroll=1):
-            h = producer.acquire_and_advance()
-            h.commit()
-        producer.tail()
-    if warp == 1:
-        for i in cutlass.range(4, unroll=1):
-            h = consumer.wait_and_advance()
-            h.release()
-
-@cute.jit
-def host(x: cute.Tensor):
-    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
-"#
-    );
-    assert_eq!(names(&src), vec![]);
+    let groups = "    producers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)\n    consumers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)";
+    assert_eq!(names(&participants_kernel(groups)), vec![]);
 }
 
 /// `PipelineTmaStore` orders only the calling thread's own bulk stores.
@@ -256,7 +229,9 @@ fn loops_of_an_unknown_count_and_of_one_less_keep_their_difference() {
     assert!(bug.iter().any(|(name, _)| name == "deadlock" || name == "vacuous-wait" || name == "untoggled-phase"), "{bug:?}");
 }
 
-fn nested_group_kernel(groups: &str) -> String {
+/// A ring whose participants are made in the expression that creates it,
+/// with the groups `groups` binds (`producers`, `consumers`).
+fn participants_kernel(groups: &str) -> String {
     format!(
         "{HEAD}{}",
         r#"
@@ -295,15 +270,15 @@ def host(x: cute.Tensor):
 #[test]
 fn functions_defined_inside_a_kernel_run_where_they_are_called() {
     let nested = "    def threads(n):\n        return pipeline.CooperativeGroup(pipeline.Agent.Thread, n)\n    producers = threads(32)\n    consumers = threads(32)";
-    assert_eq!(names(&nested_group_kernel(nested)), vec![]);
+    assert_eq!(names(&participants_kernel(nested)), vec![]);
     let lambda = "    threads = lambda n: pipeline.CooperativeGroup(pipeline.Agent.Thread, n)\n    producers = threads(32)\n    consumers = threads(32)";
-    assert_eq!(names(&nested_group_kernel(lambda)), vec![]);
+    assert_eq!(names(&participants_kernel(lambda)), vec![]);
     // The count given through the helper is checked like any other.
-    let d = names(&nested_group_kernel(&lambda.replace("consumers = threads(32)", "consumers = threads(64)")));
+    let d = names(&participants_kernel(&lambda.replace("consumers = threads(32)", "consumers = threads(64)")));
     assert!(d.iter().any(|(n, _)| n == "arrive-count-mismatch"), "{d:?}");
     // A closure over the kernel's `count`: a global `count` must not stand in for it.
     let closure = "    count = 32\n    def threads():\n        return pipeline.CooperativeGroup(pipeline.Agent.Thread, count)\n    producers = threads()\n    consumers = threads()";
-    let src = nested_group_kernel(closure).replace("\n@cute.kernel", "\ncount = 64\n\n@cute.kernel");
+    let src = participants_kernel(closure).replace("\n@cute.kernel", "\ncount = 64\n\n@cute.kernel");
     let d = names(&src);
     assert!(d.len() == 1 && d[0].0 == "analysis-incomplete" && d[0].1.contains("not checked"), "{d:?}");
 }
