@@ -157,6 +157,10 @@ const UNBOUNDED: u64 = u64::MAX / 4;
 /// Past this many completions of one barrier, stop counting.
 const COMPLETION_CAP: u32 = 64;
 
+/// The barrier counters the walks of [`Reducer::cache`] hold at most (about
+/// 17 bytes each: key and walk).
+const MAX_CACHED_BARRIER_COUNTS: usize = 1 << 20;
+
 struct Reducer<'m> {
     model: &'m Model,
     cache: HashMap<(u32, u32, Vec<u32>, Vec<u8>), Walk>,
@@ -210,6 +214,13 @@ impl<'m> Reducer<'m> {
                     walk.arrivals[bar as usize] = UNBOUNDED;
                 }
             }
+        }
+        // The walks cached are bounded by the barrier counters they hold: a
+        // model of several CTAs has hundreds of barriers, and its walks
+        // (a few kilobytes each) would otherwise fill memory long before
+        // its states do. The cache then starts over.
+        if self.cache.len() * n.max(1) >= MAX_CACHED_BARRIER_COUNTS {
+            self.cache.clear();
         }
         self.cache.insert(key, walk.clone());
         walk
@@ -375,11 +386,11 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
     let mut reducer = Reducer { model, cache: HashMap::default() };
     let init = initial_state(model);
     let mut index: HashMap<State, u32> = HashMap::default();
-    // Per state: parent and the move that reached it.
+    // Per state: parent and the move that reached it. A state is stored once,
+    // in `index`; the stack holds those still to expand (a model of several
+    // CTAs has millions of states of some hundred bytes each).
     let mut parents: Vec<(u32, Move)> = Vec::new();
-    let mut states: Vec<State> = Vec::new();
     index.insert(init.clone(), 0);
-    states.push(init);
     parents.push((u32::MAX, Move { group: 0, pos: 0 }));
     let mut transitions = 0usize;
     let mut full_expansions = 0usize;
@@ -387,7 +398,7 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
     // Depth first: a deadlock is usually a few wrong choices deep, and the
     // state graph has no cycles (every move advances a thread), so no
     // proviso is needed for the reduction.
-    let mut stack: Vec<u32> = vec![0];
+    let mut stack: Vec<(u32, State)> = vec![(0, init)];
     let mut expanded = 0usize;
 
     let path_to = |parents: &Vec<(u32, Move)>, mut i: u32| {
@@ -400,27 +411,26 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
         moves
     };
 
-    while let Some(id) = stack.pop() {
-        if states.len() > options.budget.max_states {
-            return outcome(Verdict::Incomplete(format!("the state budget ({} states) ran out", options.budget.max_states)), states.len(), transitions, full_expansions, hazards, start);
+    while let Some((id, state)) = stack.pop() {
+        if parents.len() > options.budget.max_states {
+            return outcome(Verdict::Incomplete(format!("the state budget ({} states) ran out", options.budget.max_states)), parents.len(), transitions, full_expansions, hazards, start);
         }
         expanded += 1;
         if expanded.is_multiple_of(256) && start.elapsed() > options.budget.max_time {
             return outcome(
-                Verdict::Incomplete(format!("the time budget ({} ms) ran out after {} states", options.budget.max_time.as_millis(), states.len())),
-                states.len(),
+                Verdict::Incomplete(format!("the time budget ({} ms) ran out after {} states", options.budget.max_time.as_millis(), parents.len())),
+                parents.len(),
                 transitions,
                 full_expansions,
                 hazards,
                 start,
             );
         }
-        let state = states[id as usize].clone();
         let moves = enabled_moves(model, &state);
         if moves.is_empty() {
             if !is_finished(model, &state) {
                 let cex = Counterexample { moves: path_to(&parents, id), last: state };
-                return outcome(Verdict::Deadlock(cex), states.len(), transitions, full_expansions, hazards, start);
+                return outcome(Verdict::Deadlock(cex), parents.len(), transitions, full_expansions, hazards, start);
             }
             continue;
         }
@@ -445,9 +455,9 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
             match successor(model, &state, mv) {
                 Ok(next) => {
                     if !index.contains_key(&next) {
-                        index.insert(next.clone(), states.len() as u32);
-                        stack.push(states.len() as u32);
-                        states.push(next);
+                        let next_id = parents.len() as u32;
+                        index.insert(next.clone(), next_id);
+                        stack.push((next_id, next));
                         parents.push((id, mv));
                     }
                 }
@@ -461,7 +471,7 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
             }
         }
     }
-    outcome(Verdict::Clean, states.len(), transitions, full_expansions, hazards, start)
+    outcome(Verdict::Clean, parents.len(), transitions, full_expansions, hazards, start)
 }
 
 fn outcome(
