@@ -2729,9 +2729,15 @@ impl<'a> ThreadRun<'a> {
                 if let Some(note) = assumed {
                     self.shared.notes.insert(note);
                 }
-                // Warp 0's elected lane initialises every barrier of the ring.
+                // Warp 0's elected lane initialises every barrier of the ring,
+                // named after the storage it lives in (`ab_mbar_ptr`), which
+                // tells a kernel's rings apart in a trace.
+                let ring = match inits.first().and_then(|(bar, _)| bar.alloc.rsplit_once('.')) {
+                    Some((_, field)) => field.replace("[?]", "").replace("+?", ""),
+                    None => "the pipeline".to_string(),
+                };
                 for (i, (bar, count)) in inits.iter().enumerate() {
-                    let name = format!("{}[{}] of the pipeline", if i % 2 == 0 { "full" } else { "empty" }, i / 2);
+                    let name = format!("{}[{}] of {ring}", if i % 2 == 0 { "full" } else { "empty" }, i / 2);
                     let b = self.ring_barrier(bar, &name);
                     if self.tid == 0 {
                         self.push_op(Op { kind: OpKind::Init { bar: b, count: *count }, site }, self.warp_point, false);
