@@ -2415,7 +2415,11 @@ impl<'a> ThreadRun<'a> {
             Some(true) if self.ctas % 2 == 1 => {
                 self.unresolved(
                     call.range,
-                    format!("it makes a two-CTA `TmemAllocator` (`is_two_cta=True`) in a cluster of {} CTAs, which has no pairs of CTAs", self.ctas),
+                    format!(
+                        "it makes a two-CTA `TmemAllocator` (`is_two_cta=True`) in a cluster of {} CTA{}, which has no pairs of CTAs",
+                        self.ctas,
+                        if self.ctas == 1 { "" } else { "s" }
+                    ),
                 );
                 return Value::unknown("a two-CTA `TmemAllocator`");
             }

@@ -411,18 +411,17 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             // Across a cluster the Blackwell pipelines signal the peer CTAs
             // the cluster layout names; the Hopper TMA pipeline's releases
             // (one lane per peer) are not modelled.
-            let clustered = !matches!(kwarg(kwargs, "cta_layout_vmnk"), None | Some(Value::None)) && ctas > 1;
-            let signals = match kind {
-                _ if !clustered => None,
-                Kind::Async | Kind::ClcFetch => None,
-                Kind::TmaUmma | Kind::UmmaAsync | Kind::AsyncUmma => {
-                    let layout = kwarg(kwargs, "cta_layout_vmnk").map_or(Err(String::new()), |l| cluster::ClusterLayout::of_value(l, ctas));
-                    match layout {
+            let cluster_layout = kwarg(kwargs, "cta_layout_vmnk").filter(|l| !matches!(l, Value::None) && ctas > 1);
+            let clustered = cluster_layout.is_some();
+            let signals = match (kind, cluster_layout) {
+                (_, None) | (Kind::Async | Kind::ClcFetch, _) => None,
+                (Kind::TmaUmma | Kind::UmmaAsync | Kind::AsyncUmma, Some(layout)) => {
+                    match cluster::ClusterLayout::of_value(layout, ctas) {
                         Ok(layout) => Some(cluster::signals(kind, &layout, caller.rank, mcast_mode_mn.unwrap_or((true, true)))),
                         Err(why) => return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs ({why})")),
                     }
                 }
-                Kind::CpAsync | Kind::TmaAsync => {
+                (Kind::CpAsync | Kind::TmaAsync, Some(_)) => {
                     return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs (multicast signals)"))
                 }
             };
@@ -665,22 +664,18 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
             Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
             Signal::Tma => Action::Nothing,
         };
-        match attr(pipe, &format!("{which}_ctas")) {
-            Some(Value::Tuple(ctas)) => Action::Each(
-                ctas.iter().map(|c| one(SmemRef { cta: c.as_int().map(|c| c as u32), ..bar.clone() })).collect(),
-            ),
-            _ => one(bar),
+        match in_ctas(pipe, &format!("{which}_ctas"), &bar) {
+            Some(bars) => Action::Each(bars.into_iter().map(one).collect()),
+            None => one(bar),
         }
     };
     let leader = !matches!(attr(pipe, "leader"), Some(Value::Bool(false)));
     // Over a cluster, a TMA producer's copies of the stage it acquired
     // complete the phases of the other leaders they are delivered to.
-    let deliveries = |acquire: Action, full: &SmemRef| match attr(pipe, "delivers_to") {
-        Some(Value::Tuple(ctas)) if !ctas.is_empty() => Action::Each(
-            std::iter::once(acquire)
-                .chain(ctas.iter().map(|c| Action::ArriveOneLane { bar: SmemRef { cta: c.as_int().map(|c| c as u32), ..full.clone() } }))
-                .collect(),
-        ),
+    let deliveries = |acquire: Action, full: &SmemRef| match in_ctas(pipe, "delivers_to", full) {
+        Some(bars) if !bars.is_empty() => {
+            Action::Each(std::iter::once(acquire).chain(bars.into_iter().map(|bar| Action::ArriveOneLane { bar })).collect())
+        }
         _ => acquire,
     };
     match method {
@@ -740,6 +735,15 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
             Action::Tail { waits }
         }
         _ => Action::Unsupported(format!("`{method}`")),
+    }
+}
+
+/// `bar` in each CTA the pipeline's attribute `ctas` lists (indices among
+/// the modelled CTAs); `None` when it lists none (outside a cluster).
+fn in_ctas(pipe: &Value, ctas: &str, bar: &SmemRef) -> Option<Vec<SmemRef>> {
+    match attr(pipe, ctas) {
+        Some(Value::Tuple(ctas)) => Some(ctas.iter().map(|c| SmemRef { cta: c.as_int().map(|c| c as u32), ..bar.clone() }).collect()),
+        _ => None,
     }
 }
 
