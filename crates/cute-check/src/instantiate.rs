@@ -1068,8 +1068,30 @@ impl<'a> ThreadRun<'a> {
             return false;
         };
         let alike = |v: &Value| if as_value { v == value } else { v.as_bool() == value.as_bool() };
+        self.keep_lanes_where(|i, _| alike(values.get(i)))
+    }
+
+    /// [`Self::keep_lanes_giving`] for an argument a call reads as an
+    /// offset from the calling thread's lane (a pipeline's `tidx=`, see
+    /// [`crate::pipeline::reads_as_lane_offset`]): a lane where it is as far
+    /// from that lane's own index, modulo a warp, as `value` is from this
+    /// one's is alike, whatever the value (`tidx - 64` in every lane of the
+    /// third warp).
+    fn keep_lanes_at_same_lane_offset(&mut self, values: Option<std::rc::Rc<uniform::InLanes>>, value: &Value) {
+        let offset = |v: &Value, tid: u32| v.as_int().map(|t| (t - i64::from(tid)).rem_euclid(32));
+        let (Some(values), Some(running)) = (values, offset(value, self.tid)) else {
+            self.lane_sensitive = true;
+            return;
+        };
+        self.keep_lanes_where(|i, tid| offset(values.get(i), tid) == Some(running));
+    }
+
+    /// Keeps standing in for the lanes where `alike`, given a lane's
+    /// position and thread index, is true. Whether it still stands in for
+    /// some.
+    fn keep_lanes_where(&mut self, alike: impl Fn(usize, u32) -> bool) -> bool {
         let lanes = self.stood_in.as_mut().expect("evaluated in them");
-        lanes.keep(|i| alike(values.get(i)));
+        lanes.keep(alike);
         if lanes.is_empty() {
             self.lane_sensitive = true;
         }
@@ -1110,10 +1132,16 @@ impl<'a> ThreadRun<'a> {
         if !varies {
             return lanes.bind_same(target);
         }
-        // `x = helper(...)`: what the helper returned in the lanes.
         if let Expr::Call(call) = value {
+            // `x = helper(...)`: what the helper returned in the lanes.
             if let Some(returned) = lanes.returned_by(call) {
                 return lanes.bind_values(target, returned);
+            }
+            // A pipeline call gives what its receiver and arguments make of
+            // the calling thread's CTA, and the lanes still stood in for
+            // passed alike ones (`note_lane_varying_argument_values`).
+            if Api::of_call(call) == Some(Api::Pipeline) {
+                return lanes.bind_same(target);
             }
         }
         lanes.bind(target, value, env, lane_dependent, lane)
@@ -1989,10 +2017,17 @@ impl<'a> ThreadRun<'a> {
         let Some(exprs) = argument_expressions(call, args.len(), kwargs.len()) else {
             return false;
         };
-        for (e, v) in exprs.into_iter().zip(args.iter().chain(kwargs.iter().map(|(_, v)| v))) {
+        let names = args.iter().map(|_| None).chain(kwargs.iter().map(|(k, _)| Some(k.as_str())));
+        let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+        let pipeline = Api::of_call(call) == Some(Api::Pipeline);
+        for ((e, v), name) in exprs.into_iter().zip(values).zip(names) {
             if self.stands_in() && self.varies_here(e) {
                 let in_lanes = self.in_stood_in_lanes(e, env);
-                self.keep_lanes_giving(in_lanes, v, true);
+                if pipeline && name.is_some_and(crate::pipeline::reads_as_lane_offset) {
+                    self.keep_lanes_at_same_lane_offset(in_lanes, v);
+                } else {
+                    self.keep_lanes_giving(in_lanes, v, true);
+                }
             }
         }
         true
@@ -2983,16 +3018,24 @@ impl CallHandler for ThreadRun<'_> {
             // A warp collective's operands only decide the value it returns
             // (the same unknown in every lane); where the warp is split it
             // marks the lane itself (`partial_collective`).
+            if api == Api::Pipeline {
+                let receiver = match &call.func {
+                    Expr::Attr { base, .. } => Some((base, eval(base, env, self))),
+                    _ => None,
+                };
+                // The object a method is called on is compared as a value
+                // (a pipeline made with `tidx=` in each lane is the same
+                // pipeline in all of them, see `bind_in_stood_in_lanes`).
+                match &receiver {
+                    Some((base, value)) => self.note_lane_varying_value(base, value, env),
+                    None => self.note_lane_varying(&call.func),
+                }
+                self.note_lane_varying_argument_values(call, &args, &kwargs, env);
+                return self.pipeline_call(call, receiver.as_ref().map(|(_, v)| v), &args, &kwargs);
+            }
             if !cute_ir::api::is_warp_collective(api) {
                 self.note_lane_varying(&call.func);
                 self.note_lane_varying_argument_values(call, &args, &kwargs, env);
-            }
-            if api == Api::Pipeline {
-                let receiver = match &call.func {
-                    Expr::Attr { base, .. } => Some(eval(base, env, self)),
-                    _ => None,
-                };
-                return self.pipeline_call(call, receiver.as_ref(), &args, &kwargs);
             }
             return self.sync_call(api, call, args, kwargs);
         }

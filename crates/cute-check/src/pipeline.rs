@@ -308,6 +308,14 @@ pub struct Caller {
     pub tid: u32,
 }
 
+/// Whether the keyword argument `name` of a pipeline call is read only as
+/// an offset from the calling thread's lane: `tidx=` of `create` must name
+/// a thread in the caller's lane (see [`action`]), so two lanes that pass
+/// their own index less the same whole warps make the same pipeline.
+pub fn reads_as_lane_offset(name: &str) -> bool {
+    name == "tidx"
+}
+
 /// The meaning of a pipeline call made by `caller`. `receiver` is the
 /// evaluated object a method is called on (for `pipe.consumer_wait(state)`).
 pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(String, Value)], caller: Caller) -> Action {

@@ -727,3 +727,63 @@ def host(g: cute.Tensor):
 ";
     stood_in_for(text);
 }
+
+/// A kernel of four warps whose ring is made with `tidx=TIDX` (in the
+/// CUTLASS examples, the thread's index less the warps before the
+/// consumers'), filled by warp 0 and drained by the other three.
+fn ring_made_with_tidx(tidx: &str) -> String {
+    "\
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    consumer_tidx = TIDX
+    ring = pipeline.PipelineTmaAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 3),
+        tx_count=64,
+        barrier_storage=storage,
+        tidx=consumer_tidx,
+    )
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        for i in cutlass.range(4):
+            ring.producer_acquire(state)
+            state.advance()
+    else:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        for i in cutlass.range(4):
+            ring.consumer_wait(state)
+            ring.consumer_release(state)
+            state.advance()
+
+
+@cute.jit
+def host():
+    k().launch(grid=[1, 1, 1], block=[128, 1, 1])
+"
+    .replace("TIDX", tidx)
+}
+
+/// A pipeline made with `tidx=` each lane's own index less whole warps is
+/// the same pipeline in every lane: lanes stand in for the others through
+/// its creation and its methods. A lane whose `tidx=` names another lane
+/// (which the model does not represent) is set apart and runs on its own.
+#[test]
+fn a_pipeline_made_with_each_lanes_index_does_not_keep_the_lanes_apart() {
+    let model = stood_in_for(&ring_made_with_tidx("tidx - 32 if tidx >= 32 else tidx"));
+    assert!(model.unresolved.is_empty(), "{:?}", model.unresolved);
+    assert_eq!(model.groups.len(), 2, "{:?}", model.groups);
+
+    let (every_lane, standing_in) = every_lane_and_standing_in(&ring_made_with_tidx("tidx + 1 if tidx % 32 == 5 else tidx"));
+    assert_eq!(every_lane.model, standing_in.model);
+    assert!(every_lane.model.unresolved.iter().any(|u| u.what.contains("another lane")), "{:?}", every_lane.model.unresolved);
+}

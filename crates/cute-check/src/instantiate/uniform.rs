@@ -302,11 +302,11 @@ impl<'k> StoodInLanes<'k> {
         self.tids.len()
     }
 
-    /// Keeps standing in for the lanes at positions where `keep` is true:
-    /// the others run on their own.
-    pub fn keep(&mut self, keep: impl Fn(usize) -> bool) {
-        for (i, alive) in self.alive.iter_mut().enumerate() {
-            *alive &= keep(i);
+    /// Keeps standing in for the lanes where `keep`, given a lane's
+    /// position and thread index, is true: the others run on their own.
+    pub fn keep(&mut self, keep: impl Fn(usize, u32) -> bool) {
+        for (i, (alive, &tid)) in self.alive.iter_mut().zip(&self.tids).enumerate() {
+            *alive &= keep(i, tid);
         }
     }
 
