@@ -657,6 +657,7 @@ impl Setup<'_> {
                 collectives: Vec::new(),
                 helper_scopes: Vec::new(),
                 advanced_parameters: Vec::new(),
+                pipeline_result: None,
                 write_backs: Vec::new(),
                 definitions: self.definitions,
                 loop_bounds: self.loop_bounds,
@@ -996,6 +997,11 @@ struct ThreadRun<'a> {
     /// parameter: the caller's own if it passed a name (see
     /// [`Self::write_back_advanced_states`]).
     advanced_parameters: Vec<(String, Value)>,
+    /// The call of the pipeline API, or method of one of its objects, that
+    /// gave the value computed last, by address: the lanes still stood in
+    /// for passed it alike receivers and arguments, so it is the same
+    /// value in them (see [`Self::note_lane_varying_method_call`]).
+    pipeline_result: Option<usize>,
     /// Names of the code being run to rebind before its next statement: the
     /// states a helper it called advanced (`advance(state)` with `def
     /// advance(s): s.advance()` changes the caller's `state`).
@@ -1137,10 +1143,7 @@ impl<'a> ThreadRun<'a> {
             if let Some(returned) = lanes.returned_by(call) {
                 return lanes.bind_values(target, returned);
             }
-            // A pipeline call gives what its receiver and arguments make of
-            // the calling thread's CTA, and the lanes still stood in for
-            // passed alike ones (`note_lane_varying_argument_values`).
-            if Api::of_call(call) == Some(Api::Pipeline) {
+            if self.pipeline_result == Some(&**call as *const Call as usize) {
                 return lanes.bind_same(target);
             }
         }
@@ -2033,13 +2036,6 @@ impl<'a> ThreadRun<'a> {
         true
     }
 
-    /// [`Self::note_lane_varying`] for the callee and arguments of a call
-    /// that acts (synchronizes, records memory, runs a helper).
-    fn note_lane_varying_call(&mut self, call: &Call) {
-        self.note_lane_varying(&call.func);
-        self.note_lane_varying_arguments(call);
-    }
-
     /// [`Self::note_lane_varying_arguments`] for a call whose arguments
     /// evaluated to `args` and `kwargs`: an argument that has the same value
     /// in a lane this lane stands in for (`tidx // 128`) does not set that
@@ -2051,6 +2047,26 @@ impl<'a> ThreadRun<'a> {
         if !self.keep_lanes_given_alike_arguments(call, args, kwargs, env) {
             return self.note_lane_varying_arguments(call);
         }
+    }
+
+    /// [`Self::note_lane_varying_argument_values`] for a call of the
+    /// pipeline API or a method of its objects, whose receiver, when it is
+    /// a method, is `base` and evaluated to `value`: the object is compared
+    /// as a value too (a
+    /// pipeline made in each lane with that lane's `tidx=` is the same
+    /// pipeline in all of them, see `bind_in_stood_in_lanes`).
+    fn note_lane_varying_method_call(&mut self, call: &Call, receiver: Option<(&Expr, &Value)>, args: &[Value], kwargs: &[(String, Value)], env: &Env) {
+        match receiver {
+            // Made by the pipeline call just run
+            // (`create(...).make_participants()`).
+            Some((Expr::Call(made), _)) if self.pipeline_result == Some(&**made as *const Call as usize) => {}
+            Some((base, value)) => self.note_lane_varying_value(base, value, env),
+            None => self.note_lane_varying(&call.func),
+        }
+        self.note_lane_varying_argument_values(call, args, kwargs, env);
+        // A pipeline call gives what its receiver and arguments make of the
+        // calling thread's CTA, whatever its lane.
+        self.pipeline_result = Some(call as *const Call as usize);
     }
 
     /// [`Self::note_lane_varying`] for an expression (a loop's range) that
@@ -3006,6 +3022,8 @@ impl CallHandler for ThreadRun<'_> {
     }
 
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
+        // Set again if this call is one of the pipeline's.
+        self.pipeline_result = None;
         if let Some(api) = Api::of_call(call) {
             // Casts, `cutlass.const_expr` and ranges evaluate to values; the
             // layout algebra and builtins `pure_call` also knows have no
@@ -3015,24 +3033,17 @@ impl CallHandler for ThreadRun<'_> {
                     return v;
                 }
             }
+            if api == Api::Pipeline {
+                let receiver = match &call.func {
+                    Expr::Attr { base, .. } => Some((base.as_ref(), eval(base, env, self))),
+                    _ => None,
+                };
+                self.note_lane_varying_method_call(call, receiver.as_ref().map(|(b, v)| (*b, v)), &args, &kwargs, env);
+                return self.pipeline_call(call, receiver.as_ref().map(|(_, v)| v), &args, &kwargs);
+            }
             // A warp collective's operands only decide the value it returns
             // (the same unknown in every lane); where the warp is split it
             // marks the lane itself (`partial_collective`).
-            if api == Api::Pipeline {
-                let receiver = match &call.func {
-                    Expr::Attr { base, .. } => Some((base, eval(base, env, self))),
-                    _ => None,
-                };
-                // The object a method is called on is compared as a value
-                // (a pipeline made with `tidx=` in each lane is the same
-                // pipeline in all of them, see `bind_in_stood_in_lanes`).
-                match &receiver {
-                    Some((base, value)) => self.note_lane_varying_value(base, value, env),
-                    None => self.note_lane_varying(&call.func),
-                }
-                self.note_lane_varying_argument_values(call, &args, &kwargs, env);
-                return self.pipeline_call(call, receiver.as_ref().map(|(_, v)| v), &args, &kwargs);
-            }
             if !cute_ir::api::is_warp_collective(api) {
                 self.note_lane_varying(&call.func);
                 self.note_lane_varying_argument_values(call, &args, &kwargs, env);
@@ -3045,7 +3056,11 @@ impl CallHandler for ThreadRun<'_> {
         if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
             let c: &str = c;
             if c == eval::NAMED_BARRIER || c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE || c == crate::pipeline::TMEM_ALLOCATOR {
-                self.note_lane_varying_call(call);
+                let receiver = match &call.func {
+                    Expr::Attr { base, .. } => Some((&**base, &**obj)),
+                    _ => None,
+                };
+                self.note_lane_varying_method_call(call, receiver, &args, &kwargs, env);
             }
             if c == eval::NAMED_BARRIER {
                 return self.named_barrier_method(obj, name, &args, call.range);

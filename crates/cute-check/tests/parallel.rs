@@ -730,30 +730,13 @@ def host(g: cute.Tensor):
 
 /// A kernel of four warps whose ring is made with `tidx=TIDX` (in the
 /// CUTLASS examples, the thread's index less the warps before the
-/// consumers'), filled by warp 0 and drained by the other three.
+/// consumers'), filled by warp 0 and drained by the other three through
+/// its methods (a wait handed what a `try_wait` gave).
 fn ring_made_with_tidx(tidx: &str) -> String {
-    "\
-import cutlass
-import cutlass.cute as cute
-import cutlass.pipeline as pipeline
-import cutlass.utils as utils
-
-
-@cute.kernel
-def k():
-    tidx, _, _ = cute.arch.thread_idx()
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    consumer_tidx = TIDX
-    ring = pipeline.PipelineTmaAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 3),
-        tx_count=64,
-        barrier_storage=storage,
-        tidx=consumer_tidx,
-    )
-    if warp == 0:
+    ring_made_with_tidx_used(
+        tidx,
+        "ring",
+        "    if warp == 0:
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
         for i in cutlass.range(4):
             ring.producer_acquire(state)
@@ -761,16 +744,53 @@ def k():
     else:
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
         for i in cutlass.range(4):
-            ring.consumer_wait(state)
+            peek = ring.consumer_try_wait(state)
+            ring.consumer_wait(state, peek)
             ring.consumer_release(state)
             state.advance()
+",
+    )
+}
 
+/// [`ring_made_with_tidx`] with the ring, or its participants when `made`
+/// names two, bound to `made` and used by `uses`.
+fn ring_made_with_tidx_used(tidx: &str, made: &str, uses: &str) -> String {
+    "\
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.struct
+class SharedStorage:
+    mbar: cute.struct.MemRange[cutlass.Int64, 4]
+
+
+@cute.kernel
+def k():
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate(SharedStorage)
+    consumer_tidx = TIDX
+    MADE = pipeline.PipelineTmaAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 3),
+        tx_count=64,
+        barrier_storage=storage.mbar.data_ptr(),
+        tidx=consumer_tidx,
+    )CHAIN
+USES
 
 @cute.jit
 def host():
     k().launch(grid=[1, 1, 1], block=[128, 1, 1])
 "
     .replace("TIDX", tidx)
+    .replace("MADE", made)
+    .replace("CHAIN", if made.contains(',') { ".make_participants()" } else { "" })
+    .replace("USES", uses)
 }
 
 /// A pipeline made with `tidx=` each lane's own index less whole warps is
@@ -786,4 +806,22 @@ fn a_pipeline_made_with_each_lanes_index_does_not_keep_the_lanes_apart() {
     let (every_lane, standing_in) = every_lane_and_standing_in(&ring_made_with_tidx("tidx + 1 if tidx % 32 == 5 else tidx"));
     assert_eq!(every_lane.model, standing_in.model);
     assert!(every_lane.model.unresolved.iter().any(|u| u.what.contains("another lane")), "{:?}", every_lane.model.unresolved);
+}
+
+/// The same through the participants the ring makes (`producer.tail()`,
+/// `consumer.wait_and_advance()`, the handle's `release()`).
+#[test]
+fn participants_of_a_pipeline_made_with_each_lanes_index_do_not_keep_the_lanes_apart() {
+    let uses = "    if warp == 0:
+        for i in cutlass.range(4):
+            handle = producer.acquire_and_advance()
+        producer.tail()
+    else:
+        for i in cutlass.range(4):
+            handle = consumer.wait_and_advance()
+            handle.release()
+";
+    let made = "producer, consumer";
+    let model = stood_in_for(&ring_made_with_tidx_used("tidx - 32 if tidx >= 32 else tidx", made, uses));
+    assert!(model.unresolved.is_empty(), "{:?}", model.unresolved);
 }
