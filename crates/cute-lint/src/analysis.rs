@@ -58,9 +58,9 @@ pub fn analyze_text(text: &str, options: &AnalysisOptions) -> Vec<Diagnostic> {
 pub fn analyze_text_with(text: &str, options: &AnalysisOptions, explorer: &mut Explorer<'_>) -> Vec<Diagnostic> {
     // Kernels are recognised through imports of `cutlass.cute`, and nothing
     // is reported about a file without kernels: a file that never spells
-    // `cute` is not parsed (most Python files of a code base that uses the
-    // DSL in places).
-    if !text.contains("cute") {
+    // `cute`, or has no decorator that could make a kernel, is not parsed
+    // (most Python files of a code base that uses the DSL in places).
+    if !text.contains("cute") || !cute_syntax::may_define_kernels(text) {
         return Vec::new();
     }
     let index = LineIndex::new(text);

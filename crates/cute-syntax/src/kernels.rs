@@ -54,6 +54,30 @@ pub fn decorator_kind_of(imports: &ImportMap, expr: &str) -> Option<DecoratorKin
     }
 }
 
+/// Whether `text` may define a function CuTe DSL compiles, read off the
+/// text without parsing it: a decorator line that spells `kernel` or `jit`
+/// (`@cute.kernel`, `@cute.jit(preprocess=False)`), or an import that
+/// renames one of them (`from cutlass.cute import kernel as device`), after
+/// which a decorator need not spell it. [`decorator_kind_of`] knows no
+/// other way, so a file where neither occurs defines none and need not be
+/// parsed: most of the Python files of a code base that uses the DSL in
+/// places (host code, tests, benchmarks).
+pub fn may_define_kernels(text: &str) -> bool {
+    let spells_one = |s: &str| s.contains("kernel") || s.contains("jit");
+    text.lines().any(|line| line.trim_start().starts_with('@') && spells_one(line))
+        || ["kernel", "jit"].into_iter().any(|name| renamed(text, name))
+}
+
+/// Whether `name` is followed by `as` somewhere in `text` (`kernel as k`).
+fn renamed(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let rest = &text[at + name.len()..];
+        let after_space = rest.trim_start();
+        after_space.len() < rest.len()
+            && after_space.strip_prefix("as").is_some_and(|r| r.starts_with(char::is_whitespace))
+    })
+}
+
 pub fn find_kernels(tree: &SyntaxTree, imports: &ImportMap) -> Vec<KernelDef> {
     let q = &Queries::get().kernels;
     let decorator = q.capture_index_for_name("decorator").unwrap();
@@ -104,6 +128,49 @@ fn enclosing_class(text: &str, node: Node<'_>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::parse;
+
+    #[test]
+    fn a_file_without_a_kernel_decorator_or_a_renamed_one_defines_no_kernel() {
+        let kernels = |src: &str| find_kernels(&parse(src).unwrap(), &ImportMap::from_tree(&parse(src).unwrap())).len();
+        let defining = [
+            "import cutlass.cute as cute\n\n@cute.kernel\ndef k(): pass\n",
+            "import cutlass.cute as cute\n\nclass G:\n    @cute.jit(preprocess=False)\n    def run(self): pass\n",
+            "from cutlass.cute import kernel as device\n\n@device\ndef k(): pass\n",
+            "from cutlass.cute import (\n    jit  as  host,\n)\n\n@host\ndef run(): pass\n",
+        ];
+        for src in defining {
+            assert_eq!(kernels(src), 1, "{src}");
+            assert!(may_define_kernels(src), "{src}");
+        }
+        // Host code that compiles kernels defined elsewhere, and names them
+        // in comments and calls.
+        let host = "import cutlass.cute as cute\nfrom dataclasses import dataclass\n\n# the kernel is in gemm.py\n@dataclass\nclass Config:\n    tile: int\n\ndef run(kernel_fn):\n    compiled = cute.compile(kernel_fn)  # compiled on first use\n";
+        assert_eq!(kernels(host), 0);
+        assert!(!may_define_kernels(host));
+    }
+
+    /// Every fixture that defines a kernel is one the text says may.
+    #[test]
+    fn every_fixture_defining_kernels_may_define_them() {
+        fn visit(dir: &std::path::Path, seen: &mut usize) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    visit(&path, seen);
+                } else if path.extension().is_some_and(|e| e == "py") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let tree = parse(&text).unwrap();
+                    if !find_kernels(&tree, &ImportMap::from_tree(&tree)).is_empty() {
+                        *seen += 1;
+                        assert!(may_define_kernels(&text), "{}", path.display());
+                    }
+                }
+            }
+        }
+        let mut seen = 0;
+        visit(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures"), &mut seen);
+        assert!(seen > 100, "{seen} fixtures define kernels");
+    }
 
     #[test]
     fn finds_kernels_and_methods_in_any_spelling() {

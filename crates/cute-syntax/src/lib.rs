@@ -15,7 +15,7 @@ pub mod recover;
 
 pub use edit::edited_range;
 pub use imports::ImportMap;
-pub use kernels::{find_kernels, DecoratorKind, KernelDef};
+pub use kernels::{find_kernels, may_define_kernels, DecoratorKind, KernelDef};
 pub use line_index::{LineCol, LineIndex, PositionEncoding};
 pub use parse::{node_text, parse, ParseError, SyntaxTree};
 pub use queries::Queries;
