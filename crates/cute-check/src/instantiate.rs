@@ -658,6 +658,7 @@ impl Setup<'_> {
                 helper_scopes: Vec::new(),
                 advanced_parameters: Vec::new(),
                 pipeline_result: None,
+                known_stops: Vec::new(),
                 write_backs: Vec::new(),
                 definitions: self.definitions,
                 loop_bounds: self.loop_bounds,
@@ -1002,6 +1003,12 @@ struct ThreadRun<'a> {
     /// for passed it alike receivers and arguments, so it is the same
     /// value in them (see [`Self::note_lane_varying_method_call`]).
     pipeline_result: Option<usize>,
+    /// The stops of the loops being run whose length is not known but whose
+    /// start and step are, with the value the iterations explored give
+    /// them: in the loop, a call written as its stop has that value
+    /// (`idx == cute.size(t, mode=[1]) - 1` holds in the last iteration
+    /// explored of `for idx in range(cute.size(t, mode=[1]))`).
+    known_stops: Vec<(&'a Call, Value)>,
     /// Names of the code being run to rebind before its next statement: the
     /// states a helper it called advanced (`advance(state)` with `def
     /// advance(s): s.advance()` changes the caller's `state`).
@@ -1414,6 +1421,7 @@ impl<'a> ThreadRun<'a> {
                 // Every lane runs the same iterations unless the lanes were
                 // set apart just now.
                 self.bind_same_in_stood_in_lanes(target);
+                let mut stop_known = false;
                 let values = match it.iteration() {
                     Some(v) => v,
                     None => {
@@ -1440,19 +1448,43 @@ impl<'a> ThreadRun<'a> {
                             );
                             trips = bound;
                         }
-                        (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect()
+                        // The iterations explored are the loop's first: where it
+                        // starts and steps is known, so is its counter in them
+                        // (`if k == 0:` holds in the first alone), and so is its
+                        // stop, as far as they go.
+                        match self.known_start_and_step(iter, env) {
+                            Some((start, step)) => {
+                                let trips = trips as i64;
+                                if let Some((stop, offset)) = stop_call(iter) {
+                                    self.known_stops.push((stop, Value::Int(start + trips * step - offset)));
+                                    stop_known = true;
+                                }
+                                (0..trips).map(|k| Value::Int(start + k * step)).collect()
+                            }
+                            None => (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect(),
+                        }
                     }
                 };
+                let mut flow = Flow::Normal;
                 for v in values {
                     assign(target, v, env);
                     match self.exec_block(block, env, body) {
                         Flow::Break => break,
-                        Flow::Return(v) => return Flow::Return(v),
+                        Flow::Return(v) => {
+                            flow = Flow::Return(v);
+                            break;
+                        }
                         _ => {}
                     }
                     if self.overflow {
                         break;
                     }
+                }
+                if stop_known {
+                    self.known_stops.pop();
+                }
+                if let Flow::Return(_) = flow {
+                    return flow;
                 }
             }
             StmtKind::While { cond, body: block } => {
@@ -1740,6 +1772,22 @@ impl<'a> ThreadRun<'a> {
     /// same number, so loops over `k_tiles` and over `k_tiles - 1` (a
     /// consumer that waits once before its loop and once per iteration of
     /// it) keep the difference the code has.
+    /// Where a range whose stop is not known starts and how it steps, when
+    /// those are (`range(n)`, `cutlass.range(1, n, 2, unroll=1)`).
+    fn known_start_and_step(&mut self, iter: &Expr, env: &Env) -> Option<(i64, i64)> {
+        let Expr::Call(call) = iter else { return None };
+        if Api::of_call(call) != Some(Api::Range) {
+            return None;
+        }
+        let mut int = |e: &Expr| eval(e, env, self).as_int();
+        match call.args.as_slice() {
+            [_] => Some((0, 1)),
+            [start, _] => Some((int(start)?, 1)),
+            [start, _, step] => Some((int(start)?, int(step)?)).filter(|&(_, step)| step != 0),
+            _ => None,
+        }
+    }
+
     fn trips_off_the_unknown_count(&mut self, iter: &Expr, env: &Env) -> Option<i64> {
         let Expr::Call(call) = iter else { return None };
         if call.dotted_name()? != "range" || call.args.len() > 3 || call.args.is_empty() {
@@ -3024,6 +3072,9 @@ impl CallHandler for ThreadRun<'_> {
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         // Set again if this call is one of the pipeline's.
         self.pipeline_result = None;
+        if let Some((_, v)) = self.known_stops.iter().rev().find(|(stop, _)| stop.written_like(call)) {
+            return v.clone();
+        }
         if let Some(api) = Api::of_call(call) {
             // Casts, `cutlass.const_expr` and ranges evaluate to values; the
             // layout algebra and builtins `pure_call` also knows have no
@@ -3497,6 +3548,28 @@ fn argument_expressions(call: &Call, args: usize, kwargs: usize) -> Option<Vec<&
         return None;
     }
     Some(call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect())
+}
+
+/// The call a range's stop is, less or plus a constant (`range(cute.size(t)
+/// - 1)`), and that constant (`-1`).
+fn stop_call(iter: &Expr) -> Option<(&Call, i64)> {
+    let Expr::Call(range) = iter else { return None };
+    let mut stop = match range.args.as_slice() {
+        [stop] | [_, stop] | [_, stop, _] => stop,
+        _ => return None,
+    };
+    let mut offset = 0;
+    loop {
+        match stop {
+            Expr::Binary { op: op @ (BinOp::Add | BinOp::Sub), lhs, rhs } => {
+                let Expr::Int(c) = **rhs else { return None };
+                offset += if *op == BinOp::Add { c } else { -c };
+                stop = lhs;
+            }
+            Expr::Call(call) => return Some((call, offset)),
+            _ => return None,
+        }
+    }
 }
 
 /// Whether `v` is a `cutlass.pipeline` state (`make_pipeline_state(...)`).

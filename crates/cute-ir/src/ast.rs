@@ -44,6 +44,20 @@ pub struct Call {
     pub range: TextRange,
 }
 
+impl Call {
+    /// [`Expr::written_like`] for calls.
+    pub fn written_like(&self, other: &Call) -> bool {
+        self.func.written_like(&other.func)
+            && all_written_like(&self.args, &other.args)
+            && self.kwargs.len() == other.kwargs.len()
+            && self.kwargs.iter().zip(&other.kwargs).all(|((k1, v1), (k2, v2))| k1 == k2 && v1.written_like(v2))
+    }
+}
+
+fn all_written_like(a: &[Expr], b: &[Expr]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.written_like(y))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
@@ -199,6 +213,35 @@ impl Call {
 }
 
 impl Expr {
+    /// Whether `self` and `other` are written alike, wherever they are:
+    /// `==` but for the source positions calls carry.
+    pub fn written_like(&self, other: &Expr) -> bool {
+        use Expr::*;
+        let both = |a: &[Expr], b: &[Expr]| all_written_like(a, b);
+        match (self, other) {
+            (Attr { base: b1, attr: a1 }, Attr { base: b2, attr: a2 }) => a1 == a2 && b1.written_like(b2),
+            (Call(c1), Call(c2)) => c1.written_like(c2),
+            (Binary { op: o1, lhs: l1, rhs: r1 }, Binary { op: o2, lhs: l2, rhs: r2 }) => {
+                o1 == o2 && l1.written_like(l2) && r1.written_like(r2)
+            }
+            (Compare { op: o1, lhs: l1, rhs: r1 }, Compare { op: o2, lhs: l2, rhs: r2 }) => {
+                o1 == o2 && l1.written_like(l2) && r1.written_like(r2)
+            }
+            (BoolOp { and: o1, lhs: l1, rhs: r1 }, BoolOp { and: o2, lhs: l2, rhs: r2 }) => {
+                o1 == o2 && l1.written_like(l2) && r1.written_like(r2)
+            }
+            (Unary { op: o1, operand: e1 }, Unary { op: o2, operand: e2 }) => o1 == o2 && e1.written_like(e2),
+            (IfExp { cond: c1, then: t1, orelse: e1 }, IfExp { cond: c2, then: t2, orelse: e2 }) => {
+                c1.written_like(c2) && t1.written_like(t2) && e1.written_like(e2)
+            }
+            (Subscript { base: b1, index: i1 }, Subscript { base: b2, index: i2 }) => b1.written_like(b2) && i1.written_like(i2),
+            (Tuple(a), Tuple(b)) => both(a, b),
+            // Syntax not read is never known to be alike.
+            (Unknown(_), _) | (_, Unknown(_)) => false,
+            (a, b) => a == b,
+        }
+    }
+
     /// The last name of a name or attribute chain (`c` in `a.b.c`, also in
     /// `f().c`).
     pub fn last_segment(&self) -> Option<&str> {
@@ -434,5 +477,29 @@ pub fn for_each_expr(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expr(text: &str) -> Expr {
+        let module = crate::lower_text(&format!("x = {text}\n")).unwrap();
+        match &module.top_level[0].kind {
+            StmtKind::Assign { value, .. } => value.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn expressions_written_alike_in_two_places_are_written_like_each_other() {
+        let (here, there) = (expr("cute.size(t, mode=[1]) - 1"), expr("  cute.size(t, mode=[1])  -  1"));
+        assert_ne!(here, there, "calls carry their positions");
+        assert!(here.written_like(&there));
+        for other in ["cute.size(t, mode=[0]) - 1", "cute.size(u, mode=[1]) - 1", "cute.size(t, mode=[1]) + 1", "cute.size(t) - 1"] {
+            assert!(!here.written_like(&expr(other)), "{other}");
+        }
+        assert!(!expr("[i for i in t]").written_like(&expr("[i for i in t]")), "syntax not read is never alike");
     }
 }
