@@ -182,6 +182,23 @@ def host(x: cute.Tensor):
 /// unknown count is explored as the same number. Its clean twin releases
 /// each tile; without the release the ring is reported.
 fn ring_of_unknown_length(release: &str) -> String {
+    ring_of_k_tiles(
+        &"        pipe.consumer_wait(state)
+        for i in cutlass.range(k_tiles - 1, unroll=1):
+            RELEASE
+            state.advance()
+            pipe.consumer_wait(state)
+        pipe.consumer_release(state)
+        state.advance()
+"
+        .replace("RELEASE", release),
+    )
+}
+
+/// A ring of `k_tiles` stages, a count known only at run time, filled by
+/// warp 0 and drained by warp 1 running `consumer` (indented as the body of
+/// its branch) with its state.
+fn ring_of_k_tiles(consumer: &str) -> String {
     format!(
         "{HEAD}{}",
         r#"
@@ -204,19 +221,12 @@ def k(x: cute.Tensor, k_tiles: cutlass.Int32):
         pipe.producer_tail(state)
     else:
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
-        pipe.consumer_wait(state)
-        for i in cutlass.range(k_tiles - 1, unroll=1):
-            RELEASE
-            state.advance()
-            pipe.consumer_wait(state)
-        pipe.consumer_release(state)
-        state.advance()
-
+CONSUMER
 @cute.jit
 def host(x: cute.Tensor, k_tiles: cutlass.Int32):
     k(x, k_tiles).launch(grid=[1, 1, 1], block=[64, 1, 1])
 "#
-        .replace("RELEASE", release)
+        .replace("CONSUMER", consumer)
     )
 }
 
@@ -288,40 +298,15 @@ fn functions_defined_inside_a_kernel_run_where_they_are_called() {
 /// (`if idx == cute.size(x, mode=[1]) - LAST:`), as the CUTLASS mixed-input
 /// GEMMs do.
 fn release_in_the_last_iteration(last: &str) -> String {
-    format!(
-        "{HEAD}{}",
-        r#"
-@cute.kernel
-def k(x: cute.Tensor, k_tiles: cutlass.Int32):
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    pipe = pipeline.PipelineAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        barrier_storage=storage,
-    )
-    if warp == 0:
-        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
-        for i in cutlass.range(k_tiles, unroll=1):
-            pipe.producer_acquire(state)
-            pipe.producer_commit(state)
-            state.advance()
-        pipe.producer_tail(state)
-    else:
-        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
-        for i in cutlass.range(k_tiles, unroll=1):
+    ring_of_k_tiles(
+        &"        for i in cutlass.range(k_tiles, unroll=1):
             pipe.consumer_wait(state)
             for idx in cutlass.range(cute.size(x, mode=[1]), unroll=1):
                 if idx == cute.size(x, mode=[1]) - LAST:
                     pipe.consumer_release(state)
             state.advance()
-
-@cute.jit
-def host(x: cute.Tensor, k_tiles: cutlass.Int32):
-    k(x, k_tiles).launch(grid=[1, 1, 1], block=[64, 1, 1])
-"#
-        .replace("LAST", last)
+"
+        .replace("LAST", last),
     )
 }
 
