@@ -1008,7 +1008,10 @@ struct ThreadRun<'a> {
     /// them: in the loop, a call written as its stop has that value
     /// (`idx == cute.size(t, mode=[1]) - 1` holds in the last iteration
     /// explored of `for idx in range(cute.size(t, mode=[1]))`).
-    known_stops: Vec<(&'a Call, Value)>,
+    /// Only the loop's own code reads them, not the helpers it inlines
+    /// (their names are others): each is kept with the inlining depth of
+    /// its loop.
+    known_stops: Vec<(&'a Call, u32, Value)>,
     /// Names of the code being run to rebind before its next statement: the
     /// states a helper it called advanced (`advance(state)` with `def
     /// advance(s): s.advance()` changes the caller's `state`).
@@ -1456,7 +1459,7 @@ impl<'a> ThreadRun<'a> {
                             Some((start, step)) => {
                                 let trips = trips as i64;
                                 if let Some((stop, offset)) = stop_call(iter) {
-                                    self.known_stops.push((stop, Value::Int(start + trips * step - offset)));
+                                    self.known_stops.push((stop, self.inline_depth, Value::Int(start + trips * step - offset)));
                                     stop_known = true;
                                 }
                                 (0..trips).map(|k| Value::Int(start + k * step)).collect()
@@ -1765,13 +1768,6 @@ impl<'a> ThreadRun<'a> {
         trip_bound::loop_bound(iter, definitions, env, self).map(|b| b as usize)
     }
 
-    /// For `range(stop)` / `range(start, stop)` (`cutlass.range` too) whose
-    /// stop is an unknown count plus or minus constants (`k_tiles - 1`) and
-    /// whose start is a known integer: the iterations it runs beyond or
-    /// short of the unknown count. Every unknown count is explored as the
-    /// same number, so loops over `k_tiles` and over `k_tiles - 1` (a
-    /// consumer that waits once before its loop and once per iteration of
-    /// it) keep the difference the code has.
     /// Where a range whose stop is not known starts and how it steps, when
     /// those are (`range(n)`, `cutlass.range(1, n, 2, unroll=1)`).
     fn known_start_and_step(&mut self, iter: &Expr, env: &Env) -> Option<(i64, i64)> {
@@ -1788,6 +1784,13 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// For `range(stop)` / `range(start, stop)` (`cutlass.range` too) whose
+    /// stop is an unknown count plus or minus constants (`k_tiles - 1`) and
+    /// whose start is a known integer: the iterations it runs beyond or
+    /// short of the unknown count. Every unknown count is explored as the
+    /// same number, so loops over `k_tiles` and over `k_tiles - 1` (a
+    /// consumer that waits once before its loop and once per iteration of
+    /// it) keep the difference the code has.
     fn trips_off_the_unknown_count(&mut self, iter: &Expr, env: &Env) -> Option<i64> {
         let Expr::Call(call) = iter else { return None };
         if call.dotted_name()? != "range" || call.args.len() > 3 || call.args.is_empty() {
@@ -2100,9 +2103,9 @@ impl<'a> ThreadRun<'a> {
     /// [`Self::note_lane_varying_argument_values`] for a call of the
     /// pipeline API or a method of its objects, whose receiver, when it is
     /// a method, is `base` and evaluated to `value`: the object is compared
-    /// as a value too (a
-    /// pipeline made in each lane with that lane's `tidx=` is the same
-    /// pipeline in all of them, see `bind_in_stood_in_lanes`).
+    /// as a value too (a pipeline made in each lane with that lane's
+    /// `tidx=` is the same pipeline in all of them, see
+    /// `bind_in_stood_in_lanes`).
     fn note_lane_varying_method_call(&mut self, call: &Call, receiver: Option<(&Expr, &Value)>, args: &[Value], kwargs: &[(String, Value)], env: &Env) {
         match receiver {
             // Made by the pipeline call just run
@@ -3072,7 +3075,8 @@ impl CallHandler for ThreadRun<'_> {
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         // Set again if this call is one of the pipeline's.
         self.pipeline_result = None;
-        if let Some((_, v)) = self.known_stops.iter().rev().find(|(stop, _)| stop.written_like(call)) {
+        let depth = self.inline_depth;
+        if let Some((_, _, v)) = self.known_stops.iter().rev().find(|(stop, at, _)| *at == depth && stop.written_like(call)) {
             return v.clone();
         }
         if let Some(api) = Api::of_call(call) {
