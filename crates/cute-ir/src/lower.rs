@@ -46,22 +46,12 @@ pub fn lower_recovering(tree: &SyntaxTree) -> Module {
 /// The names a function binds: its parameters and what its statements
 /// assign (loop and `with` targets included).
 fn bound_names(params: &[crate::ast::Param], body: &[Stmt]) -> std::collections::BTreeSet<String> {
-    fn targets(t: &Target, out: &mut std::collections::BTreeSet<String>) {
-        match t {
-            Target::Name(n) => {
-                out.insert(n.clone());
-            }
-            Target::Tuple(items) => items.iter().for_each(|t| targets(t, out)),
-            Target::Star(t) => targets(t, out),
-            Target::Attr { .. } | Target::Subscript { .. } => {}
-        }
-    }
     let mut out: std::collections::BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
     for s in crate::module::nested_statements(body) {
         match &s.kind {
-            StmtKind::Assign { targets: ts, .. } => ts.iter().for_each(|t| targets(t, &mut out)),
-            StmtKind::AugAssign { target, .. } | StmtKind::For { target, .. } => targets(target, &mut out),
-            StmtKind::With { items, .. } => items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| targets(t, &mut out)),
+            StmtKind::Assign { targets, .. } => out.extend(targets.iter().flat_map(Target::bound_names)),
+            StmtKind::AugAssign { target, .. } | StmtKind::For { target, .. } => out.extend(target.bound_names()),
+            StmtKind::With { items, .. } => out.extend(items.iter().filter_map(|(_, t)| t.as_ref()).flat_map(Target::bound_names)),
             _ => {}
         }
     }
