@@ -65,16 +65,19 @@ pub fn decorator_kind_of(imports: &ImportMap, expr: &str) -> Option<DecoratorKin
 pub fn may_define_kernels(text: &str) -> bool {
     let spells_one = |s: &str| s.contains("kernel") || s.contains("jit");
     text.lines().any(|line| line.trim_start().starts_with('@') && spells_one(line))
-        || ["kernel", "jit"].into_iter().any(|name| renamed(text, name))
+        || ["kernel", "jit"].into_iter().any(|name| renamings(text, name).next().is_some())
 }
 
-/// Whether `name` is followed by `as` somewhere in `text` (`kernel as k`).
-fn renamed(text: &str, name: &str) -> bool {
-    text.match_indices(name).any(|(at, _)| {
+/// The names `name` is renamed to in `text` (`device` for `kernel as
+/// device`), read off the text (a section that does not parse included).
+pub(crate) fn renamings<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = &'t str> + 't {
+    text.match_indices(name).filter_map(move |(at, _)| {
         let rest = &text[at + name.len()..];
         let after_space = rest.trim_start();
-        after_space.len() < rest.len()
-            && after_space.strip_prefix("as").is_some_and(|r| r.starts_with(char::is_whitespace))
+        let alias = after_space.strip_prefix("as").filter(|r| r.starts_with(char::is_whitespace) && after_space.len() < rest.len())?;
+        let alias = alias.trim_start();
+        let end = alias.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(alias.len());
+        (end > 0).then(|| &alias[..end])
     })
 }
 

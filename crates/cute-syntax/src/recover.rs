@@ -282,9 +282,12 @@ fn lines_inside_tokens(text: &str) -> Vec<bool> {
 }
 
 /// Functions defined in `section` under a decorator that names `kernel`
-/// (`@cute.kernel`, `@cute.kernel(...)`), read from the text (the section
+/// (`@cute.kernel`, `@cute.kernel(...)`, or a name it is imported as:
+/// `@device` after `kernel as device`), read from the text (the section
 /// does not parse).
 fn kernels_in(text: &str, section: TextRange) -> Vec<(String, TextRange)> {
+    let aliases: Vec<&str> = crate::kernels::renamings(text, "kernel").collect();
+    let names_kernel = |d: &str| d.rsplit('.').next().is_some_and(|last| last == "kernel" || aliases.contains(&last));
     let mut out = Vec::new();
     let mut decorated_kernel = false;
     let mut offset = section.start as usize;
@@ -294,7 +297,7 @@ fn kernels_in(text: &str, section: TextRange) -> Vec<(String, TextRange)> {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
         if let Some(decorator) = trimmed.strip_prefix('@') {
-            decorated_kernel |= decorator.split(['(', ' ', '\n']).next().is_some_and(|d| d.rsplit('.').next() == Some("kernel"));
+            decorated_kernel |= decorator.split(['(', ' ', '\n']).next().is_some_and(names_kernel);
             continue;
         }
         let after_def = trimmed.strip_prefix("async ").unwrap_or(trimmed).strip_prefix("def ");
@@ -337,6 +340,16 @@ mod tests {
         let at = FILE.find("first").unwrap();
         assert_eq!(recovery.kernels, [("first".to_string(), TextRange::new(at, at + 5))]);
         assert!(!recovery.errors.is_empty());
+    }
+
+    /// A kernel whose decorator is the name `kernel` is imported as is
+    /// named too; one under another decorator is not.
+    #[test]
+    fn a_kernel_under_a_renamed_decorator_is_named() {
+        let file = "from cutlass.cute import kernel as device, jit\n\n@device\ndef first():\n    y = (1 +\n\n@jit\ndef host(x):\n    z = (2 +\n";
+        let (recovery, _) = recover(&crate::parse(file).unwrap(), &mut Fresh).expect("recovered");
+        let names: Vec<&str> = recovery.kernels.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["first"]);
     }
 
     /// Answers `parses_alone` with `alone`, and records what it was asked.
