@@ -14,6 +14,33 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Has tree-sitter allocate through the same allocator: parsing builds and
+/// frees a node per token, and the C library's allocator took a tenth of
+/// the time spent parsing whole code bases.
+fn parse_with_the_global_allocator() {
+    use std::ffi::c_void;
+    unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+        let Some(bytes) = count.checked_mul(size) else { return std::ptr::null_mut() };
+        // SAFETY: mimalloc's allocation of `bytes`, zeroed as calloc's must be.
+        unsafe {
+            let p = libmimalloc_sys::mi_malloc(bytes);
+            if !p.is_null() {
+                std::ptr::write_bytes(p.cast::<u8>(), 0, bytes);
+            }
+            p
+        }
+    }
+    let allocator = tree_sitter::Allocator {
+        malloc: libmimalloc_sys::mi_malloc,
+        calloc,
+        realloc: libmimalloc_sys::mi_realloc,
+        free: libmimalloc_sys::mi_free,
+    };
+    // SAFETY: one allocator family (mimalloc's, which aligns as malloc
+    // does), installed once, before any tree-sitter object exists.
+    unsafe { tree_sitter::set_allocator(Some(allocator)) };
+}
+
 #[derive(Parser)]
 #[command(name = "cute-lsp", version, about = "Finds synchronization bugs in CuTe DSL kernels")]
 struct Args {
@@ -45,6 +72,7 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    parse_with_the_global_allocator();
     let args = Args::parse();
     match args.command {
         None if args.stdio => server::run_stdio(),
