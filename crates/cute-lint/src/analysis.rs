@@ -183,6 +183,12 @@ pub(crate) fn check_slice_with(
         }
     }
 
+    // Ways of deciding the conditions that build the same model are explored
+    // and analysed once.
+    let seen = std::cell::RefCell::new(ModelsSeen { remember: scenarios.len() > 1, seen: Vec::new() });
+    let explorer = &mut |model: &Model, o: &ExploreOptions| seen.borrow_mut().explore(model, o, &mut **explorer);
+    let memory_analyzer = &mut |model: &Model| seen.borrow_mut().analyze_memory(model, &mut **memory_analyzer);
+
     // Reasons the verdict is partial, reported together unless a finding
     // with a counterexample makes them moot.
     let mut incomplete: Vec<Diagnostic> = Vec::new();
@@ -380,6 +386,52 @@ pub(crate) fn check_slice_with(
         );
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
+}
+
+/// What exploring a kernel's models and analysing their memory ordering
+/// gave, by model. Ways of deciding the kernel's conditions on runtime
+/// values often build the same model (a condition that chooses between
+/// values its synchronization does not tell apart, or guards accesses that
+/// stay the same): half of them on the code bases of BENCHMARKS.md. Such a
+/// model is explored and analysed once.
+struct ModelsSeen {
+    /// Whether models are kept at all (not with one way of deciding).
+    remember: bool,
+    seen: Vec<Seen>,
+}
+
+type Seen = (Model, Option<Outcome>, Option<Result<Vec<MemoryFinding>, String>>);
+
+impl ModelsSeen {
+    fn explore(&mut self, model: &Model, options: &ExploreOptions, explorer: &mut Explorer<'_>) -> Outcome {
+        match self.entry(model) {
+            Some((_, outcome, _)) => outcome.get_or_insert_with(|| explorer(model, options)).clone(),
+            None => explorer(model, options),
+        }
+    }
+
+    fn analyze_memory(&mut self, model: &Model, analyzer: &mut MemoryAnalyzer<'_>) -> Result<Vec<MemoryFinding>, String> {
+        match self.entry(model) {
+            Some((_, _, found)) => found.get_or_insert_with(|| analyzer(model)).clone(),
+            None => analyzer(model),
+        }
+    }
+
+    /// What is known of `model`, an empty entry for one not seen before
+    /// (none when models are not kept).
+    fn entry(&mut self, model: &Model) -> Option<&mut Seen> {
+        if !self.remember {
+            return None;
+        }
+        let at = match self.seen.iter().position(|(m, ..)| m == model) {
+            Some(at) => at,
+            None => {
+                self.seen.push((model.clone(), None, None));
+                self.seen.len() - 1
+            }
+        };
+        Some(&mut self.seen[at])
+    }
 }
 
 /// The condition a verdict found in some ways of deciding the conditions

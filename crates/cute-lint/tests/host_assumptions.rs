@@ -296,3 +296,69 @@ def host(x: cute.Tensor, n: cutlass.Constexpr):
     let notes = analyze_text(src, &AnalysisOptions::default()).into_iter().flat_map(|d| d.notes).collect::<Vec<_>>().join("\n");
     assert!(!notes.contains("`n` is not known statically: it is taken as 3"), "{notes}");
 }
+
+/// Two ways of deciding a condition on a runtime value (`if n > 0:`) that
+/// pick the stage count of a ring: `STAGES` when it holds, 2 otherwise.
+fn stages_picked_at_run_time(stages: &str) -> String {
+    r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 8)
+    stages = 2
+    if n > 0:
+        stages = STAGES
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=stages,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, stages)
+        for i in cutlass.range(4, unroll=1):
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+    if warp == 1:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, stages)
+        for i in cutlass.range(4, unroll=1):
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            state.advance()
+
+
+@cute.jit
+def host(x: cute.Tensor, n: cutlass.Int32):
+    k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+    .replace("STAGES", stages)
+}
+
+/// A condition whose two ways build the same model (the same stage count
+/// either way) costs one exploration; one whose ways differ, two. The
+/// verdict is the same as the one of every way explored on its own.
+#[test]
+fn ways_of_deciding_a_condition_that_build_the_same_model_are_explored_once() {
+    let explorations = |src: &str| {
+        let mut count = 0;
+        let diagnostics = cute_lint::analyze_text_with(src, &AnalysisOptions::default(), &mut |model, options| {
+            count += 1;
+            cute_check::explore(model, options)
+        });
+        (count, diagnostics)
+    };
+    for (stages, expected) in [("2", 1), ("3", 2)] {
+        let src = stages_picked_at_run_time(stages);
+        let (count, diagnostics) = explorations(&src);
+        assert_eq!(count, expected, "stages {stages}");
+        assert_eq!(diagnostics, analyze_text(&src, &AnalysisOptions::default()), "stages {stages}");
+        assert!(diagnostics.is_empty(), "stages {stages}: {diagnostics:?}");
+    }
+}
