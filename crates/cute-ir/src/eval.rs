@@ -584,6 +584,13 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     // by: Python's builtins and `math`, `cutlass.min` / `cutlass.max` (`min`
     // / `max` on the values known when the kernel is compiled), and
     // `cute.arch.log2_of_pow2_int`.
+    // Spelled out only for calls that may be one of these.
+    if !matches!(
+        crate::layout::last_part(call),
+        Some("min" | "max" | "len" | "sum" | "tuple" | "list" | "prod" | "log2" | "log2_of_pow2_int")
+    ) {
+        return None;
+    }
     let qualified = call.qualname.clone().or_else(|| call.func.dotted()).unwrap_or_default();
     let name = match qualified.as_str() {
         "min" | "max" | "len" | "sum" | "tuple" | "list" => qualified.as_str(),

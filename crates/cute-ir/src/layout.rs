@@ -397,15 +397,20 @@ pub fn cta_layout(n: i64) -> Value {
 /// CtaGroup.TWO, ...)`) are read the same way, and `cute.make_tiled_mma(op)`
 /// of one is a tiled MMA of its CTA group.
 pub fn tcgen05_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
-    let name = call.qualname.clone().or_else(|| call.func.dotted())?;
-    let last = name.rsplit('.').next()?;
+    // Every call evaluated comes here: its name is spelled out only for the
+    // few whose last part may be one of these.
+    let last = last_part(call)?;
     if last == "make_tiled_mma" {
         return args.first().filter(|op| matches!(op, Value::Object(o) if o.class == TCGEN05_MMA)).cloned();
     }
-    let path = name.to_ascii_lowercase();
-    let mma_op = path.contains("tcgen05.") && last.starts_with("Mma") && last.ends_with("Op");
+    let maker = matches!(last, "make_trivial_tiled_mma" | "make_blockscaled_trivial_tiled_mma");
+    if !maker && !(last.starts_with("Mma") && last.ends_with("Op")) {
+        return None;
+    }
+    let path = call.qualname.clone().or_else(|| call.func.dotted())?.to_ascii_lowercase();
+    let mma_op = !maker && path.contains("tcgen05.");
     if !mma_op {
-        if !matches!(last, "make_trivial_tiled_mma" | "make_blockscaled_trivial_tiled_mma") {
+        if !maker {
             return None;
         }
         if path.contains("sm90") || !(path.contains("sm10") || path.contains("blackwell")) {
@@ -465,6 +470,17 @@ pub fn with_single_cta_mmas(v: &Value, depth: u32) -> Option<Value> {
             })
         }
         _ => None,
+    }
+}
+
+/// The last part of the function's name (`MmaF16BF16Op` of
+/// `tcgen05.MmaF16BF16Op`), read without building the dotted name.
+pub(crate) fn last_part(call: &Call) -> Option<&str> {
+    match (&call.qualname, &call.func) {
+        (Some(q), _) => q.rsplit('.').next(),
+        (None, Expr::Attr { attr, .. }) => Some(attr),
+        (None, Expr::Name(n)) => Some(n),
+        (None, _) => None,
     }
 }
 
