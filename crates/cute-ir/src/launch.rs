@@ -308,8 +308,11 @@ fn bind_host_params(
             let mut calls = Vec::new();
             e.calls(&mut calls);
             for c in calls {
-                let is_compile = c.qualname.as_deref() == Some("cutlass.cute.compile")
-                    || c.func.dotted().as_deref() == Some("cute.compile");
+                // Every call of the file is asked, once per host function:
+                // the name is spelled out only for a call of some `compile`.
+                let is_compile = crate::layout::last_part(c) == Some("compile")
+                    && (c.qualname.as_deref() == Some("cutlass.cute.compile")
+                        || c.func.dotted().as_deref() == Some("cute.compile"));
                 if !is_compile || c.args.is_empty() || bound {
                     continue;
                 }
