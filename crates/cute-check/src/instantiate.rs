@@ -173,7 +173,9 @@ pub fn instantiate(
     let lane_dependent = lane_varying_names(kernel, &globals, lane_values, BTreeSet::new());
     // Computed here rather than read off the module: the incremental path
     // hands over a module of the reachable functions alone.
-    let sync_helpers = cute_ir::slice::sync_helpers(module);
+    let mut sync_helpers = cute_ir::slice::sync_helpers(module);
+    // Closures the file found synchronizing (their bodies may not be here).
+    sync_helpers.extend(module.closures.iter().filter(|c| c.synchronizes).map(|c| c.local_name().to_string()));
     let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
     // With one CTA per cluster, the tcgen05 MMAs handed to the kernel span
     // one CTA.
@@ -1286,18 +1288,37 @@ impl<'a> ThreadRun<'a> {
     /// objects they are (a state is a value here, bound per frame).
     /// `passed`: whether the call bound `self`, and how many arguments and
     /// keyword arguments it passed.
-    fn write_back_advanced_states(&mut self, call: &Call, f: &FunctionDef, passed: (bool, usize, usize)) {
+    ///
+    /// Through a `partial`, a state it binds would be advanced inside it
+    /// (Python's states are objects): not modelled, and never dropped in
+    /// silence.
+    fn write_back_advanced_states(&mut self, call: &Call, f: &FunctionDef, passed: (bool, usize, usize), partial: Option<&eval::Partial>) {
         let advanced = std::mem::take(&mut self.advanced_parameters);
         if advanced.is_empty() {
             return;
         }
         let (has_self, args, kwargs) = passed;
         let Some(exprs) = argument_expressions(call, args, kwargs) else { return };
-        let keywords = call.kwargs.iter().map(|(k, _)| k.clone()).zip(exprs[call.args.len()..].iter().map(|e| Some(*e)));
-        let bound = bind_parameters(f, has_self.then_some(None), exprs[..call.args.len()].iter().map(|e| Some(*e)), keywords, |_| None);
+        // What each parameter was given: its default (`None`), an argument
+        // the partial binds (`Some(None)`: no name of the caller's), or an
+        // expression of the call.
+        let bound_args = partial.map_or(0, |p| p.args.len());
+        let bound_keywords: Vec<(String, Option<Option<&Expr>>)> = partial
+            .map(|p| p.kwargs.iter().filter(|(k, _)| !call.kwargs.iter().any(|(given, _)| given == k)).map(|(k, _)| (k.clone(), Some(None))).collect())
+            .unwrap_or_default();
+        let positional = std::iter::repeat_n(Some(None), bound_args).chain(exprs[..call.args.len()].iter().map(|e| Some(Some(*e))));
+        let keywords = bound_keywords
+            .into_iter()
+            .chain(call.kwargs.iter().map(|(k, _)| k.clone()).zip(exprs[call.args.len()..].iter().map(|e| Some(Some(*e)))));
+        let bound = bind_parameters(f, has_self.then_some(Some(None)), positional, keywords, |_| None);
         for (param, value) in advanced {
-            if let Some((_, Some(Expr::Name(name)))) = bound.iter().rev().find(|(p, _)| *p == param) {
-                self.write_backs.push((name.clone(), value));
+            match bound.iter().rev().find(|(p, _)| *p == param) {
+                Some((_, Some(Some(Expr::Name(name))))) => self.write_backs.push((name.clone(), value)),
+                Some((_, Some(None))) if partial.is_some() => self.unresolved(
+                    call.range,
+                    format!("it advances `{param}`, a pipeline state that `functools.partial` binds, which is not modelled"),
+                ),
+                _ => {}
             }
         }
     }
@@ -1978,8 +1999,74 @@ impl<'a> ThreadRun<'a> {
     ) -> Value {
         let passed = (bound_self.is_some(), args.len(), kwargs.len());
         let v = self.inline_following_lanes(call, f, bound_self, args, kwargs, env);
-        self.write_back_advanced_states(call, f, passed);
+        self.write_back_advanced_states(call, f, passed, None);
         v
+    }
+
+    /// Calls `partial` (see [`eval::Partial`]) for `call`: the function of
+    /// this file it binds is inlined with the bound arguments first. The
+    /// call's arguments do not line up with the function's parameters, so
+    /// this lane stops standing in for others (it would have to follow
+    /// them into the function by position).
+    fn call_partial(&mut self, call: &Call, partial: &eval::Partial, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
+        let f = match &partial.func {
+            Value::Function { class, name, .. } => self.functions.get(class.as_deref(), name),
+            _ => None,
+        };
+        let (Some(f), Value::Function { bound_self, .. }) = (f, &partial.func) else {
+            return self.unknown_result(call);
+        };
+        if self.stands_in() {
+            self.lane_sensitive = true;
+        }
+        let passed = (bound_self.is_some(), args.len(), kwargs.len());
+        let (args, kwargs) = partial.with(args, kwargs);
+        let v = self.inline(f, bound_self.as_deref().cloned(), args, kwargs);
+        self.write_back_advanced_states(call, f, passed, Some(partial));
+        v
+    }
+
+    /// The helper that synchronizes that `call` hands on where calls
+    /// through it are not followed: to a function this file does not define,
+    /// or as a value that is not known to be that helper (a closure, a
+    /// method of an object not known). A name that holds another value
+    /// (a tensor named as a helper is) hands on nothing.
+    fn handed_helper_not_followed(&self, call: &Call, func: &Value, args: &[Value], kwargs: &[(String, Value)]) -> Option<String> {
+        // Asked of every call a thread evaluates; most files have no such helper.
+        if self.sync_helpers.is_empty() {
+            return None;
+        }
+        let followed = self.calls_function_of_this_file(func);
+        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
+        if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
+            return (!followed).then(|| cute_ir::slice::handed_on_sync_helper(call, self.sync_helpers).map(str::to_string)).flatten();
+        }
+        let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, e)| e));
+        let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+        exprs.zip(values).find_map(|(e, v)| match v {
+            Value::Function { .. } | Value::Partial(_) if !followed => self.synchronizing_function(v),
+            Value::Unknown(_) => cute_ir::slice::sync_helper_named(e, self.sync_helpers).map(str::to_string),
+            _ => None,
+        })
+    }
+
+    /// Whether calling `func` inlines a function of this file.
+    fn calls_function_of_this_file(&self, func: &Value) -> bool {
+        match func {
+            Value::Function { class, name, .. } => self.functions.get(class.as_deref(), name).is_some(),
+            Value::Partial(p) => self.calls_function_of_this_file(&p.func),
+            _ => false,
+        }
+    }
+
+    /// The name of the helper `v` calls when it is one that synchronizes
+    /// (a function of this file or a partial of one).
+    fn synchronizing_function(&self, v: &Value) -> Option<String> {
+        match v {
+            Value::Function { name, .. } if self.sync_helpers.contains(&**name) => Some(name.to_string()),
+            Value::Partial(p) => self.synchronizing_function(&p.func),
+            _ => None,
+        }
     }
 
     /// [`Self::inline`], following lane dependence into the helper (see
@@ -3064,12 +3151,24 @@ impl CallHandler for ThreadRun<'_> {
         if let Some(v) = self.globals.get(name) {
             return v.clone();
         }
-        // A function defined inside another (`lower.rs`), which the
-        // statement of its definition binds to its local name.
-        if cute_ir::ast::is_nested_name(name) && self.functions.get(None, name).is_some() {
-            return Value::Function { class: None, name: name.as_str().into(), bound_self: None };
-        }
-        self.shared.unbound_names.entry(name as *const String as usize).or_insert_with(|| Value::unknown(format!("`{name}`"))).clone()
+        // A function of the module, or one defined inside another
+        // (`lower.rs`), which the statement of its definition binds to its
+        // local name: a value that calls it (`partial(helper, ...)`).
+        let functions = self.functions;
+        self.shared
+            .unbound_names
+            .entry(name as *const String as usize)
+            .or_insert_with(|| match functions.get(None, name) {
+                Some(_) => Value::Function { class: None, name: name.as_str().into(), bound_self: None },
+                None => Value::unknown(format!("`{name}`")),
+            })
+            .clone()
+    }
+
+    fn method(&mut self, obj: &Value, attr: &str) -> Option<Value> {
+        let Value::Object(o) = obj else { return None };
+        self.functions.get(Some(&o.class), attr)?;
+        Some(Value::Function { class: Some(o.class.as_str().into()), name: attr.into(), bound_self: Some(Box::new(obj.clone())) })
     }
 
     fn call(&mut self, call: &Call, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
@@ -3132,19 +3231,49 @@ impl CallHandler for ThreadRun<'_> {
                 return (**obj).clone();
             }
         }
-        // A helper that synchronizes, handed to a call as a value (bound by
-        // `functools.partial`, passed to another function): where it runs
-        // is not followed, and its synchronization is never dropped in
-        // silence.
-        if let Some(helper) = cute_ir::slice::handed_on_sync_helper(call, self.sync_helpers) {
-            let callee = call.func.dotted().unwrap_or_else(|| "a call".to_string());
-            let defined = self.module.functions.iter().find(|f| f.name == helper).map(|f| f.name_range);
-            self.shared.unresolved.insert(Unresolved {
-                site: call.range,
-                what: format!("it hands `{helper}`, which synchronizes, to `{callee}(...)`: calls through it are not modelled"),
-                origin: defined.map(|at| (at, format!("`{helper}` synchronizes"))),
-            });
-            return Value::unknown(format!("`{callee}(...)`"));
+        // `functools.partial(f, ...)` of a function of this file: a value
+        // that calls `f` with those arguments first (see `call_partial`).
+        if eval::is_partial(call) {
+            if let Some(partial) = args.first().and_then(|f| eval::Partial::of(f, &args[1..], &kwargs)) {
+                return partial;
+            }
+        }
+        // A helper that synchronizes, handed as a value to a function this
+        // file does not define: where it runs is not followed, and its
+        // synchronization is never dropped in silence. A function of this
+        // file it is handed to is inlined, and calls through it there are.
+        {
+            if let Some(helper) = self.handed_helper_not_followed(call, func, &args, &kwargs) {
+                let callee = call.func.dotted().unwrap_or_else(|| "a call".to_string());
+                let defined = self.module.functions.iter().find(|f| f.name == helper).map(|f| f.name_range);
+                self.shared.unresolved.insert(Unresolved {
+                    site: call.range,
+                    what: format!("it hands `{helper}`, which synchronizes, to `{callee}(...)`: calls through it are not modelled"),
+                    origin: defined.map(|at| (at, format!("`{helper}` synchronizes"))),
+                });
+                return Value::unknown(format!("`{callee}(...)`"));
+            }
+        }
+        if let Value::Partial(partial) = func {
+            return self.call_partial(call, partial, args, kwargs);
+        }
+        // A closure that synchronizes (see `Module::closures`): what it
+        // reads of the call it was made in is not followed, and its
+        // synchronization is never dropped in silence.
+        if let (Expr::Name(n), Value::Unknown(_)) = (&call.func, func) {
+            if self.sync_helpers.contains(n) {
+                if let Some(closure) = self.module.closures.iter().find(|c| c.local_name() == n && c.synchronizes) {
+                    self.shared.unresolved.insert(Unresolved {
+                        site: call.range,
+                        what: format!(
+                            "it calls `{n}`, which synchronizes and reads `{}` of the function it is defined in: such closures are not modelled",
+                            closure.captured
+                        ),
+                        origin: Some((closure.function.name_range, format!("`{n}` synchronizes"))),
+                    });
+                    return Value::unknown(format!("`{n}(...)`"));
+                }
+            }
         }
         // Functions and methods of this file are inlined.
         // (The module outlives this run: no copy of the function is made.)
@@ -3275,6 +3404,14 @@ impl CallHandler for ThreadRun<'_> {
             );
             return Value::unknown(callee);
         }
+        self.unknown_result(call)
+    }
+}
+
+impl ThreadRun<'_> {
+    /// What a call this run does not follow gives: the same unknown value
+    /// each time the call is evaluated.
+    fn unknown_result(&mut self, call: &Call) -> Value {
         let key = call as *const Call as usize;
         self.shared
             .unknown_results

@@ -133,6 +133,9 @@ pub enum Value {
     /// A function of this file, possibly bound to `self`.
     /// Its names are shared: a method value is made per call.
     Function { class: Option<std::sync::Arc<str>>, name: std::sync::Arc<str>, bound_self: Option<Box<Value>> },
+    /// `functools.partial(func, *args, **kwargs)` of a function of this
+    /// file: calling it calls `func` with those arguments first.
+    Partial(std::sync::Arc<Partial>),
     /// A value produced at run time, unknown here. The string says where it
     /// came from, for diagnostics that must explain an assumption; shared,
     /// since an unknown value flows through every expression that reads it.
@@ -160,7 +163,7 @@ impl Value {
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(t) => Some(!t.is_empty()),
             Value::Object(o) if o.class == RUNTIME_VALUE => None,
-            Value::Smem(_) | Value::Gmem(_) | Value::Object(_) | Value::Function { .. } => Some(true),
+            Value::Smem(_) | Value::Gmem(_) | Value::Object(_) | Value::Function { .. } | Value::Partial(_) => Some(true),
             _ => None,
         }
     }
@@ -168,6 +171,48 @@ impl Value {
     pub fn is_unknown(&self) -> bool {
         matches!(self, Value::Unknown(_))
     }
+}
+
+/// A function with some of its arguments bound (see [`Value::Partial`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Partial {
+    /// A [`Value::Function`].
+    pub func: Value,
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(String, Value)>,
+}
+
+impl Partial {
+    /// `partial(func, *args, **kwargs)`: `None` unless `func` is a function
+    /// of this file or a partial of one (whose arguments come first, and
+    /// whose keyword arguments the new ones override, as in Python).
+    pub fn of(func: &Value, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+        let partial = match func {
+            Value::Function { .. } => Partial { func: func.clone(), args: args.to_vec(), kwargs: kwargs.to_vec() },
+            Value::Partial(inner) => {
+                let (args, kwargs) = inner.with(args.to_vec(), kwargs.to_vec());
+                Partial { func: inner.func.clone(), args, kwargs }
+            }
+            _ => return None,
+        };
+        Some(Value::Partial(std::sync::Arc::new(partial)))
+    }
+
+    /// The arguments `func` is called with when this is called with `args`
+    /// and `kwargs`.
+    pub fn with(&self, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> (Vec<Value>, Vec<(String, Value)>) {
+        let all_args = self.args.iter().cloned().chain(args).collect();
+        let mut all_kwargs: Vec<(String, Value)> =
+            self.kwargs.iter().filter(|(k, _)| !kwargs.iter().any(|(given, _)| given == k)).cloned().collect();
+        all_kwargs.extend(kwargs);
+        (all_args, all_kwargs)
+    }
+}
+
+/// Whether `call` is `functools.partial(...)`, as the file imports it.
+pub fn is_partial(call: &Call) -> bool {
+    crate::layout::last_part(call) == Some("partial")
+        && (call.qualname.as_deref() == Some("functools.partial") || call.func.dotted().as_deref() == Some("functools.partial"))
 }
 
 /// The names bound while evaluating one function: looked up on every name
@@ -189,6 +234,13 @@ pub trait CallHandler {
     #[allow(clippy::ptr_arg)]
     fn unbound(&mut self, name: &String) -> Value {
         Value::unknown(format!("`{name}`"))
+    }
+
+    /// `obj.attr` where `obj` holds no such attribute: the method of that
+    /// name bound to `obj`, when the handler knows the object's class
+    /// (`partial(self.load, ...)`). Unknown otherwise.
+    fn method(&mut self, _obj: &Value, _attr: &str) -> Option<Value> {
+        None
     }
 }
 
@@ -227,6 +279,13 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
                 };
                 if let (Some(n), Some("CtaGroup")) = (group, class.map(String::as_str)) {
                     return crate::layout::cta_group(n);
+                }
+            }
+            if let Value::Object(o) = &b {
+                if !o.attrs.contains_key(attr.as_str()) {
+                    if let Some(method) = handler.method(&b, attr) {
+                        return method;
+                    }
                 }
             }
             attribute(&b, attr, expr)

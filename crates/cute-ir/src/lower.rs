@@ -14,16 +14,19 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
 /// import lines followed by a chunk with no `import` in it knows them
 /// already, and a query over the whole tree is most of a lowering's cost).
 pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
-    let mut lower = Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new() };
+    let mut lower =
+        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new() };
     let mut module = Module::default();
     let root = tree.root();
     let mut cursor = root.walk();
     for child in root.named_children(&mut cursor) {
         lower.module_item(child, &mut module);
     }
+    module.closures = lower.closures;
     module.imports = imports;
     module.syntax_errors = tree.error_ranges();
     module.sync_helpers = crate::slice::sync_helpers(&module);
+    crate::module::Closure::mark_synchronizing(&mut module.closures, &module.sync_helpers);
     module
 }
 
@@ -86,6 +89,9 @@ struct Lowerer<'a> {
     /// Functions defined inside functions, and lambdas, lowered as functions
     /// of the module under their qualified name (see [`Lowerer::nested`]).
     hoisted: Vec<FunctionDef>,
+    /// The nested functions that are closures (see
+    /// [`Lowerer::keep_closures_unknown`]).
+    closures: Vec<crate::module::Closure>,
 }
 
 /// The child of `node` in field `name`. Field ids are looked up once per
@@ -314,7 +320,13 @@ impl<'a> Lowerer<'a> {
         if closures.is_empty() {
             return;
         }
-        self.hoisted.retain(|f| !closures.iter().any(|(n, _)| *n == f.name));
+        let (closed, open): (Vec<FunctionDef>, Vec<FunctionDef>) =
+            std::mem::take(&mut self.hoisted).into_iter().partition(|f| closures.iter().any(|(n, _)| *n == f.name));
+        self.hoisted = open;
+        for function in closed {
+            let captured = closures.iter().find(|(n, _)| *n == function.name).map(|(_, c)| c.clone()).unwrap_or_default();
+            self.closures.push(crate::module::Closure { function, captured, synchronizes: false });
+        }
         unbind_closures(&mut outer.body, &closures);
     }
 

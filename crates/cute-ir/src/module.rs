@@ -33,6 +33,38 @@ pub struct Module {
     pub left_out: Vec<TextRange>,
     /// Functions and methods of this file that (transitively) synchronize.
     pub sync_helpers: std::collections::BTreeSet<String>,
+    /// Functions defined inside others that read a name of the function
+    /// around them: not functions of the module (what they compute depends
+    /// on the call they were made in), kept to tell whether they
+    /// synchronize, which a call of one is then reported as not modelled.
+    pub closures: Vec<Closure>,
+}
+
+/// A function defined inside another that reads a name the other binds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Closure {
+    /// Named as Python qualifies it (`Kernel.kernel.<locals>.load_next`).
+    pub function: FunctionDef,
+    /// A name of the function around it that it reads.
+    pub captured: String,
+    /// Whether it synchronizes, as the whole file tells (see
+    /// `slice::helpers_calling`): set with the module's `sync_helpers`.
+    pub synchronizes: bool,
+}
+
+impl Closure {
+    /// Marks the closures `sync_helpers` names (by their local names) as
+    /// synchronizing.
+    pub fn mark_synchronizing(closures: &mut [Closure], sync_helpers: &std::collections::BTreeSet<String>) {
+        for c in closures {
+            c.synchronizes = sync_helpers.contains(c.local_name());
+        }
+    }
+
+    /// The name the function around it calls it by (`load_next`).
+    pub fn local_name(&self) -> &str {
+        self.function.name.rsplit(".<locals>.").next().unwrap_or(&self.function.name)
+    }
 }
 
 impl Module {
@@ -66,12 +98,12 @@ impl Module {
             .collect()
     }
 
-    /// Names of the functions and methods the file's functions call
-    /// (`helper(...)`, `self.helper(...)`), a function's calls of itself
-    /// aside.
+    /// Names of the functions and methods the file's functions and
+    /// closures call (`helper(...)`, `self.helper(...)`), a function's calls
+    /// of itself aside.
     pub fn called_names(&self) -> std::collections::BTreeSet<String> {
         let mut called = std::collections::BTreeSet::new();
-        for f in &self.functions {
+        for f in self.functions.iter().chain(self.closures.iter().map(|c| &c.function)) {
             crate::ast::for_each_expr(&f.body, &mut |e| {
                 let mut calls = Vec::new();
                 e.calls(&mut calls);

@@ -438,9 +438,12 @@ pub fn sync_helpers(module: &Module) -> BTreeSet<String> {
 }
 
 /// Functions and methods of the module that make a call satisfying `pred`,
-/// directly or through each other.
+/// directly or through each other, the names bound to a
+/// `functools.partial` of one (`load_k = partial(self.load, ...)`, then
+/// `load_k(...)`), and the local names of closures that do.
 pub fn helpers_calling(module: &Module, pred: impl Fn(&crate::ast::Call) -> bool) -> BTreeSet<String> {
     let mut helpers = BTreeSet::new();
+    let partials = partial_bindings(module);
     loop {
         let before = helpers.len();
         for f in &module.functions {
@@ -451,9 +454,55 @@ pub fn helpers_calling(module: &Module, pred: impl Fn(&crate::ast::Call) -> bool
                 helpers.insert(f.name.clone());
             }
         }
+        for (name, of) in &partials {
+            if helpers.contains(*of) {
+                helpers.insert(name.to_string());
+            }
+        }
+        // A closure is called by its local name (see `Module::closures`).
+        for c in &module.closures {
+            if !helpers.contains(c.local_name())
+                && crate::ast::any_call(&c.function.body, |call| pred(call) || callee_name(call).is_some_and(|n| helpers.contains(n)))
+            {
+                helpers.insert(c.local_name().to_string());
+            }
+        }
         if helpers.len() == before {
             return helpers;
         }
+    }
+}
+
+/// `(name, function)` for every assignment of the module's functions that
+/// binds a name to a `functools.partial` of a function called by name
+/// (`load_k = partial(self.load, ...)`: `("load_k", "load")`).
+fn partial_bindings(module: &Module) -> Vec<(&str, &str)> {
+    module.functions.iter().flat_map(partial_bindings_of).collect()
+}
+
+/// [`partial_bindings`] of one function.
+pub fn partial_bindings_of(f: &FunctionDef) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    for s in crate::module::nested_statements(&f.body) {
+        let StmtKind::Assign { targets, value: Expr::Call(c) } = &s.kind else { continue };
+        if !crate::eval::is_partial(c) {
+            continue;
+        }
+        let Some(of) = c.args.first().and_then(function_named) else { continue };
+        out.extend(targets.iter().filter_map(|t| match t {
+            crate::ast::Target::Name(n) => Some((n.as_str(), of)),
+            _ => None,
+        }));
+    }
+    out
+}
+
+/// The function of this file an expression names (`helper`, `self.helper`).
+fn function_named(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Name(n) => Some(n),
+        Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") => Some(attr),
+        _ => None,
     }
 }
 
@@ -501,13 +550,13 @@ pub fn handed_on_sync_helper<'c>(call: &'c crate::ast::Call, sync_helpers: &BTre
     if sync_helpers.is_empty() {
         return None;
     }
-    call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).find_map(|a| match a {
-        Expr::Name(n) if sync_helpers.contains(n) => Some(n.as_str()),
-        Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") && sync_helpers.contains(attr) => {
-            Some(attr.as_str())
-        }
-        _ => None,
-    })
+    call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).find_map(|a| sync_helper_named(a, sync_helpers))
+}
+
+/// The helper of this file that synchronizes that `e` names (`helper`,
+/// `self.helper`), if any.
+pub fn sync_helper_named<'e>(e: &'e Expr, sync_helpers: &BTreeSet<String>) -> Option<&'e str> {
+    function_named(e).filter(|n| sync_helpers.contains(*n))
 }
 
 fn api_label(call: &crate::ast::Call) -> String {

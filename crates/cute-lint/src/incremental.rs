@@ -175,7 +175,7 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
         .collect();
     let mut called: BTreeSet<&str> = BTreeSet::new();
     if !jit.is_empty() {
-        for f in pieces.iter().flat_map(|p| p.functions.iter()) {
+        for f in pieces.iter().flat_map(|p| p.functions.iter().chain(p.closures.iter())) {
             let callees = f.callees.iter().map(String::as_str).filter(|n| *n != f.name);
             called.extend(callees.chain(f.names_read.iter().map(String::as_str)).filter(|n| jit.contains(n)));
         }
@@ -207,8 +207,10 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
                 .collect(),
         );
     }
-    // The fixpoint of `cute_ir::slice::sync_helpers`, on each function's summary.
-    let all: Vec<_> = pieces.iter().flat_map(|p| p.functions.iter()).collect();
+    // The fixpoint of `cute_ir::slice::sync_helpers`, on each function's
+    // summary: its closures (by local name) and the names it binds to a
+    // `partial` of a helper count as helpers too.
+    let all: Vec<_> = pieces.iter().flat_map(|p| p.functions.iter().chain(p.closures.iter())).collect();
     loop {
         let before = facts.sync_helpers.len();
         for f in &all {
@@ -216,6 +218,11 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
                 && (f.syncs || f.callees.iter().any(|c| facts.sync_helpers.contains(c)))
             {
                 facts.sync_helpers.insert(f.name.clone());
+            }
+            for (name, of) in &f.partials {
+                if facts.sync_helpers.contains(of) && !facts.sync_helpers.contains(name) {
+                    facts.sync_helpers.insert(name.clone());
+                }
             }
         }
         if facts.sync_helpers.len() == before {
@@ -280,6 +287,7 @@ fn launches(db: &dyn Db, file: SourceFile) -> Arc<Vec<Launch>> {
         positions::module(&mut m, &mut positions::Shift { offset: 0, id: base });
         first_fn.push(module.functions.len());
         module.functions.extend(m.functions);
+        module.closures.extend(m.closures);
         module.classes.extend(m.classes);
         module.top_level.extend(m.top_level);
     }
@@ -492,9 +500,11 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
             kernel_index = module.functions.len() + kernel_fn as usize;
         }
         module.functions.extend(m.functions);
+        module.closures.extend(m.closures);
         module.classes.extend(m.classes);
         module.top_level.extend(m.top_level);
     }
+    cute_ir::module::Closure::mark_synchronizing(&mut module.closures, &module.sync_helpers);
     let index = LineIndex::new(&text);
     let kernel = &module.functions[kernel_index];
     let ctx = KernelContext { text: &text, index: &index, module: &module, kernel };

@@ -81,6 +81,9 @@ pub struct Key {
     /// The functions of the file the kernel can reach by name, in order:
     /// helpers in full, kernels (never inlined) by name only.
     pub functions: Vec<FunctionDef>,
+    /// The closures of the kernel and those helpers that synchronize, their
+    /// bodies left out (see `Closure::synchronizes`).
+    pub closures: Vec<cute_ir::module::Closure>,
     pub kept: Vec<StmtId>,
     pub memory_only: Vec<StmtId>,
     pub scenario: Vec<(StmtId, bool)>,
@@ -90,7 +93,7 @@ pub struct Key {
 
 impl Key {
     pub fn instantiate(&self) -> cute_check::Instantiated {
-        let module = Module { functions: self.functions.clone(), ..Module::default() };
+        let module = Module { functions: self.functions.clone(), closures: self.closures.clone(), ..Module::default() };
         let kept = cute_ir::Kept { ids: self.kept.iter().copied().collect(), memory_only: self.memory_only.iter().copied().collect() };
         let scenario: Scenario = self.scenario.iter().copied().collect();
         cute_check::instantiate(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get())
@@ -471,6 +474,18 @@ pub fn key(
     // What the cut kernel can reach is all `instantiate` can read.
     let (reachable, helpers) = reach(&cut_kernel, &all_helpers, launch);
 
+    // The closures of what it can reach that synchronize, by the names and
+    // places a call of one is reported with.
+    let enclosing: Vec<String> = std::iter::once(kernel.display_name()).chain(helpers.iter().map(|h| h.display_name())).collect();
+    let mut closures: Vec<cute_ir::module::Closure> = module
+        .closures
+        .iter()
+        .filter(|c| c.synchronizes && enclosing.iter().any(|e| c.function.name.starts_with(&format!("{e}.<locals>."))))
+        .map(|c| cute_ir::module::Closure {
+            function: FunctionDef { params: Vec::new(), body: Vec::new(), ..c.function.clone() },
+            ..c.clone()
+        })
+        .collect();
     let mut offsets = Vec::new();
     let mut ids = Vec::new();
     {
@@ -481,6 +496,9 @@ pub fn key(
         positions::function(&mut cut_kernel, &mut visit);
         for h in &helpers {
             positions::function(&mut (*h).clone(), &mut visit);
+        }
+        for c in &closures {
+            positions::function(&mut c.function.clone(), &mut visit);
         }
     }
     offsets.sort_unstable();
@@ -494,6 +512,9 @@ pub fn key(
 
     let mut encode = Encode(&canon, true);
     positions::function(&mut cut_kernel, &mut encode);
+    for c in &mut closures {
+        positions::function(&mut c.function, &mut encode);
+    }
     let mut helpers_in_order = all_helpers.into_iter().peekable();
     let mut functions = Vec::new();
     for (class, name, decorator) in directory {
@@ -539,7 +560,7 @@ pub fn key(
     }
     let globals = launch.globals.iter().filter(|(k, _)| reachable.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     let launch = Launch { site: None, globals, ..launch.clone() };
-    let key = Key { kernel: cut_kernel, functions, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
+    let key = Key { kernel: cut_kernel, functions, closures, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
     Some((key, canon))
 }
 

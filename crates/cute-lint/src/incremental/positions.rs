@@ -54,7 +54,7 @@ impl<F: FnMut(Option<u32>, Option<u32>)> Remap for Visit<F> {
 }
 
 pub fn module(m: &mut Module, r: &mut dyn Remap) {
-    for f in &mut m.functions {
+    for f in m.functions.iter_mut().chain(m.closures.iter_mut().map(|c| &mut c.function)) {
         function(f, r);
     }
     for c in &mut m.classes {

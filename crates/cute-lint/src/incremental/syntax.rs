@@ -564,6 +564,9 @@ pub struct FnFacts {
     /// For device code: the names it reads, which take in the functions it
     /// hands on (`partial(self.load, ...)`, as `Module::kernels` counts them).
     pub names_read: Vec<String>,
+    /// Names it binds to a `functools.partial` of a function, with that
+    /// function's name (see `cute_ir::slice::helpers_calling`).
+    pub partials: Vec<(String, String)>,
 }
 
 /// One chunk, lowered.
@@ -578,6 +581,8 @@ pub struct Piece {
     /// The chunk's nodes, when they hold a syntax error.
     pub errors: Option<Vec<Sig>>,
     pub functions: Vec<FnFacts>,
+    /// The closures of its functions (`Module::closures`), by local name.
+    pub closures: Vec<FnFacts>,
     pub classes: Vec<String>,
     /// Every identifier the chunk's text spells, sorted, once each: a
     /// superset of the names its code can look a function or class up by.
@@ -612,22 +617,30 @@ fn identifiers(text: &str) -> Vec<String> {
 }
 
 fn fn_facts(module: &Module) -> Vec<FnFacts> {
-    use cute_ir::api::{Api, Effect};
     let kernels: Vec<&cute_ir::ast::FunctionDef> = module.kernels().collect();
-    module
-        .functions
-        .iter()
-        .map(|f| {
+    module.functions.iter().map(|f| facts_of(f, &f.name, kernels.iter().any(|k| std::ptr::eq(*k, f)))).collect()
+}
+
+/// [`fn_facts`] of the closures of `module`, named by their local names.
+fn closure_facts(module: &Module) -> Vec<FnFacts> {
+    module.closures.iter().map(|c| facts_of(&c.function, c.local_name(), false)).collect()
+}
+
+fn facts_of(f: &cute_ir::ast::FunctionDef, name: &str, kernel: bool) -> FnFacts {
+    use cute_ir::api::{Api, Effect};
+    {
+        {
             let mut facts = FnFacts {
                 class: f.class_name.clone(),
-                name: f.name.clone(),
+                name: name.to_string(),
                 decorator: f.decorator,
-                kernel: kernels.iter().any(|k| std::ptr::eq(*k, f)),
+                kernel,
                 syncs: false,
                 callees: Vec::new(),
                 compiles: false,
                 bare_calls: Vec::new(),
                 names_read: if f.decorator.is_some() { f.names_read().into_iter().collect() } else { Vec::new() },
+                partials: cute_ir::slice::partial_bindings_of(f).into_iter().map(|(n, of)| (n.to_string(), of.to_string())).collect(),
             };
             cute_ir::ast::for_each_expr(&f.body, &mut |e| {
                 let mut calls = Vec::new();
@@ -649,8 +662,8 @@ fn fn_facts(module: &Module) -> Vec<FnFacts> {
             facts.bare_calls.sort();
             facts.bare_calls.dedup();
             facts
-        })
-        .collect()
+        }
+    }
 }
 
 /// Lowers `chunk` with the file's imports in `header`.
@@ -667,6 +680,7 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
             ok: false,
             errors: None,
             functions: Vec::new(),
+            closures: Vec::new(),
             classes: Vec::new(),
             identifiers: Vec::new(),
         };
@@ -699,8 +713,9 @@ pub fn lower(cache: &TreeCache, chunk: &str, header: &str, header_imports: &Impo
         }),
     );
     let functions = fn_facts(&module);
+    let closures = closure_facts(&module);
     let classes = module.classes.iter().map(|c| c.name.clone()).collect();
-    Piece { module, ids, ok, errors, functions, classes, identifiers: identifiers(chunk) }
+    Piece { module, ids, ok, errors, functions, closures, classes, identifiers: identifiers(chunk) }
 }
 
 #[cfg(test)]
