@@ -2009,13 +2009,8 @@ impl<'a> ThreadRun<'a> {
     /// this lane stops standing in for others (it would have to follow
     /// them into the function by position).
     fn call_partial(&mut self, call: &Call, partial: &eval::Partial, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
-        let f = match &partial.func {
-            Value::Function { class, name, .. } => self.functions.get(class.as_deref(), name),
-            _ => None,
-        };
-        let (Some(f), Value::Function { bound_self, .. }) = (f, &partial.func) else {
-            return self.unknown_result(call);
-        };
+        let Value::Function { class, name, bound_self } = &partial.func else { return self.unknown_result(call) };
+        let Some(f) = self.functions.get(class.as_deref(), name) else { return self.unknown_result(call) };
         if self.stands_in() {
             self.lane_sensitive = true;
         }
@@ -2037,8 +2032,7 @@ impl<'a> ThreadRun<'a> {
             return None;
         }
         let followed = self.calls_function_of_this_file(func);
-        let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
-        if spliced || call.args.len() != args.len() || call.kwargs.len() != kwargs.len() {
+        if !arguments_line_up(call, args.len(), kwargs.len()) {
             return (!followed).then(|| cute_ir::slice::handed_on_sync_helper(call, self.sync_helpers).map(str::to_string)).flatten();
         }
         let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, e)| e));
@@ -2048,6 +2042,17 @@ impl<'a> ThreadRun<'a> {
             Value::Unknown(_) => cute_ir::slice::sync_helper_named(e, self.sync_helpers).map(str::to_string),
             _ => None,
         })
+    }
+
+    /// What a call this run does not follow gives: the same unknown value
+    /// each time the call is evaluated.
+    fn unknown_result(&mut self, call: &Call) -> Value {
+        let key = call as *const Call as usize;
+        self.shared
+            .unknown_results
+            .entry(key)
+            .or_insert_with(|| Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string()))))
+            .clone()
     }
 
     /// Whether calling `func` inlines a function of this file.
@@ -3242,17 +3247,15 @@ impl CallHandler for ThreadRun<'_> {
         // file does not define: where it runs is not followed, and its
         // synchronization is never dropped in silence. A function of this
         // file it is handed to is inlined, and calls through it there are.
-        {
-            if let Some(helper) = self.handed_helper_not_followed(call, func, &args, &kwargs) {
-                let callee = call.func.dotted().unwrap_or_else(|| "a call".to_string());
-                let defined = self.module.functions.iter().find(|f| f.name == helper).map(|f| f.name_range);
-                self.shared.unresolved.insert(Unresolved {
-                    site: call.range,
-                    what: format!("it hands `{helper}`, which synchronizes, to `{callee}(...)`: calls through it are not modelled"),
-                    origin: defined.map(|at| (at, format!("`{helper}` synchronizes"))),
-                });
-                return Value::unknown(format!("`{callee}(...)`"));
-            }
+        if let Some(helper) = self.handed_helper_not_followed(call, func, &args, &kwargs) {
+            let callee = call.func.dotted().unwrap_or_else(|| "a call".to_string());
+            let defined = self.module.functions.iter().find(|f| f.name == helper).map(|f| f.name_range);
+            self.shared.unresolved.insert(Unresolved {
+                site: call.range,
+                what: format!("it hands `{helper}`, which synchronizes, to `{callee}(...)`: calls through it are not modelled"),
+                origin: defined.map(|at| (at, format!("`{helper}` synchronizes"))),
+            });
+            return Value::unknown(format!("`{callee}(...)`"));
         }
         if let Value::Partial(partial) = func {
             return self.call_partial(call, partial, args, kwargs);
@@ -3405,19 +3408,6 @@ impl CallHandler for ThreadRun<'_> {
             return Value::unknown(callee);
         }
         self.unknown_result(call)
-    }
-}
-
-impl ThreadRun<'_> {
-    /// What a call this run does not follow gives: the same unknown value
-    /// each time the call is evaluated.
-    fn unknown_result(&mut self, call: &Call) -> Value {
-        let key = call as *const Call as usize;
-        self.shared
-            .unknown_results
-            .entry(key)
-            .or_insert_with(|| Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string()))))
-            .clone()
     }
 }
 
@@ -3684,11 +3674,14 @@ fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: LaneVarying, se
 /// keyword arguments evaluated; `None` where they do not line up (a spliced
 /// `*args`).
 fn argument_expressions(call: &Call, args: usize, kwargs: usize) -> Option<Vec<&Expr>> {
+    arguments_line_up(call, args, kwargs).then(|| call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect())
+}
+
+/// Whether `args` argument values and `kwargs` keyword argument values are
+/// one per expression of `call` (no spliced `*args`).
+fn arguments_line_up(call: &Call, args: usize, kwargs: usize) -> bool {
     let spliced = call.args.iter().any(|a| matches!(a, Expr::Unary { op: cute_ir::ast::UnOp::Splat, .. }));
-    if spliced || call.args.len() != args || call.kwargs.len() != kwargs {
-        return None;
-    }
-    Some(call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).collect())
+    !spliced && call.args.len() == args && call.kwargs.len() == kwargs
 }
 
 /// The call a range's stop is, less or plus a constant (`range(cute.size(t)

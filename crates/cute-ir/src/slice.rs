@@ -509,11 +509,7 @@ fn function_named(e: &Expr) -> Option<&str> {
 /// The local function or method name a call refers to (`helper(...)`,
 /// `self.helper(...)`).
 pub fn callee_name(call: &crate::ast::Call) -> Option<&str> {
-    match &call.func {
-        Expr::Name(n) => Some(n),
-        Expr::Attr { base, attr } if matches!(base.as_ref(), Expr::Name(b) if b == "self") => Some(attr),
-        _ => None,
-    }
+    function_named(&call.func)
 }
 
 fn seed_of(exprs: &[&Expr], sync_helpers: &BTreeSet<String>) -> Option<Reason> {

@@ -626,44 +626,41 @@ fn closure_facts(module: &Module) -> Vec<FnFacts> {
     module.closures.iter().map(|c| facts_of(&c.function, c.local_name(), false)).collect()
 }
 
+/// What the file-wide facts need of `f`, called `name` there.
 fn facts_of(f: &cute_ir::ast::FunctionDef, name: &str, kernel: bool) -> FnFacts {
     use cute_ir::api::{Api, Effect};
-    {
-        {
-            let mut facts = FnFacts {
-                class: f.class_name.clone(),
-                name: name.to_string(),
-                decorator: f.decorator,
-                kernel,
-                syncs: false,
-                callees: Vec::new(),
-                compiles: false,
-                bare_calls: Vec::new(),
-                names_read: if f.decorator.is_some() { f.names_read().into_iter().collect() } else { Vec::new() },
-                partials: cute_ir::slice::partial_bindings_of(f).into_iter().map(|(n, of)| (n.to_string(), of.to_string())).collect(),
-            };
-            cute_ir::ast::for_each_expr(&f.body, &mut |e| {
-                let mut calls = Vec::new();
-                e.calls(&mut calls);
-                for c in calls {
-                    facts.syncs |= matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync));
-                    if let Some(n) = cute_ir::slice::callee_name(c) {
-                        facts.callees.push(n.to_string());
-                    }
-                    facts.compiles |= c.qualname.as_deref().is_some_and(|q| q.ends_with("compile"))
-                        || c.func.dotted().is_some_and(|d| d.ends_with("compile"));
-                    if let Expr::Name(n) = &c.func {
-                        facts.bare_calls.push(n.clone());
-                    }
-                }
-            });
-            facts.callees.sort();
-            facts.callees.dedup();
-            facts.bare_calls.sort();
-            facts.bare_calls.dedup();
-            facts
+    let mut facts = FnFacts {
+        class: f.class_name.clone(),
+        name: name.to_string(),
+        decorator: f.decorator,
+        kernel,
+        syncs: false,
+        callees: Vec::new(),
+        compiles: false,
+        bare_calls: Vec::new(),
+        names_read: if f.decorator.is_some() { f.names_read().into_iter().collect() } else { Vec::new() },
+        partials: cute_ir::slice::partial_bindings_of(f).into_iter().map(|(n, of)| (n.to_string(), of.to_string())).collect(),
+    };
+    cute_ir::ast::for_each_expr(&f.body, &mut |e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        for c in calls {
+            facts.syncs |= matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync));
+            if let Some(n) = cute_ir::slice::callee_name(c) {
+                facts.callees.push(n.to_string());
+            }
+            facts.compiles |= c.qualname.as_deref().is_some_and(|q| q.ends_with("compile"))
+                || c.func.dotted().is_some_and(|d| d.ends_with("compile"));
+            if let Expr::Name(n) = &c.func {
+                facts.bare_calls.push(n.clone());
+            }
         }
-    }
+    });
+    facts.callees.sort();
+    facts.callees.dedup();
+    facts.bare_calls.sort();
+    facts.bare_calls.dedup();
+    facts
 }
 
 /// Lowers `chunk` with the file's imports in `header`.
