@@ -32,7 +32,8 @@ mod roles;
 mod trip_bound;
 mod uniform;
 
-/// At most this many conditions on runtime values are explored both ways.
+/// At most this many conditions on runtime values are explored both ways
+/// along one way of deciding them (the others are decided as false).
 pub const MAX_OPEN_CONDITIONS: usize = 3;
 
 /// Whether running a kernel's threads again for every way of deciding its

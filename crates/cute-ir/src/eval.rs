@@ -365,7 +365,15 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
         Expr::Subscript { base, index } => {
             let b = eval(base, env, handler);
             let i = eval(index, env, handler);
-            subscript(&b, &i)
+            match (&b, &i) {
+                // An element of a global tensor (`counts[0]`): data, named
+                // by the tensor it is read from in what depends on it.
+                (Value::Gmem(_), Value::Int(_)) => match base.dotted() {
+                    Some(tensor) => Value::unknown(format!("a value read from `{tensor}`")),
+                    None => Value::unknown("a value read from global memory"),
+                },
+                _ => subscript(&b, &i),
+            }
         }
         Expr::Tuple(items) => {
             let mut out = Vec::with_capacity(items.len());

@@ -415,7 +415,7 @@ fn bind_from_entry_call(module: &Module, f: &FunctionDef, globals: &Env, env: &m
     let read_command_line = std::mem::replace(&mut handler.read_command_line, read_before);
     handler.depth -= 1;
     bind_arguments(&f.params, args, kwargs, &scope, env, handler, &f.name);
-    let in_main = entry::main_block(module).iter().any(|s| s.id == stmt.id || contains(std::slice::from_ref(s), stmt.id));
+    let in_main = entry::main_blocks(module).flatten().any(|s| s.id == stmt.id || contains(std::slice::from_ref(s), stmt.id));
     let note = match (in_main, read_command_line) {
         (true, true) => format!(
             "the host values are those of the file's `__main__` block, which calls `{}(...)` with its command-line options at their defaults",

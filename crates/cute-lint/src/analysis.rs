@@ -21,6 +21,9 @@ use crate::rules::{
 };
 use crate::{suppress, Diagnostic, Related};
 
+mod ways;
+use ways::Ways;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AnalysisOptions {
     pub max_states: usize,
@@ -149,84 +152,72 @@ pub(crate) fn check_slice_with(
     };
 
     let base = instantiate(module, kernel, kept, launch, &Scenario::new(), &inst_options);
-    // What running the threads once costs, to foresee what each way of
-    // deciding the runtime conditions will.
-    let run_steps = base.steps;
-    let open = base.open_conditions;
-    // The default scenario's model, taken (not copied: it holds every
-    // thread's memory operations) when that scenario is the one explored.
-    let mut base_model = Some(base.model);
-    let mut scenarios: Vec<Scenario> = vec![Scenario::new()];
-    let mut notes: Vec<String> = Vec::new();
     // A kernel whose threads ran out of time once, or that met a construct
-    // the model does not represent, is not run again per scenario: it is
-    // reported as not checked (with the constructs its default path meets;
-    // the paths behind runtime conditions may meet others).
-    if !open.is_empty() && base_model.as_ref().is_some_and(|m| !m.out_of_time && m.unresolved.is_empty()) {
-        let n = open.len().min(MAX_OPEN_CONDITIONS);
-        scenarios = (0..1u32 << n)
-            .map(|bits| open.iter().take(n).enumerate().map(|(i, c)| (c.stmt, bits & (1 << i) != 0)).collect())
-            .collect();
-        if open.len() > n {
-            notes.push(format!(
-                "{} conditions on runtime values guard synchronization; the first {n} were explored both ways, the others as false",
-                open.len()
-            ));
-        }
-        // The run already made decides every condition as false; each other
-        // way runs the threads again, within one statement budget for them
-        // all. A verdict needs all of them, so none is run when they would
-        // not fit. (The first run stops as soon as its count shows it.)
-        if cute_check::other_ways_over_budget(run_steps, open.len(), &inst_options) {
-            let lines: Vec<u32> = open.iter().take(n).map(|c| ctx.line(c.site.start)).collect();
-            return vec![analysis_incomplete::conditions_too_costly(ctx, &lines, scenarios.len(), inst_options.max_steps_total)];
-        }
+    // the model does not represent, is not run again per way of deciding
+    // its runtime conditions: it is reported as not checked (with the
+    // constructs its first run meets; the other ways may meet others).
+    let may_branch = !base.model.out_of_time && base.model.unresolved.is_empty();
+    // The first run decides every condition as false; each other way runs
+    // the threads again, within one statement budget for them all. A verdict
+    // needs every way of the conditions the first run met, so none is run
+    // when they would not fit. (The first run stops as soon as its count
+    // shows it.)
+    if may_branch && cute_check::other_ways_over_budget(base.steps, base.open_conditions.len(), &inst_options) {
+        let lines: Vec<u32> =
+            base.open_conditions.iter().take(MAX_OPEN_CONDITIONS).map(|c| ctx.line(c.site.start)).collect();
+        let ways = 1 << base.open_conditions.len().min(MAX_OPEN_CONDITIONS);
+        return vec![analysis_incomplete::conditions_too_costly(ctx, &lines, ways, inst_options.max_steps_total)];
     }
+    let mut first_run = Some(base);
+    let mut ways = Ways::new(&inst_options);
 
     // Ways of deciding the conditions that build the same model are explored
     // and analysed once.
-    let seen = std::cell::RefCell::new(ModelsSeen { remember: scenarios.len() > 1, seen: Vec::new() });
+    let seen = std::cell::RefCell::new(ModelsSeen { remember: may_branch, seen: Vec::new() });
     let explorer = &mut |model: &Model, o: &ExploreOptions| seen.borrow_mut().explore(model, o, &mut **explorer);
     let memory_analyzer = &mut |model: &Model| seen.borrow_mut().analyze_memory(model, &mut **memory_analyzer);
 
     // Reasons the verdict is partial, reported together unless a finding
     // with a counterexample makes them moot.
     let mut incomplete: Vec<Diagnostic> = Vec::new();
-    // Findings per explored scenario. With conditions on runtime values, a
-    // finding is reported only when every way of deciding them has one;
-    // otherwise it rests on a guess about the data, and is not reported as a
-    // bug.
+    // The ways run, each with every condition its run met decided.
+    let mut ways_run: Vec<Scenario> = Vec::new();
+    // Findings per way run. With conditions on runtime values, a finding is
+    // reported only when every way of deciding them has one; otherwise it
+    // rests on a guess about the data, and is not reported as a bug.
     let mut per_scenario: Vec<Vec<Diagnostic>> = Vec::new();
-    // Memory-ordering findings per scenario (none where the model could not
-    // be run: unresolved, deadlocked or over budget).
-    let mut memory_per_scenario: Vec<(&Scenario, Vec<Diagnostic>)> = Vec::new();
+    // Memory-ordering findings per way, by its index in `ways_run` (none
+    // where the model could not be run: unresolved, deadlocked or over
+    // budget).
+    let mut memory_per_scenario: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
     // The ways of deciding the runtime conditions share one time budget
     // (each check has its own besides): a kernel with many of them is not
     // checked for seconds per combination.
     let started = std::time::Instant::now();
-    let mut explored = 0;
-    for scenario in &scenarios {
-        if explored > 0 && started.elapsed() > options.max_time {
+    while let Some(way) = ways.next() {
+        if !ways_run.is_empty() && started.elapsed() > options.max_time {
             break;
         }
-        explored += 1;
-        let model = if scenario.values().all(|taken| !taken) {
-            // Conditions found open are decided as false unless a scenario
-            // says otherwise: this is the run already made.
-            base_model.take().expect("one scenario decides every condition as false")
-        } else {
-            instantiate(module, kernel, kept, launch, scenario, &inst_options).model
+        let run = match first_run.take() {
+            Some(first) => first,
+            None => instantiate(module, kernel, kept, launch, &way, &inst_options),
         };
+        let model = run.model;
+        let scenario = ways.ran(way, &run.open_conditions, run.steps, may_branch);
+        ways_run.push(scenario);
+        let scenario = ways_run.last().expect("just pushed");
+        let this_way = ways_run.len() - 1;
         if !model.unresolved.is_empty() {
-            incomplete.push(analysis_incomplete::unresolved(ctx, &model));
-            per_scenario.push(Vec::new());
-            continue;
+            // The kernel is not checked, whatever the other ways give: they
+            // are not run (the constructs they would meet are not listed).
+            incomplete.insert(0, analysis_incomplete::unresolved(ctx, &model));
+            return analysis_incomplete::merge(incomplete).into_iter().collect();
         }
         if model.groups.is_empty() {
             // Nothing synchronizes: any two threads that share memory race.
             if !model.memory.is_empty() {
                 match crate::memory::diagnostics(ctx, &model, &model.assumptions, memory_analyzer) {
-                    Ok(found) => memory_per_scenario.push((scenario, found)),
+                    Ok(found) => memory_per_scenario.push((this_way, found)),
                     Err(not_checked) => incomplete.push(not_checked),
                 }
             }
@@ -235,9 +226,9 @@ pub(crate) fn check_slice_with(
             per_scenario.push(single_lane_collective::diagnostics(ctx, &model));
             continue;
         }
-        let mut scenario_notes = notes.clone();
+        let mut scenario_notes: Vec<String> = Vec::new();
         for (stmt, taken) in scenario {
-            if let Some(c) = open.iter().find(|c| c.stmt == *stmt) {
+            if let Some(c) = ways.met().iter().find(|c| c.stmt == *stmt) {
                 scenario_notes.push(format!(
                     "assuming the condition at line {} (on {}) is {} in every thread",
                     ctx.line(c.site.start),
@@ -312,7 +303,7 @@ pub(crate) fn check_slice_with(
             verdict => {
                 if matches!(verdict, Verdict::Clean) {
                     match crate::memory::diagnostics(ctx, &model, &all_notes, memory_analyzer) {
-                        Ok(found) => memory_per_scenario.push((scenario, found)),
+                        Ok(found) => memory_per_scenario.push((this_way, found)),
                         Err(not_checked) => incomplete.push(not_checked),
                     }
                 }
@@ -336,38 +327,46 @@ pub(crate) fn check_slice_with(
             }
         }
     }
-    if explored < scenarios.len() {
+    if ways_run.len() < ways.made() {
         // What the other combinations would give is not known: no finding
         // rests on part of them.
-        incomplete.insert(0, analysis_incomplete::conditions_over_budget(ctx, explored, scenarios.len(), options.max_time));
+        incomplete.insert(0, analysis_incomplete::conditions_over_budget(ctx, ways_run.len(), ways.made(), options.max_time));
         return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
-    let memory = memory_findings(&open, memory_per_scenario);
+    let met = ways.met();
+    let mut memory = memory_findings(met, &ways_run, memory_per_scenario);
+    let depends_on = |c: &cute_check::OpenCondition| {
+        analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why))
+    };
     // A condition on the counter of a loop whose trip count is not known
     // (`if k == n - 1:` in `for k in range(n)`) is decided once for every
     // iteration of a scenario, which no run does: findings of such
     // scenarios are not evidence.
-    let on_unknown_counter = open.iter().find(|c| c.why == cute_check::UNKNOWN_LOOP_COUNTER);
+    let on_unknown_counter = met.iter().find(|c| c.why == cute_check::UNKNOWN_LOOP_COUNTER);
     if let (Some(c), true) = (on_unknown_counter, per_scenario.iter().any(|f| !f.is_empty())) {
-        incomplete.insert(
-            0,
-            analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
-        );
+        incomplete.insert(0, depends_on(c));
         return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
-    // Conditions past the first few were decided as false in every way
-    // explored: a finding in all of them may rest on those alone.
-    if let (Some(c), true) = (open.get(MAX_OPEN_CONDITIONS), per_scenario.iter().any(|f| !f.is_empty())) {
-        incomplete.insert(
-            0,
-            analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
-        );
-        incomplete[0].notes.extend(notes);
-        return analysis_incomplete::merge(incomplete).into_iter().collect();
+    // Conditions decided only as false (past what a way decides, or the
+    // budget): a finding in every way may rest on them alone.
+    if let Some(c) = ways.one_way().first() {
+        let one_way = analysis_incomplete::conditions_one_way(ctx, ways.one_way());
+        if per_scenario.iter().any(|f| !f.is_empty()) {
+            incomplete.insert(0, depends_on(c));
+            incomplete[0].notes.push(one_way.message);
+            return analysis_incomplete::merge(incomplete).into_iter().collect();
+        }
+        // A race in every way run is not made up by the conditions left;
+        // it is reported as depending on the data.
+        for m in &mut memory {
+            m.severity = m.severity.max(crate::Severity::Warning);
+            m.notes.push(one_way.message.clone());
+        }
+        incomplete.insert(0, one_way);
     }
     if !per_scenario.is_empty() && per_scenario.iter().all(|f| !f.is_empty()) {
         let mut findings = per_scenario.swap_remove(0);
-        if scenarios.len() > 1 {
+        if ways_run.len() > 1 {
             for f in &mut findings {
                 f.severity = f.severity.max(crate::Severity::Warning);
             }
@@ -379,11 +378,8 @@ pub(crate) fn check_slice_with(
         return memory;
     }
     if per_scenario.iter().any(|f| !f.is_empty()) {
-        let c = deciding_condition(&open, &per_scenario);
-        incomplete.insert(
-            0,
-            analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why)),
-        );
+        let c = deciding_condition(met, &ways_run, &per_scenario);
+        incomplete.insert(0, depends_on(c));
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
 }
@@ -435,19 +431,32 @@ impl ModelsSeen {
 }
 
 /// The condition a verdict found in some ways of deciding the conditions
-/// and not in others depends on: the first explored one whose two ways,
-/// every other condition alike, part a way with findings from one without
-/// (the first condition when none does alone). `per_scenario[i]` holds the
-/// findings of the way whose bit `j` decides `open[j]`.
-fn deciding_condition<'a>(open: &'a [cute_check::OpenCondition], per_scenario: &[Vec<Diagnostic>]) -> &'a cute_check::OpenCondition {
-    let explored = open.len().min(MAX_OPEN_CONDITIONS);
-    let parts = |j: usize| {
-        (0..per_scenario.len()).any(|i| {
-            let other = i ^ (1 << j);
-            other < per_scenario.len() && !per_scenario[i].is_empty() && per_scenario[other].is_empty()
+/// and not in others depends on: the first met that parts two ways run,
+/// alike in every other condition, one with findings and one without; failing
+/// that, alike in every other condition both decide (a condition nested under
+/// it is decided in one only); the first condition met when none does alone.
+/// `per_scenario[i]` holds the findings of `ways[i]`.
+fn deciding_condition<'a>(
+    met: &'a [cute_check::OpenCondition],
+    ways: &[Scenario],
+    per_scenario: &[Vec<Diagnostic>],
+) -> &'a cute_check::OpenCondition {
+    let differ_only_in = |a: &Scenario, b: &Scenario, stmt, both_decide_all: bool| {
+        a.get(&stmt).is_some_and(|taken| b.get(&stmt) == Some(&!taken))
+            && (!both_decide_all || a.keys().eq(b.keys()))
+            && a.iter().all(|(k, v)| *k == stmt || b.get(k).is_none_or(|w| w == v))
+    };
+    let parts = |stmt, both_decide_all| {
+        (0..ways.len()).any(|i| {
+            !per_scenario[i].is_empty()
+                && (0..ways.len())
+                    .any(|j| per_scenario[j].is_empty() && differ_only_in(&ways[i], &ways[j], stmt, both_decide_all))
         })
     };
-    (0..explored).find(|&j| parts(j)).map_or(&open[0], |j| &open[j])
+    [true, false]
+        .into_iter()
+        .find_map(|both_decide_all| met.iter().find(|c| parts(c.stmt, both_decide_all)))
+        .unwrap_or(&met[0])
 }
 
 /// What the named-barrier rules read off a model: counts that disagree,
@@ -511,7 +520,7 @@ impl NamedFindings {
 /// of deciding the conditions on runtime data, some way of deciding the
 /// branches on values read from synchronization variables (which only
 /// timing decides, so each way happens) has them.
-fn memory_findings(open: &[cute_check::OpenCondition], per_scenario: Vec<(&Scenario, Vec<Diagnostic>)>) -> Vec<Diagnostic> {
+fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_scenario: Vec<(usize, Vec<Diagnostic>)>) -> Vec<Diagnostic> {
     use std::collections::BTreeMap;
     if per_scenario.is_empty() {
         return Vec::new();
@@ -519,13 +528,13 @@ fn memory_findings(open: &[cute_check::OpenCondition], per_scenario: Vec<(&Scena
     let on_data = |scenario: &Scenario| -> Vec<(cute_ir::ast::StmtId, bool)> {
         scenario
             .iter()
-            .filter(|(stmt, _)| open.iter().any(|c| c.stmt == **stmt && !c.on_memory))
+            .filter(|(stmt, _)| met.iter().any(|c| c.stmt == **stmt && !c.on_memory))
             .map(|(k, v)| (*k, *v))
             .collect()
     };
     let mut groups: BTreeMap<Vec<(cute_ir::ast::StmtId, bool)>, Vec<Diagnostic>> = BTreeMap::new();
-    for (scenario, diags) in per_scenario {
-        let union = groups.entry(on_data(scenario)).or_default();
+    for (way, diags) in per_scenario {
+        let union = groups.entry(on_data(&ways[way])).or_default();
         for d in diags {
             if !union.iter().any(|u| u.name == d.name && u.range == d.range) {
                 union.push(d);

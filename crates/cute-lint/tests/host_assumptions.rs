@@ -362,3 +362,124 @@ fn ways_of_deciding_a_condition_that_build_the_same_model_are_explored_once() {
         assert!(diagnostics.is_empty(), "stages {stages}: {diagnostics:?}");
     }
 }
+
+/// Four conditions on a runtime value guard barriers every thread meets
+/// alike; each way decides at most three of them both ways. The kernel is
+/// correct either way, but the fourth (`n > 3`) was explored only as false:
+/// it is reported as checked in part, naming that condition, not as checked.
+#[test]
+fn a_condition_explored_only_as_false_is_named() {
+    let src = FOURTH_CONDITION.replace(
+        "        if n > 3:\n            pipe.producer_acquire(state)\n            pipe.producer_commit(state)\n",
+        "        if n > 3:\n            cute.arch.sync_warp()\n        pipe.producer_acquire(state)\n        pipe.producer_commit(state)\n",
+    );
+    let got = analyze_text(&src, &AnalysisOptions::default());
+    let kernel = line_of(&src, "def k(");
+    assert_eq!(findings(&src), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
+    let fourth = line_of(&src, "if n > 3:");
+    assert!(
+        got[0].message.contains(&format!("the condition on runtime values at line {fourth} (on the argument `n` of `host`) was explored only as false")),
+        "{}",
+        got[0].message
+    );
+    // With one condition fewer, every way is explored: checked.
+    let three = src.replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
+    assert_eq!(findings(&three), vec![]);
+}
+
+/// A hang only when `m > 0` holds, a condition met only under `n > 0`
+/// (both runtime values): the way that decides `n > 0` true branches on
+/// `m > 0` too, and the verdict names the condition the hang depends on.
+/// (Decided only as false, `m > 0` hid the hang: the kernel passed.)
+#[test]
+fn a_condition_met_only_under_another_is_explored_both_ways() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32, m: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if n > 0:
+        if warp == 0:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+        if warp == 1:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            if m > 0:
+                state.advance()
+                pipe.consumer_wait(state)
+
+
+@cute.jit
+def host(x: cute.Tensor, n: cutlass.Int32, m: cutlass.Int32):
+    k(x, n, m).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+    let nested = line_of(src, "if m > 0:");
+    let got = analyze_text(src, &AnalysisOptions::default());
+    assert_eq!(findings(src), vec![("analysis-incomplete".to_string(), Severity::Info, nested)]);
+    assert!(got[0].message.contains(&format!("depends on the condition at line {nested}")), "{}", got[0].message);
+}
+
+/// Thread 0 stores a scale the other threads then load with no barrier in
+/// between, in every way of deciding four conditions on a runtime value
+/// that guard barriers before it. The fourth is explored only as false: the
+/// race is reported, as a warning naming that condition, since the data
+/// decides the path it is found on.
+#[test]
+fn a_race_in_every_way_run_names_the_conditions_explored_one_way() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.struct
+class SharedStorage:
+    scale: cute.struct.MemRange[cutlass.Float32, 1]
+
+
+@cute.kernel
+def k(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
+    tid, _, _ = cute.arch.thread_idx()
+    storage = cutlass.memory.SmemAllocator().allocate(SharedStorage)
+    scale = storage.scale.get_tensor(cute.make_layout(1))
+    if n > 0:
+        cute.arch.sync_threads()
+    if n > 1:
+        cute.arch.sync_threads()
+    if n > 2:
+        cute.arch.sync_threads()
+    if n > 3:
+        cute.arch.sync_threads()
+    if tid == 0:
+        scale[0] = x[0]
+    y[tid] = scale[0]
+
+
+@cute.jit
+def host(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
+    k(x, y, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+    let store = line_of(src, "scale[0] = x[0]");
+    assert!(findings(src).contains(&("smem-race".to_string(), Severity::Warning, store)), "{:?}", findings(src));
+    let race = analyze_text(src, &AnalysisOptions::default()).into_iter().find(|d| d.name == "smem-race").unwrap();
+    let fourth = line_of(src, "if n > 3:");
+    assert!(
+        race.notes.iter().any(|n| n.contains(&format!("line {fourth} (on the argument `n` of `host`) was explored only as false"))),
+        "{:?}",
+        race.notes
+    );
+}

@@ -31,16 +31,14 @@ fn is_main_guard(cond: &Expr) -> bool {
     (is(lhs, "__name__", "") && is(rhs, "", "__main__")) || (is(rhs, "__name__", "") && is(lhs, "", "__main__"))
 }
 
-/// The statements of the file's `if __name__ == "__main__":` block.
-pub(super) fn main_block(module: &Module) -> &[Stmt] {
-    module
-        .top_level
-        .iter()
-        .find_map(|s| match &s.kind {
-            StmtKind::If { cond, then, .. } if is_main_guard(cond) => Some(&then[..]),
-            _ => None,
-        })
-        .unwrap_or(&[])
+/// The statements of each of the file's `if __name__ == "__main__":`
+/// blocks, in order: Python runs every one (a file may have several, as one
+/// that pastes scripts together does).
+pub(super) fn main_blocks(module: &Module) -> impl Iterator<Item = &[Stmt]> {
+    module.top_level.iter().filter_map(|s| match &s.kind {
+        StmtKind::If { cond, then, .. } if is_main_guard(cond) => Some(&then[..]),
+        _ => None,
+    })
 }
 
 /// The call that runs module function `f` as the file runs it: one in the
@@ -57,7 +55,7 @@ pub(super) fn entry_call<'m>(module: &'m Module, f: &FunctionDef) -> Option<(&'m
         e.calls(&mut calls);
         calls.into_iter().find(|c| matches!(&c.func, Expr::Name(n) if *n == f.name)).map(|c| (s, c))
     };
-    if let Some(found) = crate::module::nested_statements(main_block(module)).into_iter().find_map(calls_f) {
+    if let Some(found) = main_blocks(module).flat_map(crate::module::nested_statements).find_map(calls_f) {
         return Some(found);
     }
     module
@@ -208,6 +206,19 @@ if __name__ == "__main__":
         let run = module.function(None, "run").unwrap();
         let (_, call) = entry_call(&module, run).unwrap();
         assert!(matches!(&call.args[0], Expr::Tuple(_)), "{call:?}");
-        assert!(main_block(&module).is_empty());
+        assert!(main_blocks(&module).next().is_none());
+    }
+
+    /// A file with two `__main__` blocks (scripts pasted together) runs
+    /// both: the call of `run` in the second is the one the file runs.
+    #[test]
+    fn every_main_block_runs() {
+        let two = format!("if __name__ == '__main__':\n    print('first')\n\n{SCRIPT}");
+        let module = crate::lower_text(&two).unwrap();
+        let run = module.function(None, "run").unwrap();
+        let (stmt, call) = entry_call(&module, run).unwrap();
+        assert!(matches!(&call.args[0], Expr::Attr { attr, .. } if attr == "tile_shape_mn"), "{call:?}");
+        assert_eq!(main_blocks(&module).count(), 2);
+        assert!(main_blocks(&module).flatten().any(|s| s.id == stmt.id));
     }
 }

@@ -159,6 +159,42 @@ pub fn conditions_too_costly(ctx: &KernelContext<'_>, lines: &[u32], ways: usize
     diagnostic
 }
 
+/// Conditions on runtime values that some way of running the threads
+/// decided only as false: past the conditions one way decides, or past
+/// the statement budget of the runs (see `analysis/ways.rs`).
+pub fn conditions_one_way(ctx: &KernelContext<'_>, conditions: &[cute_check::OpenCondition]) -> crate::Diagnostic {
+    // In the order of the text; a long list is cut short.
+    const LISTED: usize = 4;
+    let mut conditions: Vec<&cute_check::OpenCondition> = conditions.iter().collect();
+    conditions.sort_by_key(|c| c.site.start);
+    let mut lines: Vec<String> =
+        conditions.iter().take(LISTED).map(|c| format!("{} (on {})", ctx.line(c.site.start), c.why)).collect();
+    if conditions.len() > LISTED {
+        lines.push(format!("and {} more", conditions.len() - LISTED));
+    }
+    let mut diagnostic = info(
+        ctx.kernel.name_range,
+        format!(
+            "`{}` was checked only in part: the condition{} on runtime values at line{} {} {} explored only as false",
+            ctx.kernel.display_name(),
+            if conditions.len() == 1 { "" } else { "s" },
+            if conditions.len() == 1 { "" } else { "s" },
+            lines.join(", "),
+            if conditions.len() == 1 { "was" } else { "were" },
+        ),
+        "not fully checked",
+        vec![format!(
+            "each way of running the threads decides at most {} conditions on runtime values, and all ways together execute at most the statement budget",
+            cute_check::MAX_OPEN_CONDITIONS
+        )],
+    );
+    diagnostic.help = Some(
+        "each condition known at compile time (a `cutlass.Constexpr` parameter, a `cutlass.const_expr` test) halves the ways to run"
+            .to_string(),
+    );
+    diagnostic
+}
+
 /// The synchronization was checked, the ordering of memory accesses not.
 pub fn memory_not_checked(ctx: &KernelContext<'_>, reason: &str) -> crate::Diagnostic {
     info(
