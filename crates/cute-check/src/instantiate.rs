@@ -29,6 +29,7 @@ mod lanes;
 mod memory;
 mod parallel;
 mod roles;
+mod same_condition;
 mod trip_bound;
 mod uniform;
 
@@ -229,6 +230,7 @@ pub fn instantiate(
         block_assumed: model.block_assumed,
         definitions: &definitions,
         loop_bounds: &loop_bounds,
+        same_conditions: &same_condition::SameConditions::of(kernel, |id| kept.contains(id)),
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
     let (mut shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
@@ -407,6 +409,8 @@ struct Setup<'a> {
     /// The names the kernel's loops run up to (see
     /// [`trip_bound::loop_bound_names`]).
     loop_bounds: &'a BTreeSet<String>,
+    /// The condition that decides each condition written like it.
+    same_conditions: &'a same_condition::SameConditions,
 }
 
 /// A barrier registration: (cta, id, site, round, count, sync, aligned,
@@ -665,6 +669,7 @@ impl Setup<'_> {
                 write_backs: Vec::new(),
                 definitions: self.definitions,
                 loop_bounds: self.loop_bounds,
+                same_conditions: self.same_conditions,
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.
@@ -1024,6 +1029,8 @@ struct ThreadRun<'a> {
     definitions: &'a HashMap<String, &'a Expr>,
     /// The names the kernel's loops run up to.
     loop_bounds: &'a BTreeSet<String>,
+    /// The condition that decides each condition written like it.
+    same_conditions: &'a same_condition::SameConditions,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,
@@ -1670,12 +1677,9 @@ impl<'a> ThreadRun<'a> {
             Value::Unknown(w) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
-        let site = match &s.kind {
-            StmtKind::If { .. } => TextRange { start: s.range.start, end: s.range.start + 2 },
-            _ => s.range,
-        };
-        self.shared.open.entry(s.id).or_insert(OpenCondition { stmt: s.id, site, why, on_memory: false });
-        self.scenario.get(&s.id).copied().unwrap_or(false)
+        let (stmt, site) = self.same_conditions.deciding(s);
+        self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false });
+        self.scenario.get(&stmt).copied().unwrap_or(false)
     }
 
     fn barrier_of(&mut self, v: &Value, expr: Option<&Expr>, site: TextRange) -> BarrierIx {

@@ -483,3 +483,52 @@ def host(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
         race.notes
     );
 }
+
+/// The producer and the consumer each test `n > 0` (a runtime value)
+/// around their part of the ring. Both tests see the same value, so every
+/// thread takes them alike: the kernel is checked, not reported as hanging
+/// when the producer skips its part and the consumer does not, which no
+/// launch does. A test on a name the kernel rebinds in between stays its own.
+#[test]
+fn the_same_test_in_two_roles_is_decided_alike() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        if n > 0:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+    REBIND
+    if warp == 1:
+        if n > 0:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+
+
+@cute.jit
+def host(x: cute.Tensor, n: cutlass.Int32):
+    k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+    let alike = src.replace("    REBIND\n", "");
+    assert_eq!(findings(&alike), vec![]);
+    let rebound = src.replace("REBIND", "n = x[0]");
+    // Decided apart, the producer's test parts a hang from a clean run.
+    let producer_test = line_of(&rebound, "if n > 0:");
+    assert_eq!(findings(&rebound), vec![("analysis-incomplete".to_string(), Severity::Info, producer_test)]);
+}

@@ -1,0 +1,166 @@
+//! Conditions on runtime values written alike in a kernel, on names it
+//! never rebinds, are one condition.
+//!
+//! A kernel tests the same flag in each of its roles (`if
+//! cutlass.const_expr(self.use_tma_store):` in the producer and again in the
+//! epilogue, `if k_tiles > 0:` around both the producer's and the consumer's
+//! loop). Nothing it does between the tests can change their value, so every
+//! thread takes them alike: deciding them apart would run the threads for
+//! ways no launch has (the producer skipping its loop while the consumer runs
+//! its own), report hangs that depend on no data, and use up the conditions
+//! a way decides. The first of them in the text stands for them all: it is
+//! the one the scenario decides and the diagnostics name.
+//!
+//! A test that reads memory (`if flags[0] > 0:`) or calls anything but a
+//! function of values (`cutlass.const_expr`, `cute.elem_less`, a numeric
+//! type) can see another value the next time, and stays its own.
+
+use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
+use cute_ir::module::nested_statements;
+use cute_syntax::TextRange;
+use rustc_hash::FxHashMap;
+
+/// For each `if` of the kernel's slice written like an earlier one, the
+/// earlier one's statement and site. (The helpers it inlines keep theirs:
+/// their slices are made as they are called.)
+#[derive(Default)]
+pub(super) struct SameConditions {
+    first: FxHashMap<StmtId, (StmtId, TextRange)>,
+}
+
+impl SameConditions {
+    pub(super) fn of(kernel: &FunctionDef, kept: impl Fn(StmtId) -> bool) -> SameConditions {
+        let mut first = FxHashMap::default();
+        let statements = nested_statements(&kernel.body);
+        let rebound = rebound_names(&statements);
+        // Calls carry their position: tests are compared as written.
+        let mut seen: Vec<(&Expr, (StmtId, TextRange))> = Vec::new();
+        for s in statements {
+            let StmtKind::If { cond, .. } = &s.kind else { continue };
+            if !kept(s.id) || !reads_values_only(cond) {
+                continue;
+            }
+            let mut uses = Vec::new();
+            cond.collect_uses(&mut uses);
+            if uses.iter().any(|u| rebound.contains(u.as_str())) {
+                continue;
+            }
+            match seen.iter().find(|(earlier, _)| earlier.written_like(cond)) {
+                Some(&(_, earlier)) => {
+                    first.insert(s.id, earlier);
+                }
+                None => seen.push((cond, (s.id, site(s)))),
+            }
+        }
+        SameConditions { first }
+    }
+
+    /// The statement that decides `s`'s condition, and where it is.
+    pub(super) fn deciding(&self, s: &Stmt) -> (StmtId, TextRange) {
+        self.first.get(&s.id).copied().unwrap_or_else(|| (s.id, site(s)))
+    }
+}
+
+/// Where a condition is reported: the `if` keyword of a branch.
+fn site(s: &Stmt) -> TextRange {
+    match &s.kind {
+        StmtKind::If { .. } => TextRange { start: s.range.start, end: s.range.start + 2 },
+        _ => s.range,
+    }
+}
+
+/// Functions whose result depends on their arguments alone.
+const OF_VALUES: &[&str] =
+    &["const_expr", "elem_less", "Int32", "Int64", "Uint32", "Uint64", "Boolean", "bool", "int", "min", "max", "len", "isinstance"];
+
+/// Whether evaluating `e` again, with the same names bound, gives the same
+/// value: it reads no memory and calls only functions of values.
+fn reads_values_only(e: &Expr) -> bool {
+    match e {
+        Expr::Subscript { .. } | Expr::Unknown(_) => false,
+        Expr::Call(c) => {
+            c.func.last_segment().is_some_and(|f| OF_VALUES.contains(&f))
+                && c.args.iter().all(reads_values_only)
+                && c.kwargs.iter().all(|(_, a)| reads_values_only(a))
+        }
+        Expr::Attr { base, .. } => reads_values_only(base),
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            reads_values_only(lhs) && reads_values_only(rhs)
+        }
+        Expr::Unary { operand, .. } => reads_values_only(operand),
+        Expr::IfExp { cond, then, orelse } => reads_values_only(cond) && reads_values_only(then) && reads_values_only(orelse),
+        Expr::Tuple(items) => items.iter().all(reads_values_only),
+        Expr::Name(_) | Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None => true,
+    }
+}
+
+/// The names (and `self.x` attributes) a function's statements bind.
+fn rebound_names(statements: &[&Stmt]) -> std::collections::HashSet<String> {
+    let mut defs = Vec::new();
+    let mut target = |t: &Target| t.collect_defs(&mut defs);
+    for s in statements {
+        match &s.kind {
+            StmtKind::Assign { targets, .. } => targets.iter().for_each(&mut target),
+            StmtKind::AugAssign { target: t, .. } | StmtKind::For { target: t, .. } => target(t),
+            StmtKind::With { items, .. } => items.iter().filter_map(|(_, t)| t.as_ref()).for_each(&mut target),
+            _ => {}
+        }
+    }
+    defs.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use cute_ir::Module;
+
+    fn same(module: &Module) -> SameConditions {
+        SameConditions::of(&module.functions[0], |_| true)
+    }
+
+    fn ifs(module: &Module) -> Vec<&Stmt> {
+        nested_statements(&module.functions[0].body).into_iter().filter(|s| matches!(s.kind, StmtKind::If { .. })).collect()
+    }
+
+    #[test]
+    fn a_test_repeated_on_names_never_rebound_is_decided_by_the_first() {
+        let module = cute_ir::lower_text(
+            "def k(self, n):\n    if n > 0:\n        a()\n    if cutlass.const_expr(self.flag):\n        b()\n    if n > 0:\n        c()\n    if cutlass.const_expr(self.flag):\n        d()\n",
+        )
+        .unwrap();
+        let same = same(&module);
+        let ifs = ifs(&module);
+        assert_eq!(same.deciding(ifs[2]).0, ifs[0].id);
+        assert_eq!(same.deciding(ifs[3]).0, ifs[1].id);
+        assert_eq!(same.deciding(ifs[0]).0, ifs[0].id);
+        assert_eq!(same.deciding(ifs[2]).1.start, ifs[0].range.start);
+        // A test outside the slice decides nothing.
+        let outside_first = SameConditions::of(&module.functions[0], |id| id != ifs[0].id);
+        assert_eq!(outside_first.deciding(ifs[2]).0, ifs[2].id);
+    }
+
+    #[test]
+    fn a_test_that_reads_memory_or_calls_a_function_is_its_own() {
+        let module = cute_ir::lower_text(
+            "def k(flags, p, s):\n    if flags[0] > 0:\n        a()\n    if flags[0] > 0:\n        b()\n    if p.consumer_try_wait(s):\n        c()\n    if p.consumer_try_wait(s):\n        d()\n",
+        )
+        .unwrap();
+        let same = same(&module);
+        for s in ifs(&module) {
+            assert_eq!(same.deciding(s).0, s.id);
+        }
+    }
+
+    #[test]
+    fn a_test_on_a_name_the_function_rebinds_is_its_own() {
+        let module = cute_ir::lower_text(
+            "def k(self, n):\n    if n > 0:\n        a()\n    n = n - 1\n    if n > 0:\n        b()\n    for i in range(4):\n        if i > 0:\n            c()\n        if i > 0:\n            d()\n    self.x = 1\n    if self.x:\n        e()\n    if self.x:\n        f()\n",
+        )
+        .unwrap();
+        let same = same(&module);
+        for s in ifs(&module) {
+            assert_eq!(same.deciding(s).0, s.id);
+        }
+    }
+}
