@@ -50,23 +50,8 @@ class Ring:
 
 /// Three conditions on a runtime value guard synchronization (every thread
 /// takes them alike), and a fourth guards the producer's only commit.
-const FOURTH_CONDITION: &str = r#"
-import cutlass
-import cutlass.cute as cute
-import cutlass.pipeline as pipeline
-import cutlass.utils as utils
-
-
-@cute.kernel
-def k(x: cute.Tensor, n: cutlass.Int32):
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    pipe = pipeline.PipelineAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        barrier_storage=storage,
-    )
+fn fourth_condition() -> String {
+    two_warp_ring("n: cutlass.Int32", r#"
     if n > 0:
         cute.arch.sync_threads()
     if n > 1:
@@ -83,32 +68,14 @@ def k(x: cute.Tensor, n: cutlass.Int32):
         pipe.consumer_wait(state)
         pipe.consumer_release(state)
 
-
-@cute.jit
-def host(x: cute.Tensor, n: cutlass.Int32):
-    k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
-"#;
+"#)
+}
 
 /// A producer that fills the ring (`min(2, k_tiles)` tiles), then refills
 /// it while its count is below `k_tiles` (`GUARD`), for a consumer of
 /// `k_tiles` tiles; `k_tiles` is a runtime argument.
-const REFILL: &str = r#"
-import cutlass
-import cutlass.cute as cute
-import cutlass.pipeline as pipeline
-import cutlass.utils as utils
-
-
-@cute.kernel
-def k(x: cute.Tensor, k_tiles: cutlass.Int32):
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    pipe = pipeline.PipelineAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        barrier_storage=storage,
-    )
+fn refill() -> String {
+    two_warp_ring("k_tiles: cutlass.Int32", r#"
     if warp == 0:
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
         for i in cutlass.range(cutlass.min(2, k_tiles), unroll=1):
@@ -127,11 +94,43 @@ def k(x: cute.Tensor, k_tiles: cutlass.Int32):
             pipe.consumer_release(state)
             state.advance()
 
+"#)
+}
+
+/// A kernel `k(x: cute.Tensor, PARAMS)` whose warps 0 and 1 share a
+/// two-stage `PipelineAsync` ring `pipe` (32 producer threads, 32 consumer
+/// threads, a block of 64), running `body` after the ring is made; its
+/// host passes every argument on.
+fn two_warp_ring(params: &str, body: &str) -> String {
+    let names: Vec<&str> = params.split(',').map(|p| p.split(':').next().unwrap_or("").trim()).collect();
+    format!(
+        r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(x: cute.Tensor, {params}):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+{body}
 
 @cute.jit
-def host(x: cute.Tensor, k_tiles: cutlass.Int32):
-    k(x, k_tiles).launch(grid=[1, 1, 1], block=[64, 1, 1])
-"#;
+def host(x: cute.Tensor, {params}):
+    k(x, {args}).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#,
+        body = body.trim_start_matches('\n'),
+        args = names.join(", "),
+    )
+}
 
 fn findings(src: &str) -> Vec<(String, Severity, usize)> {
     let line = |at: u32| src[..at as usize].matches('\n').count() + 1;
@@ -165,14 +164,14 @@ fn a_prologue_bounded_by_the_stage_count_is_explored_no_further() {
 /// reported as checked in part, on that condition, not as a hang.
 #[test]
 fn a_finding_resting_on_a_condition_never_explored_is_not_reported() {
-    let guard = line_of(FOURTH_CONDITION, "if n > 3:");
-    let got = analyze_text(FOURTH_CONDITION, &AnalysisOptions::default());
-    assert_eq!(findings(FOURTH_CONDITION), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
+    let guard = line_of(&fourth_condition(), "if n > 3:");
+    let got = analyze_text(&fourth_condition(), &AnalysisOptions::default());
+    assert_eq!(findings(&fourth_condition()), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
     assert!(got[0].message.contains(&format!("depends on the condition at line {guard}")), "{}", got[0].message);
     // With it among the three explored, the hang is data's choice all the
     // same (`n > 3` false hangs, true does not), and the note names it, not
     // the first condition met.
-    let first = FOURTH_CONDITION.replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
+    let first = fourth_condition().replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
     let guard = line_of(&first, "if n > 3:");
     assert_eq!(findings(&first), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
 }
@@ -184,7 +183,7 @@ fn a_finding_resting_on_a_condition_never_explored_is_not_reported() {
 /// on, and the kernel hang either way.) A guard one short does hang.
 #[test]
 fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
-    let clean = REFILL.replace("GUARD", "state.count < k_tiles");
+    let clean = refill().replace("GUARD", "state.count < k_tiles");
     let kernel = line_of(&clean, "def k(");
     assert_eq!(findings(&clean), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
     let notes = analyze_text(&clean, &AnalysisOptions::default()).remove(0).notes.join("\n");
@@ -211,7 +210,7 @@ fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
     let notes = analyze_text(&per_thread, &AnalysisOptions::default()).remove(0).notes.join("\n");
     assert!(notes.contains("`k_tiles` is not known statically: it is taken as 3"), "{notes}");
 
-    let short = REFILL.replace("GUARD", "state.count < k_tiles - 1");
+    let short = refill().replace("GUARD", "state.count < k_tiles - 1");
     let wait = line_of(&short, "pipe.consumer_wait(state)");
     assert_eq!(findings(&short), vec![("deadlock".to_string(), Severity::Warning, wait)]);
 }
@@ -369,7 +368,7 @@ fn ways_of_deciding_a_condition_that_build_the_same_model_are_explored_once() {
 /// it is reported as checked in part, naming that condition, not as checked.
 #[test]
 fn a_condition_explored_only_as_false_is_named() {
-    let src = FOURTH_CONDITION.replace(
+    let src = fourth_condition().replace(
         "        if n > 3:\n            pipe.producer_acquire(state)\n            pipe.producer_commit(state)\n",
         "        if n > 3:\n            cute.arch.sync_warp()\n        pipe.producer_acquire(state)\n        pipe.producer_commit(state)\n",
     );
@@ -393,23 +392,7 @@ fn a_condition_explored_only_as_false_is_named() {
 /// (Decided only as false, `m > 0` hid the hang: the kernel passed.)
 #[test]
 fn a_condition_met_only_under_another_is_explored_both_ways() {
-    let src = r#"
-import cutlass
-import cutlass.cute as cute
-import cutlass.pipeline as pipeline
-import cutlass.utils as utils
-
-
-@cute.kernel
-def k(x: cute.Tensor, n: cutlass.Int32, m: cutlass.Int32):
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    pipe = pipeline.PipelineAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        barrier_storage=storage,
-    )
+    let src = &two_warp_ring("n: cutlass.Int32, m: cutlass.Int32", r#"
     if n > 0:
         if warp == 0:
             state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
@@ -423,11 +406,7 @@ def k(x: cute.Tensor, n: cutlass.Int32, m: cutlass.Int32):
                 state.advance()
                 pipe.consumer_wait(state)
 
-
-@cute.jit
-def host(x: cute.Tensor, n: cutlass.Int32, m: cutlass.Int32):
-    k(x, n, m).launch(grid=[1, 1, 1], block=[64, 1, 1])
-"#;
+"#);
     let nested = line_of(src, "if m > 0:");
     let got = analyze_text(src, &AnalysisOptions::default());
     assert_eq!(findings(src), vec![("analysis-incomplete".to_string(), Severity::Info, nested)]);
@@ -491,23 +470,7 @@ def host(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
 /// launch does. A test on a name the kernel rebinds in between stays its own.
 #[test]
 fn the_same_test_in_two_roles_is_decided_alike() {
-    let src = r#"
-import cutlass
-import cutlass.cute as cute
-import cutlass.pipeline as pipeline
-import cutlass.utils as utils
-
-
-@cute.kernel
-def k(x: cute.Tensor, n: cutlass.Int32):
-    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
-    pipe = pipeline.PipelineAsync.create(
-        num_stages=2,
-        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
-        barrier_storage=storage,
-    )
+    let src = &two_warp_ring("n: cutlass.Int32", r#"
     if warp == 0:
         if n > 0:
             state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
@@ -520,11 +483,7 @@ def k(x: cute.Tensor, n: cutlass.Int32):
             pipe.consumer_wait(state)
             pipe.consumer_release(state)
 
-
-@cute.jit
-def host(x: cute.Tensor, n: cutlass.Int32):
-    k(x, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
-"#;
+"#);
     let alike = src.replace("    REBIND\n", "");
     assert_eq!(findings(&alike), vec![]);
     let rebound = src.replace("REBIND", "n = x[0]");
