@@ -173,7 +173,9 @@ pub(crate) fn check_slice_with(
 
     // Ways of deciding the conditions that build the same model are explored
     // and analysed once.
-    let seen = std::cell::RefCell::new(ModelsSeen { remember: may_branch, seen: Vec::new() });
+    // (A first run that met no condition is the only way.)
+    let single_way = !may_branch || first_run.as_ref().is_some_and(|r| r.open_conditions.is_empty());
+    let seen = std::cell::RefCell::new(ModelsSeen { remember: !single_way, seen: Vec::new() });
     let explorer = &mut |model: &Model, o: &ExploreOptions| seen.borrow_mut().explore(model, o, &mut **explorer);
     let memory_analyzer = &mut |model: &Model| seen.borrow_mut().analyze_memory(model, &mut **memory_analyzer);
 
