@@ -1677,9 +1677,9 @@ impl<'a> ThreadRun<'a> {
             Value::Unknown(w) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
-        let (stmt, site) = self.same_conditions.deciding(s);
+        let (stmt, site, negated) = self.same_conditions.deciding(s);
         self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false });
-        self.scenario.get(&stmt).copied().unwrap_or(false)
+        self.scenario.get(&stmt).copied().unwrap_or(false) != negated
     }
 
     fn barrier_of(&mut self, v: &Value, expr: Option<&Expr>, site: TextRange) -> BarrierIx {

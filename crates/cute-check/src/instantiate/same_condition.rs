@@ -9,23 +9,31 @@
 //! ways no launch has (the producer skipping its loop while the consumer runs
 //! its own), report hangs that depend on no data, and use up the conditions
 //! a way decides. The first of them in the text stands for them all: it is
-//! the one the scenario decides and the diagnostics name.
+//! the one the scenario decides and the diagnostics name. A test of the
+//! opposite (`if cutlass.const_expr(not self.delegate_init):` before `if
+//! cutlass.const_expr(self.delegate_init):`) is the same condition, taken
+//! the other way.
 //!
 //! A test that reads memory (`if flags[0] > 0:`) or calls anything but a
 //! function of values (`cutlass.const_expr`, `cute.elem_less`, a numeric
 //! type) can see another value the next time, and stays its own.
 
-use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind, Target};
+use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind, Target, UnOp};
 use cute_ir::module::nested_statements;
 use cute_syntax::TextRange;
 use rustc_hash::FxHashMap;
 
-/// For each `if` of the kernel's slice written like an earlier one, the
-/// earlier one's statement and site. (The helpers it inlines keep theirs:
+/// A condition as a scenario decides it: the statement whose condition it
+/// is, where that is, and whether the branch taken is the opposite of the
+/// one that statement takes.
+pub(super) type Deciding = (StmtId, TextRange, bool);
+
+/// For each `if` of the kernel's slice written like an earlier one (or as
+/// its negation), the earlier one. (The helpers it inlines keep theirs:
 /// their slices are made as they are called.)
 #[derive(Default)]
 pub(super) struct SameConditions {
-    first: FxHashMap<StmtId, (StmtId, TextRange)>,
+    first: FxHashMap<StmtId, Deciding>,
 }
 
 impl SameConditions {
@@ -34,7 +42,7 @@ impl SameConditions {
         let statements = nested_statements(&kernel.body);
         let rebound = rebound_names(&statements);
         // Calls carry their position: tests are compared as written.
-        let mut seen: Vec<(&Expr, (StmtId, TextRange))> = Vec::new();
+        let mut seen: Vec<(&Expr, Deciding)> = Vec::new();
         for s in statements {
             let StmtKind::If { cond, .. } = &s.kind else { continue };
             if !kept(s.id) || !reads_values_only(cond) {
@@ -45,19 +53,36 @@ impl SameConditions {
             if uses.iter().any(|u| rebound.contains(u.as_str())) {
                 continue;
             }
-            match seen.iter().find(|(earlier, _)| earlier.written_like(cond)) {
-                Some(&(_, earlier)) => {
-                    first.insert(s.id, earlier);
+            let (test, negated) = test_of(cond);
+            match seen.iter().find(|(earlier, _)| earlier.written_like(test)) {
+                Some(&(_, (stmt, site, earlier_negated))) => {
+                    first.insert(s.id, (stmt, site, negated != earlier_negated));
                 }
-                None => seen.push((cond, (s.id, site(s)))),
+                None => seen.push((test, (s.id, site(s), negated))),
             }
         }
         SameConditions { first }
     }
 
-    /// The statement that decides `s`'s condition, and where it is.
-    pub(super) fn deciding(&self, s: &Stmt) -> (StmtId, TextRange) {
-        self.first.get(&s.id).copied().unwrap_or_else(|| (s.id, site(s)))
+    /// The condition `s`'s is (its own unless it repeats an earlier one).
+    pub(super) fn deciding(&self, s: &Stmt) -> Deciding {
+        self.first.get(&s.id).copied().unwrap_or_else(|| (s.id, site(s), false))
+    }
+}
+
+/// What a condition tests, `cutlass.const_expr(...)` and `not` taken off,
+/// and whether an odd number of `not` were.
+fn test_of(mut e: &Expr) -> (&Expr, bool) {
+    let mut negated = false;
+    loop {
+        match e {
+            Expr::Unary { op: UnOp::Not, operand } => {
+                negated = !negated;
+                e = operand;
+            }
+            Expr::Call(c) if c.func.last_segment() == Some("const_expr") && c.args.len() == 1 && c.kwargs.is_empty() => e = &c.args[0],
+            _ => return (e, negated),
+        }
     }
 }
 
@@ -135,9 +160,24 @@ mod tests {
         assert_eq!(same.deciding(ifs[3]).0, ifs[1].id);
         assert_eq!(same.deciding(ifs[0]).0, ifs[0].id);
         assert_eq!(same.deciding(ifs[2]).1.start, ifs[0].range.start);
+        assert!(!same.deciding(ifs[2]).2);
         // A test outside the slice decides nothing.
         let outside_first = SameConditions::of(&module.functions[0], |id| id != ifs[0].id);
         assert_eq!(outside_first.deciding(ifs[2]).0, ifs[2].id);
+    }
+
+    #[test]
+    fn a_test_of_the_opposite_is_the_same_condition_taken_the_other_way() {
+        let module = cute_ir::lower_text(
+            "def k(self):\n    if cutlass.const_expr(not self.flag):\n        a()\n    if cutlass.const_expr(self.flag):\n        b()\n    if not self.flag:\n        c()\n",
+        )
+        .unwrap();
+        let same = same(&module);
+        let ifs = ifs(&module);
+        assert_eq!(same.deciding(ifs[1]).0, ifs[0].id);
+        assert!(same.deciding(ifs[1]).2);
+        assert_eq!(same.deciding(ifs[2]).0, ifs[0].id);
+        assert!(!same.deciding(ifs[2]).2);
     }
 
     #[test]
