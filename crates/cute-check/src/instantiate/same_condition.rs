@@ -119,16 +119,41 @@ fn reads_values_only(e: &Expr) -> bool {
     }
 }
 
-/// The names (and `self.x` attributes) a function's statements bind.
+/// The names (and `self.x` attributes) a function's statements bind, and
+/// the objects whose methods it calls (`tracker.update()` may change what
+/// `tracker.done` holds); a function reached through the file's imports
+/// (`cute.copy(...)`), or one of [`OF_VALUES`], is not a method, and the
+/// kernel's own methods are taken to leave its `self.x` as the host set them.
 fn rebound_names(statements: &[&Stmt]) -> std::collections::HashSet<String> {
     let mut defs = Vec::new();
-    let mut target = |t: &Target| t.collect_defs(&mut defs);
     for s in statements {
+        let mut target = |t: &Target| t.collect_defs(&mut defs);
         match &s.kind {
             StmtKind::Assign { targets, .. } => targets.iter().for_each(&mut target),
             StmtKind::AugAssign { target: t, .. } | StmtKind::For { target: t, .. } => target(t),
             StmtKind::With { items, .. } => items.iter().filter_map(|(_, t)| t.as_ref()).for_each(&mut target),
             _ => {}
+        }
+        // The statement's own expressions (the nested statements are in
+        // `statements` too).
+        let own: Vec<&Expr> = match &s.kind {
+            StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } | StmtKind::Expr(value) => vec![value],
+            StmtKind::Return(Some(e)) | StmtKind::If { cond: e, .. } | StmtKind::While { cond: e, .. } => vec![e],
+            StmtKind::For { iter, .. } => vec![iter],
+            StmtKind::With { items, .. } => items.iter().map(|(e, _)| e).collect(),
+            _ => Vec::new(),
+        };
+        let mut calls = Vec::new();
+        own.iter().for_each(|e| e.calls(&mut calls));
+        for call in calls {
+            match (&call.qualname, &call.func) {
+                // The kernel's own methods (`self.load(...)`) leave its
+                // configuration as the host set it.
+                (None, Expr::Attr { base, attr }) if !OF_VALUES.contains(&attr.as_str()) => {
+                    defs.extend(base.dotted().filter(|receiver| receiver != "self"))
+                }
+                _ => {}
+            }
         }
     }
     defs.into_iter().collect()
@@ -195,7 +220,7 @@ mod tests {
     #[test]
     fn a_test_on_a_name_the_function_rebinds_is_its_own() {
         let module = cute_ir::lower_text(
-            "def k(self, n):\n    if n > 0:\n        a()\n    n = n - 1\n    if n > 0:\n        b()\n    for i in range(4):\n        if i > 0:\n            c()\n        if i > 0:\n            d()\n    self.x = 1\n    if self.x:\n        e()\n    if self.x:\n        f()\n",
+            "def k(self, n, t):\n    if n > 0:\n        a()\n    n = n - 1\n    if n > 0:\n        b()\n    if t.done:\n        g()\n    t.update()\n    if t.done:\n        h()\n    for i in range(4):\n        if i > 0:\n            c()\n        if i > 0:\n            d()\n    self.x = 1\n    if self.x:\n        e()\n    if self.x:\n        f()\n",
         )
         .unwrap();
         let same = same(&module);
