@@ -1,5 +1,5 @@
-//! Conditions on runtime values written alike in a kernel, on names it
-//! never rebinds, are one condition.
+//! Conditions on runtime values written alike in a kernel, on names that
+//! hold one value while it runs, are one condition.
 //!
 //! A kernel tests the same flag in each of its roles (`if
 //! cutlass.const_expr(self.use_tma_store):` in the producer and again in the
@@ -40,7 +40,27 @@ impl SameConditions {
     pub(super) fn of(kernel: &FunctionDef, kept: impl Fn(StmtId) -> bool) -> SameConditions {
         let mut first = FxHashMap::default();
         let statements = nested_statements(&kernel.body);
-        let rebound = rebound_names(&statements);
+        let mut bindings: FxHashMap<String, usize> = FxHashMap::default();
+        for name in bindings_of(&statements) {
+            *bindings.entry(name).or_default() += 1;
+        }
+        // A name bound once, by a statement of the kernel's body itself (run
+        // once, not in a loop or a branch), holds one value after it.
+        let defined_once_at: FxHashMap<&str, u32> = kernel
+            .body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Assign { targets, .. } => match &targets[..] {
+                    [Target::Name(n)] if bindings.get(n) == Some(&1) => Some((n.as_str(), s.range.end)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let holds_one_value = |name: &str, at: u32| match bindings.get(name) {
+            None => true,
+            Some(_) => defined_once_at.get(name).is_some_and(|&defined| defined <= at),
+        };
         // Calls carry their position: tests are compared as written.
         let mut seen: Vec<(&Expr, Deciding)> = Vec::new();
         for s in statements {
@@ -50,7 +70,7 @@ impl SameConditions {
             }
             let mut uses = Vec::new();
             cond.collect_uses(&mut uses);
-            if uses.iter().any(|u| rebound.contains(u.as_str())) {
+            if !uses.iter().all(|u| holds_one_value(u, s.range.start)) {
                 continue;
             }
             let (test, negated) = test_of(cond);
@@ -119,12 +139,12 @@ fn reads_values_only(e: &Expr) -> bool {
     }
 }
 
-/// The names (and `self.x` attributes) a function's statements bind, and
-/// the objects whose methods it calls (`tracker.update()` may change what
+/// The names (and `self.x` attributes) a function's statements bind, once
+/// per binding, and the objects whose methods it calls (`tracker.update()` may change what
 /// `tracker.done` holds); a function reached through the file's imports
 /// (`cute.copy(...)`), or one of [`OF_VALUES`], is not a method, and the
 /// kernel's own methods are taken to leave its `self.x` as the host set them.
-fn rebound_names(statements: &[&Stmt]) -> std::collections::HashSet<String> {
+fn bindings_of(statements: &[&Stmt]) -> Vec<String> {
     let mut defs = Vec::new();
     for s in statements {
         let mut target = |t: &Target| t.collect_defs(&mut defs);
@@ -156,7 +176,7 @@ fn rebound_names(statements: &[&Stmt]) -> std::collections::HashSet<String> {
             }
         }
     }
-    defs.into_iter().collect()
+    defs
 }
 
 #[cfg(test)]
@@ -215,6 +235,19 @@ mod tests {
         for s in ifs(&module) {
             assert_eq!(same.deciding(s).0, s.id);
         }
+    }
+
+    #[test]
+    fn a_name_bound_once_by_the_kernel_body_holds_one_value() {
+        let module = cute_ir::lower_text(
+            "def k(x):\n    n = x.size\n    if n > 0:\n        a()\n    if n > 0:\n        b()\n    for i in range(4):\n        m = i\n        if m > 0:\n            c()\n        if m > 0:\n            d()\n",
+        )
+        .unwrap();
+        let same = same(&module);
+        let ifs = ifs(&module);
+        assert_eq!(same.deciding(ifs[1]).0, ifs[0].id);
+        // Bound in a loop: another value each time round.
+        assert_eq!(same.deciding(ifs[3]).0, ifs[3].id);
     }
 
     #[test]
