@@ -18,6 +18,7 @@
 //! function of values (`cutlass.const_expr`, `cute.elem_less`, a numeric
 //! type) can see another value the next time, and stays its own.
 
+use cute_ir::api::Api;
 use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind, Target, UnOp};
 use cute_ir::module::nested_statements;
 use cute_syntax::TextRange;
@@ -100,7 +101,7 @@ fn test_of(mut e: &Expr) -> (&Expr, bool) {
                 negated = !negated;
                 e = operand;
             }
-            Expr::Call(c) if c.func.last_segment() == Some("const_expr") && c.args.len() == 1 && c.kwargs.is_empty() => e = &c.args[0],
+            Expr::Call(c) if c.api == Some(Api::ConstExpr) && c.args.len() == 1 && c.kwargs.is_empty() => e = &c.args[0],
             _ => return (e, negated),
         }
     }
