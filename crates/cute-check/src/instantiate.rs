@@ -2056,7 +2056,7 @@ impl<'a> ThreadRun<'a> {
         self.shared
             .unknown_results
             .entry(key)
-            .or_insert_with(|| Value::unknown(format!("`{}(...)`", call.func.dotted().unwrap_or_else(|| "call".to_string()))))
+            .or_insert_with(|| Value::unknown(describe_unfollowed_call(call)))
             .clone()
     }
 
@@ -3137,6 +3137,26 @@ fn expr_text(e: &Expr) -> String {
         }
         Expr::Subscript { base, index } => format!("{}[{}]", expr_text(base), expr_text(index)),
         _ => "barrier".to_string(),
+    }
+}
+
+/// A call whose result a run does not know, as a note names it. A function
+/// the file imports from a module other than the CuTe DSL's or Python's own
+/// is named as its import resolves it: its definition is in another file,
+/// which a check of this file does not read.
+fn describe_unfollowed_call(call: &Call) -> String {
+    const NOT_ANOTHER_FILE: &[&str] = &[
+        "cutlass", "cute", "builtins", "math", "operator", "functools", "typing", "types", "itertools",
+        "dataclasses", "enum", "collections",
+    ];
+    let written = call.func.dotted().unwrap_or_else(|| "call".to_string());
+    let imported = call.qualname.as_deref().filter(|q| {
+        let root = q.split('.').next().unwrap_or(q);
+        *q != written && !NOT_ANOTHER_FILE.contains(&root)
+    });
+    match imported {
+        Some(q) => format!("`{written}(...)` (`{q}`, from another module)"),
+        None => format!("`{written}(...)`"),
     }
 }
 

@@ -361,8 +361,9 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             }
         }
         "create" => {
-            let class = call.func.dotted().unwrap_or_default();
-            let class_name = class.rsplit('.').nth(1).unwrap_or("");
+            let written = call.func.dotted().unwrap_or_default();
+            let class_name = written.rsplit('.').nth(1).unwrap_or("");
+            let class = format!("`{written}`");
             if class_name == TMA_STORE {
                 return Action::Value(obj(TMA_STORE, &[("stages", kwarg(kwargs, "num_stages").cloned().unwrap_or(Value::None))]));
             }

@@ -647,6 +647,12 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     if let Some(v) = crate::layout::tcgen05_tiled_mma(call, args, kwargs) {
         return Some(v);
     }
+    // `types.SimpleNamespace(a=..., b=...)`: a record of the values given,
+    // the way kernels bundle pipelines, states and tensors for a helper.
+    if call.qualname.as_deref() == Some("types.SimpleNamespace") && args.is_empty() {
+        let attrs = kwargs.iter().cloned().collect();
+        return Some(Value::Object(std::sync::Arc::new(Object { class: "SimpleNamespace".to_string(), attrs })));
+    }
     // The functions evaluated at compile time, by the name they are called
     // by: Python's builtins and `math`, `cutlass.min` / `cutlass.max` (`min`
     // / `max` on the values known when the kernel is compiled), and

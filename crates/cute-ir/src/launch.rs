@@ -1203,6 +1203,37 @@ class Gemm:
     }
 
     #[test]
+    fn an_mma_atom_of_an_architecture_named_op_spans_its_cta_group() {
+        // The blockscaled kernels build their MMA in a static method from an
+        // operation named for its architecture, wrapped in an atom.
+        let src = "\
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import tcgen05
+class Gemm:
+    def __init__(self, use_2cta_instrs, cluster_shape_mn):
+        self.cta_group = tcgen05.CtaGroup.TWO if use_2cta_instrs else tcgen05.CtaGroup.ONE
+        self.cluster_shape_mn = cluster_shape_mn
+    @staticmethod
+    def make_mma(cta_group, shape_mn):
+        op = tcgen05.SM103MmaMXF4Op((*shape_mn, 96), cta_group, tcgen05.OperandSource.SMEM)
+        return cute.make_tiled_mma(cute.make_mma_atom(op))
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        tiled_mma = self.make_mma(self.cta_group, (128, 128))
+        self.cluster_layout_vmnk = cute.tiled_divide(cute.make_layout((*self.cluster_shape_mn, 1)), (tiled_mma.thr_id.shape,))
+        self.num_mcast_ctas_b = cute.size(self.cluster_layout_vmnk.shape[1])
+        self.kernel(x).launch(grid=[1, 1, 1], block=[128, 1, 1], cluster=(*self.cluster_shape_mn, 1))
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(self_attr(&l, "num_mcast_ctas_b"), Some(Value::Int(1)));
+        assert!(l.assumptions.iter().any(|a| a == crate::layout::SINGLE_CTA_MMA), "{:?}", l.assumptions);
+    }
+
+    #[test]
     fn class_attributes_and_enum_members_are_module_values() {
         let src = "\
 import enum

@@ -400,11 +400,15 @@ pub fn tcgen05_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]
     // Every call evaluated comes here: its name is spelled out only for the
     // few whose last part may be one of these.
     let last = last_part(call)?;
-    if last == "make_tiled_mma" {
+    // `cute.make_tiled_mma(op)`, `cute.make_mma_atom(op)` and the tiled MMA
+    // of that atom span the CTAs of the operation's group.
+    if last == "make_tiled_mma" || last == "make_mma_atom" {
         return args.first().filter(|op| matches!(op, Value::Object(o) if o.class == TCGEN05_MMA)).cloned();
     }
     let maker = matches!(last, "make_trivial_tiled_mma" | "make_blockscaled_trivial_tiled_mma");
-    if !maker && !(last.starts_with("Mma") && last.ends_with("Op")) {
+    // `MmaF16BF16Op`, and the ones named for their architecture
+    // (`SM103MmaMXF4Op`, `SM107BlockScaledMmaMXF8F6F4Op`).
+    if !maker && !(last.contains("Mma") && last.ends_with("Op")) {
         return None;
     }
     let path = call.qualname.clone().or_else(|| call.func.dotted())?.to_ascii_lowercase();

@@ -107,3 +107,74 @@ fn a_state_a_helper_advances_is_advanced_in_the_caller() {
     assert_eq!(findings(&kernel("advance_once(state)")), vec![]);
     assert_eq!(findings(&kernel("taken = advance_and_count(state, i)")), vec![]);
 }
+
+/// A producer and a consumer warp whose consumer hands the pipeline to a
+/// helper bundled in a `types.SimpleNamespace`, as the attention kernels
+/// bundle their pipelines and tensors for each role; the helper ends with
+/// `RELEASE`.
+fn bundled_kernel(release: &str) -> String {
+    r#"
+from types import SimpleNamespace
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.jit
+def consume(params, state):
+    params.pipe.consumer_wait(state)
+    params.out[params.tile] = params.tile
+    RELEASE
+
+
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        for i in cutlass.range(4, unroll=1):
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+        pipe.producer_tail(state)
+    if warp == 1:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        for i in cutlass.range(4, unroll=1):
+            params = SimpleNamespace(pipe=pipe, out=x, tile=i)
+            consume(params, state)
+            state.advance()
+
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+    .replace("RELEASE", release)
+}
+
+/// The pipeline a `SimpleNamespace` carries is the kernel's own: the helper's
+/// calls on it are checked, so a consumer that never releases is a hang (at
+/// the producer's acquire once the ring is full), and one that releases is
+/// silent; neither is "not checked".
+#[test]
+fn a_pipeline_bundled_in_a_simple_namespace_is_followed() {
+    assert_eq!(findings(&bundled_kernel("params.pipe.consumer_release(state)")), vec![]);
+    let src = bundled_kernel("pass");
+    let line_of = |text: &str| src[..src.find(text).expect(text)].matches('\n').count() + 1;
+    // Both sides block: the producer at its third acquire, the consumer in
+    // the helper at its third wait; the report starts at either.
+    let blocked = [line_of("pipe.producer_acquire(state)"), line_of("params.pipe.consumer_wait(state)")];
+    let found = findings(&src);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].0.as_str(), found[0].1), ("deadlock", Severity::Error));
+    assert!(blocked.contains(&found[0].2), "{found:?} not at {blocked:?}");
+}

@@ -99,6 +99,44 @@ def k(n: cutlass.Int32):
     assert!(created.notes.iter().all(|n| !n.contains("consumer_wait") && !n.contains("consumer_release")), "{:?}", created.notes);
 }
 
+/// A pipeline made by a function of another module (a package's own
+/// subclass of a `cutlass.pipeline` class): the note names the function as
+/// the import resolves it, and each other call on such a pipeline is related
+/// information at its own line, said once (not again as a note).
+#[test]
+fn a_pipeline_made_in_another_file_is_named_with_its_module() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+from cutlass import pipeline
+from flash_attn.cute import pipeline as pipeline_custom
+
+@cute.kernel
+def k(n: cutlass.Int32):
+    warp = cute.arch.warp_idx()
+    producers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 1)
+    consumers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)
+    p = pipeline_custom.PipelineAsync.create(num_stages=2, producer_group=producers, consumer_group=consumers, barrier_storage=None)
+    s = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+    if warp == 0:
+        p.consumer_wait(s)
+        p.consumer_release(s)
+"#;
+    let diags = analyze_text(src, &AnalysisOptions::default());
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!(d.name, "analysis-incomplete");
+    assert!(
+        d.message.contains("(`flash_attn.cute.pipeline.PipelineAsync.create`, from another module)"),
+        "{}",
+        d.message
+    );
+    let line_of = |offset: u32| src[..offset as usize].matches('\n').count();
+    let release = d.related.iter().find(|r| r.message.contains("consumer_release")).expect("the release is related");
+    assert_eq!(src.lines().nth(line_of(release.range.start)).map(str::trim), Some("p.consumer_release(s)"));
+    assert!(d.notes.iter().all(|n| !n.contains("consumer_release")), "said twice: {:?}", d.notes);
+}
+
 /// A kernel whose barriers depend on three flags known only at run time,
 /// with `ROUNDS` barriers per thread.
 fn flags_kernel(rounds: u32) -> String {

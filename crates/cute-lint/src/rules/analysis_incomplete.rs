@@ -64,16 +64,12 @@ pub fn syntax_error_of(module: &cute_ir::Module, has_kernels: bool) -> Option<cr
 
 pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
     let first = &model.unresolved[0];
+    // The other constructs not modelled are related information (below), at their
+    // sites; the notes keep what has no site of its own.
     let mut notes: Vec<String> = Vec::new();
-    for note in model
-        .unresolved
-        .iter()
-        .skip(1)
-        .map(|u| format!("line {}: {}", ctx.line(u.site.start), u.what))
-        .chain(model.assumptions.iter().cloned())
-    {
-        if !notes.contains(&note) {
-            notes.push(note);
+    for note in &model.assumptions {
+        if !notes.contains(note) {
+            notes.push(note.clone());
         }
     }
     let mut diagnostic = info(
