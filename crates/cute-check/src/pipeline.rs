@@ -294,6 +294,21 @@ fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Result<u32, 
     })
 }
 
+/// The arrivals a stage's `empty` barrier expects when a `PipelineTmaUmma`
+/// is created with `enable_multicast_signaling=True`: the consumer group
+/// counts the threads of the consumer warps in a CTA, and each warp signals
+/// once per multicast peer (the CTAs of its row when `mcast_mode_mn` selects
+/// M, of its column when it selects N, itself counted once). As the
+/// package's `create` computes it; `None` for a group of partial warps,
+/// which it rejects.
+fn multicast_signalers(consumer_threads: u32, (ctas_m, ctas_n): (i64, i64), (m, n): (bool, bool)) -> Option<u32> {
+    if consumer_threads % 32 != 0 {
+        return None;
+    }
+    let peers = if m { ctas_n } else { 0 } + if n { ctas_m } else { 0 } - i64::from(m && n);
+    u32::try_from(peers).ok().filter(|&p| p > 0).map(|p| p * (consumer_threads / 32))
+}
+
 /// The thread that makes a pipeline call, and the cluster it runs in.
 #[derive(Clone, Copy, Debug)]
 pub struct Caller {
@@ -371,8 +386,9 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
                 return Action::Unsupported(class);
             };
             // Arguments that change the protocol the model does not know
-            // (`enable_multicast_signaling=True` recounts the consumers and
-            // signals them per warp): not modelled, never ignored.
+            // (`enable_multicast_signaling=True` on the Hopper pipelines
+            // signals the consumers per warp and peer): not modelled, never
+            // ignored.
             const MODELLED: &[&str] = &[
                 "barrier_storage",
                 "num_stages",
@@ -411,7 +427,10 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
                 Some(Some(m)) if m.len() == 2 && m.iter().all(|x| (0..=1).contains(x)) && m != [0, 0] => Some((m[0] == 1, m[1] == 1)),
                 Some(_) => None,
             };
-            let modelled_multicast = |k: &str| k == "mcast_mode_mn" && mcast_mode_mn.is_some() && (ctas == 1 || kind == Kind::TmaUmma);
+            let modelled_multicast = |k: &str| {
+                (k == "mcast_mode_mn" && mcast_mode_mn.is_some() && (ctas == 1 || kind == Kind::TmaUmma))
+                    || (k == "enable_multicast_signaling" && kind == Kind::TmaUmma)
+            };
             if let Some((k, _)) = kwargs.iter().find(|(k, v)| {
                 !MODELLED.contains(&k.as_str()) && !matches!(v, Value::None | Value::Bool(false)) && !modelled_multicast(k)
             }) {
@@ -469,6 +488,27 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
                 (_, Err(why), ..) => return not_known("the size of its producer group", why),
                 (_, _, Err(why), _) => return not_known("the size of its consumer group", why),
                 (.., None) => return not_known("its barrier storage", None),
+            };
+            let consumers = match kwarg(kwargs, "enable_multicast_signaling") {
+                None | Some(Value::None | Value::Bool(false)) => consumers,
+                Some(Value::Bool(true)) => {
+                    let layout_mn = match &cluster_layout {
+                        Some(layout) => match cluster::ClusterLayout::of_value(layout, ctas) {
+                            Ok(layout) => layout.extents_mn(),
+                            Err(why) => return Action::Unsupported(format!("{class} across a cluster of {ctas} CTAs ({why})")),
+                        },
+                        None => (1, 1),
+                    };
+                    match multicast_signalers(consumers, layout_mn, mcast_mode_mn.unwrap_or((true, true))) {
+                        Some(n) => n,
+                        None => {
+                            return Action::Unsupported(format!(
+                                "{class} with `enable_multicast_signaling=True` and a consumer group of {consumers} threads, not whole warps (which the package rejects)"
+                            ))
+                        }
+                    }
+                }
+                Some(_) => return Action::Unsupported(format!("{class} with an `enable_multicast_signaling=` not known statically")),
             };
             // The package's own synchronization after the inits: a CTA
             // barrier, or a (relaxed) cluster barrier over a cluster.
@@ -776,4 +816,25 @@ pub fn advanced(state: &Value) -> Option<Value> {
     attrs.insert("phase".into(), Value::Int(phase));
     attrs.insert("count".into(), Value::Int(count));
     Some(Value::Object(next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::multicast_signalers;
+
+    /// The `empty` count `PipelineTmaUmma.create(..., enable_multicast_signaling=True)`
+    /// computes: one arrival per consumer warp and multicast peer.
+    #[test]
+    fn multicast_signaling_counts_a_warp_per_peer() {
+        // One CTA: the warp signals itself.
+        assert_eq!(multicast_signalers(32, (1, 1), (true, true)), Some(1));
+        // 2 x 2 CTAs, both modes: its row and its column, itself once.
+        assert_eq!(multicast_signalers(32, (2, 2), (true, true)), Some(3));
+        // 2 CTAs along M, 4 along N; A multicast along N only (mode M).
+        assert_eq!(multicast_signalers(64, (2, 4), (true, false)), Some(8));
+        assert_eq!(multicast_signalers(64, (2, 4), (false, true)), Some(4));
+        // Partial warps, and no peer at all, are rejected by the package.
+        assert_eq!(multicast_signalers(48, (1, 1), (true, true)), None);
+        assert_eq!(multicast_signalers(32, (2, 2), (false, false)), None);
+    }
 }

@@ -74,6 +74,11 @@ impl ClusterLayout {
         Ok(layout)
     }
 
+    /// The CTAs along M and along N (the layout's second and third modes).
+    pub fn extents_mn(&self) -> (i64, i64) {
+        (self.extents[1], self.extents[2])
+    }
+
     /// The coordinate of the CTA of rank `rank` (`get_flat_coord`: the
     /// first mode varies fastest).
     fn coord(&self, rank: u32) -> Coord {
