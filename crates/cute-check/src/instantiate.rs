@@ -665,6 +665,7 @@ impl Setup<'_> {
                 helper_scopes: Vec::new(),
                 advanced_parameters: Vec::new(),
                 pipeline_result: None,
+                try_wait_blocks: false,
                 known_stops: Vec::new(),
                 write_backs: Vec::new(),
                 definitions: self.definitions,
@@ -1010,7 +1011,11 @@ struct ThreadRun<'a> {
     /// gave the value computed last, by address: the lanes still stood in
     /// for passed it alike receivers and arguments, so it is the same
     /// value in them (see [`Self::note_lane_varying_method_call`]).
-    pipeline_result: Option<usize>,
+pipeline_result: Option<usize>,
+    /// Set while the condition of a spin loop on an mbarrier try-wait is
+    /// evaluated (`while not mbarrier_try_wait(bar, phase): pass`): the
+    /// try-wait is then the wait the loop amounts to.
+    try_wait_blocks: bool,
     /// The stops of the loops being run whose length is not known but whose
     /// start and step are, with the value the iterations explored give
     /// them: in the loop, a call written as its stop has that value
@@ -1520,6 +1525,14 @@ impl<'a> ThreadRun<'a> {
                 }
             }
             StmtKind::While { cond, body: block } => {
+                // `while not mbarrier_try_wait(bar, phase): pass` is the
+                // wait on that phase: the thread goes on once it completes.
+                if block.iter().all(|b| matches!(b.kind, StmtKind::Pass)) && spins_on_try_wait(cond) {
+                    self.try_wait_blocks = true;
+                    eval(cond, env, self);
+                    self.try_wait_blocks = false;
+                    return Flow::Normal;
+                }
                 // A spin loop on a synchronization variable is one blocking
                 // read: the thread goes on once the value satisfies the exit
                 // condition.
@@ -2382,15 +2395,15 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Api::MbarrierWait => {
-                let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let phase = self.arg_value(call, "phase", &[], &args, &kwargs);
-                let bar = self.barrier_of(&bar_v, bar_expr, site);
-                match phase.as_ref().and_then(Value::as_int) {
-                    // Only the low bit of the phase operand is meaningful.
-                    Some(p) => self.push(OpKind::Wait { bar, parity: (p & 1) as u8 }, site),
-                    None => self.unresolved(site, "the parity passed to this `mbarrier_wait` is not known statically".to_string()),
-                }
+                self.mbarrier_wait(call, bar_expr, &args, &kwargs, site);
                 Value::None
+            }
+            // The try-wait a spin loop repeats until it succeeds: a wait
+            // (see `spins_on_try_wait`), after which it gives true.
+            Api::MbarrierTryWait | Api::MbarrierTestWait if self.try_wait_blocks => {
+                self.try_wait_blocks = false;
+                self.mbarrier_wait(call, bar_expr, &args, &kwargs, site);
+                Value::Bool(true)
             }
             Api::MbarrierExpectTx => {
                 // Bytes without an arrive: recorded for the byte count only,
@@ -2787,6 +2800,19 @@ impl<'a> ThreadRun<'a> {
         self.run_pipeline_action(action, call.range)
     }
 
+    /// A wait on an mbarrier's phase (`mbarrier_wait(bar, phase)`, or the
+    /// try-wait a spin loop repeats).
+    fn mbarrier_wait(&mut self, call: &Call, bar_expr: Option<&Expr>, args: &[Value], kwargs: &[(String, Value)], site: TextRange) {
+        let bar_v = args.first().cloned().unwrap_or(Value::None);
+        let phase = self.arg_value(call, "phase", &[], args, kwargs);
+        let bar = self.barrier_of(&bar_v, bar_expr, site);
+        match phase.as_ref().and_then(Value::as_int) {
+            // Only the low bit of the phase operand is meaningful.
+            Some(p) => self.push(OpKind::Wait { bar, parity: (p & 1) as u8 }, site),
+            None => self.unresolved(site, format!("the parity passed to this `{}` is not known statically", call.name())),
+        }
+    }
+
     /// A pipeline or named-barrier method called on something the kernel
     /// does not create: the kernel is not checked, and the note says what
     /// the receiver is. One handed in by a caller this check does not see is
@@ -3160,6 +3186,21 @@ fn describe_unfollowed_call(call: &Call) -> String {
     }
 }
 
+/// Whether a `while` condition is the negation of an mbarrier try-wait on
+/// a barrier and a phase (`not mbarrier_try_wait(bar, phase)`, `not
+/// prims.mbarrier_try_wait_parity(bar, 0, time_limit=...)`): a loop on it
+/// whose body does nothing is the wait on that phase.
+fn spins_on_try_wait(cond: &Expr) -> bool {
+    match cond {
+        Expr::Unary { op: cute_ir::ast::UnOp::Not, operand } => matches!(
+            operand.as_ref(),
+            Expr::Call(c) if matches!(Api::of_call(c), Some(Api::MbarrierTryWait | Api::MbarrierTestWait))
+                && c.params.first() == Some(&"mbar_ptr")
+        ),
+        _ => false,
+    }
+}
+
 /// Every lane of a warp.
 const FULL_MASK: u32 = u32::MAX;
 
@@ -3216,6 +3257,12 @@ impl CallHandler for ThreadRun<'_> {
                 if let Some(v) = eval::pure_call(call, &args, &kwargs) {
                     return v;
                 }
+            }
+            if api == Api::Unmodelled {
+                let written = call.func.dotted().unwrap_or_else(|| "a call".to_string());
+                let qualname = call.qualname.as_deref().unwrap_or_default();
+                self.unresolved(call.range, format!("it synchronizes through `{written}` (`{qualname}`), which is not modelled"));
+                return Value::unknown(format!("`{written}(...)`"));
             }
             if api == Api::Pipeline {
                 let receiver = match &call.func {

@@ -69,6 +69,13 @@ pub enum Api {
     /// The `cutlass.pipeline` classes and their methods, `NamedBarrier`
     /// objects: synchronization the checker does not model yet.
     Pipeline,
+    /// Synchronization of a CuTe DSL module the checker does not model:
+    /// the mbarriers, barriers, fences, asynchronous copies and warp
+    /// collectives of `cutlass.experimental.primitives` (`prims.mbarrier_init`),
+    /// and the task-scheduling framework that synchronizes its tasks itself
+    /// (`cutlass.experimental.task_scheduling`). A kernel that reaches one is
+    /// not checked, naming it: its synchronization is never dropped in silence.
+    Unmodelled,
     // values
     Range,
     IntCast,
@@ -195,6 +202,56 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::Store, names: &["store"], params: &["ptr", "val"] },
 ];
 
+/// The module of the experimental low-level primitives.
+const PRIMITIVES: &str = "cutlass.experimental.primitives.";
+
+/// Function names of `cutlass.experimental.primitives` that take part in
+/// what the checker models, by their start: the package names them after
+/// the PTX instruction they emit (`mbarrier_try_wait_parity`,
+/// `barrier_cta_sync_aligned`, `cp_async_bulk_tensor_shared_cluster_global`).
+/// They are those whose `cute.arch` counterparts the model reads (mbarriers,
+/// CTA and cluster barriers, fences, TMA copies and the `tcgen05.commit`
+/// that signal mbarriers, elections and warp collectives, atomics and
+/// ordered loads and stores, peer addresses, cluster launch control, inline
+/// PTX); the rest (arithmetic, conversions, MMAs, tensor-memory allocation
+/// and its own fences, grid dependency control) are the datapath, as their
+/// `cute.arch` counterparts are.
+const PRIMITIVES_SYNC: &[&str] = &[
+    "mbarrier",
+    "fence",
+    "barrier",
+    "bar_warp_sync",
+    "memory_barrier",
+    "cp_async",
+    "cp_reduce_async",
+    "tcgen05_commit",
+    "elect_sync",
+    "shfl_sync",
+    "vote_sync",
+    "redux_sync",
+    "match_sync",
+    "red",
+    "atomicrmw",
+    "load_ext",
+    "store_ext",
+    "mapa",
+    "clusterlaunchcontrol",
+    "tensormap_cp_fenceproxy",
+    "inline_ptx",
+];
+
+/// Whether a qualified callee synchronizes through a module the checker
+/// does not model (see [`Api::Unmodelled`]).
+fn is_unmodelled_sync(qualname: &str) -> bool {
+    if qualname.starts_with("cutlass.experimental.task_scheduling.") {
+        return true;
+    }
+    let Some(rest) = qualname.strip_prefix(PRIMITIVES) else { return false };
+    // `prims.nvvm_wrapper.mbarrier_init` is the same function.
+    let name = rest.rsplit('.').next().unwrap_or(rest);
+    PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p))
+}
+
 impl Api {
     /// Recognise a fully qualified callee.
     pub fn lookup(qualname: &str) -> Option<Api> {
@@ -214,6 +271,7 @@ impl Api {
             | "cutlass.memory.TmemAllocator"
             | "cutlass.memory.tmem.TmemAllocator" => return Some(Api::Pipeline),
             "int" => return Some(Api::IntCast),
+            q if is_unmodelled_sync(q) => return Some(Api::Unmodelled),
             _ => {}
         }
         // `cutlass.Int32` is re-exported from `cutlass.cute` and from
@@ -364,4 +422,38 @@ pub fn arg<'c>(call: &'c Call, name: &str) -> Option<&'c Expr> {
     }
     let pos = call.params.iter().position(|p| *p == name)?;
     call.args.get(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Api;
+
+    /// The experimental primitives that synchronize, and the task-scheduling
+    /// framework, are synchronization the checker does not model; the
+    /// primitives that compute are not synchronization at all.
+    #[test]
+    fn experimental_synchronization_is_recognised_as_not_modelled() {
+        for q in [
+            "cutlass.experimental.primitives.mbarrier_init",
+            "cutlass.experimental.primitives.mbarrier_try_wait_parity",
+            "cutlass.experimental.primitives.nvvm_wrapper.barrier_cta_sync_aligned",
+            "cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global",
+            "cutlass.experimental.primitives.tcgen05_commit",
+            "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",
+            "cutlass.experimental.primitives.inline_ptx_hl",
+            "cutlass.experimental.task_scheduling.task_manager.TaskManager",
+        ] {
+            assert_eq!(Api::lookup(q), Some(Api::Unmodelled), "{q}");
+        }
+        for q in [
+            "cutlass.experimental.primitives.fma_packed_f32x2",
+            "cutlass.experimental.primitives.cvt_f32x2_to_f8x2",
+            "cutlass.experimental.primitives.read_sreg_hw",
+            "cutlass.experimental.primitives.tcgen05_ld",
+            "cutlass.experimental.primitives.tcgen05_alloc",
+            "cutlass.experimental.primitives.griddepcontrol",
+        ] {
+            assert_eq!(Api::lookup(q), None, "{q}");
+        }
+    }
 }

@@ -20,8 +20,10 @@ use crate::module::Module;
 
 mod assumed_shape;
 mod entry;
+mod roles;
 use assumed_shape::HostAssumptions;
 pub use assumed_shape::{cluster_when_unknown, AssumedCluster, ASSUMED_THREADS_PER_CTA};
+pub use roles::{role_tests, single_definitions, threads_reaching_roles};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Launch {
@@ -155,7 +157,7 @@ impl Launches {
     /// `block=` or `cluster=` argument cannot be solved for stays unknown;
     /// `None` when neither can, or running the host code again with the
     /// solution does not give the shapes assumed.
-    fn with_assumed_shape(&self, module: &Module, found: &Found, kernel: &FunctionDef) -> Option<Launch> {
+    fn with_assumed_shape(&self, module: &Module, found: &Found, kernel: &FunctionDef, threads: u32) -> Option<Launch> {
         const MAX_RUNS: usize = 4;
         let cluster = cluster_when_unknown(kernel);
         let mut values = BTreeMap::new();
@@ -167,7 +169,7 @@ impl Launches {
                 dims
             })
         };
-        let block = solve(&found.unresolved_block, [ASSUMED_THREADS_PER_CTA, 1, 1]);
+        let block = solve(&found.unresolved_block, [threads, 1, 1]);
         let cluster_shape = solve(&found.unresolved_cluster, cluster.shape);
         if block.is_none() && cluster_shape.is_none() {
             return None;
@@ -200,7 +202,7 @@ impl Launches {
             if taken.single_cta_mmas {
                 assumptions.push(crate::layout::SINGLE_CTA_MMA.to_string());
             }
-            let block_assumed = block.map(|_| block_assumed_note(kernel));
+            let block_assumed = block.map(|_| block_assumed_note(kernel, threads));
             return Some(Launch { block_assumed, assumptions, ..relaunched.launch });
         }
         None
@@ -213,15 +215,41 @@ impl Launches {
     /// any case, and said); a launch not found has no shape (`None`) and
     /// the caller states its assumption. Parameters not known are `Unknown`.
     pub fn of_kernel(&self, module: &Module, kernel: &FunctionDef) -> Launch {
+        let launch = self.of_kernel_with(module, kernel, ASSUMED_THREADS_PER_CTA);
+        if launch.block_assumed.is_none() {
+            return launch;
+        }
+        // Four warps leave out a role the kernel dispatches to a later
+        // warp: assume as many warp groups as reach it.
+        let mut env = self.globals.clone();
+        env.extend(launch.params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        match roles::threads_reaching_roles(kernel, &env) {
+            Some((threads, warp)) => {
+                let mut wider = self.of_kernel_with(module, kernel, threads);
+                if wider.block != Some([threads, 1, 1]) {
+                    return launch;
+                }
+                wider.block_assumed = wider.block_assumed.map(|note| {
+                    format!("{note}, the warp groups that reach warp {warp}, the highest its tests of the warp index select")
+                });
+                wider
+            }
+            None => launch,
+        }
+    }
+
+    /// [`Launches::of_kernel`], with `threads` per CTA where the block is
+    /// assumed.
+    fn of_kernel_with(&self, module: &Module, kernel: &FunctionDef, threads: u32) -> Launch {
         let globals = &self.globals;
         let mut handler = HostCalls::new(module);
         let found = self.found.iter().find(|f| f.kernel == kernel.name && f.class.as_deref() == kernel.class_name.as_deref());
         let mut launch = match found {
             Some(f) if f.launch.cluster.is_none() || f.launch.block.is_none() => {
-                let mut launch = self.with_assumed_shape(module, f, kernel).unwrap_or_else(|| f.launch.clone());
+                let mut launch = self.with_assumed_shape(module, f, kernel, threads).unwrap_or_else(|| f.launch.clone());
                 if launch.block.is_none() {
-                    launch.block = Some([ASSUMED_THREADS_PER_CTA, 1, 1]);
-                    launch.block_assumed = Some(block_assumed_note(kernel));
+                    launch.block = Some([threads, 1, 1]);
+                    launch.block_assumed = Some(block_assumed_note(kernel, threads));
                 }
                 launch
             }
@@ -261,11 +289,8 @@ impl Launches {
     }
 }
 
-fn block_assumed_note(kernel: &FunctionDef) -> String {
-    format!(
-        "the block shape of the launch of `{}` is not known statically: assuming {ASSUMED_THREADS_PER_CTA} threads per CTA",
-        kernel.display_name()
-    )
+fn block_assumed_note(kernel: &FunctionDef, threads: u32) -> String {
+    format!("the block shape of the launch of `{}` is not known statically: assuming {threads} threads per CTA", kernel.display_name())
 }
 
 /// Resolve the launch of one kernel (see [`Launches`] to resolve them all).

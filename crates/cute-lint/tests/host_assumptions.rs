@@ -215,12 +215,9 @@ fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
     assert_eq!(findings(&short), vec![("deadlock".to_string(), Severity::Warning, wait)]);
 }
 
-/// A producer at warp 4 of a block the caller sizes: no thread of the 128
-/// assumed reaches it, so the kernel is not checked, naming the branch (it
-/// was checked, in silence, without its producer).
-#[test]
-fn a_warp_role_beyond_the_assumed_block_is_reported() {
-    let src = r#"
+/// A producer at warp `PRODUCER` of a block the caller sizes, whose ring
+/// nothing consumes.
+const ROLE_BEYOND_FOUR_WARPS: &str = r#"
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
@@ -230,7 +227,7 @@ import cutlass.utils as utils
 class Ring:
     def __init__(self, consumer_warps):
         self.threads = 32 * (consumer_warps + 1)
-        self.producer_warp = 4
+        self.producer_warp = PRODUCER
 
     @cute.kernel
     def kernel(self, x: cute.Tensor):
@@ -253,15 +250,34 @@ class Ring:
     def __call__(self, x: cute.Tensor):
         self.kernel(x).launch(grid=[1, 1, 1], block=[max(self.threads, 64), 1, 1])
 "#;
-    let got = analyze_text(src, &AnalysisOptions::default());
-    let branch = line_of(src, "if warp == self.producer_warp:");
-    assert_eq!(findings(src), vec![("analysis-incomplete".to_string(), Severity::Info, branch)]);
-    assert!(got[0].message.contains("this branch is taken by warp 4"), "{}", got[0].message);
-    // With the block known, the producer runs, and its ring (which nothing
-    // consumes) hangs at its third acquire: what the assumed block hid.
+
+/// A producer at warp 4 of a block the caller sizes: the block assumed is
+/// the two warp groups that reach it, not the four warps that would check
+/// the kernel without its producer. Its ring, which nothing consumes, hangs
+/// at its third acquire, as it does with the block known; the finding rests
+/// on the assumed block, and says so.
+#[test]
+fn the_block_assumed_reaches_the_warps_the_roles_select() {
+    let src = ROLE_BEYOND_FOUR_WARPS.replace("PRODUCER", "4");
+    let acquire = line_of(&src, "pipe.producer_acquire(state)");
+    let got = analyze_text(&src, &AnalysisOptions::default());
+    assert_eq!(findings(&src), vec![("deadlock".to_string(), Severity::Warning, acquire)]);
+    let notes = got[0].notes.join("\n");
+    assert!(notes.contains("assuming 256 threads per CTA, the warp groups that reach warp 4"), "{notes}");
     let known = src.replace("block=[max(self.threads, 64), 1, 1]", "block=[160, 1, 1]");
-    let acquire = line_of(&known, "pipe.producer_acquire(state)");
     assert_eq!(findings(&known), vec![("deadlock".to_string(), Severity::Error, acquire)]);
+}
+
+/// A role at a warp no CTA has (warp 40, past 1,024 threads): no block
+/// reaches it, so the kernel is not checked, naming the branch, rather
+/// than checked without that role.
+#[test]
+fn a_warp_role_beyond_every_block_is_reported() {
+    let src = ROLE_BEYOND_FOUR_WARPS.replace("PRODUCER", "40");
+    let branch = line_of(&src, "if warp == self.producer_warp:");
+    let got = analyze_text(&src, &AnalysisOptions::default());
+    assert_eq!(findings(&src), vec![("analysis-incomplete".to_string(), Severity::Info, branch)]);
+    assert!(got[0].message.contains("this branch is taken by warp 40"), "{}", got[0].message);
 }
 
 /// A count that bounds a loop and also decides which threads take part

@@ -341,3 +341,53 @@ def release_at(pipe, state, idx, x):
     assert!(in_helper.iter().all(|(name, _)| name == "analysis-incomplete"), "{in_helper:?}");
     assert!(in_helper.iter().any(|(_, m)| m.contains("checked only in part")), "{in_helper:?}");
 }
+
+/// Thread 0 fills a buffer and arrives; every thread spins on a try-wait of
+/// phase `PHASE` before it reads.
+const SPIN_ON_TRY_WAIT: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+
+@cute.struct
+class SharedStorage:
+    mbar: cute.struct.MemRange[cutlass.Int64, 1]
+    data: cute.struct.MemRange[cutlass.Float32, 64]
+
+
+@cute.kernel
+def k(dst: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    storage = utils.SmemAllocator().allocate(SharedStorage)
+    mbar = storage.mbar.data_ptr()
+    data = storage.data.get_tensor(cute.make_layout(64))
+    if tidx == 0:
+        cute.arch.mbarrier_init(mbar, 1)
+        cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if tidx == 0:
+        for i in cutlass.range_constexpr(64):
+            data[i] = cutlass.Float32(i)
+        cute.arch.mbarrier_arrive(mbar)
+    while not cute.arch.mbarrier_try_wait(mbar, PHASE):
+        pass
+    dst[tidx] = data[63 - tidx]
+
+
+@cute.jit
+def host(dst: cute.Tensor):
+    k(dst).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+
+/// `while not mbarrier_try_wait(bar, phase): pass` is the wait on that
+/// phase: the reads after it are ordered after the writes the arrive
+/// publishes (it was taken as a loop of unknown length that waits for
+/// nothing, and the reads raced with the writes), and a wrong phase passes at
+/// once.
+#[test]
+fn a_spin_on_a_try_wait_is_a_wait() {
+    assert_eq!(names(&SPIN_ON_TRY_WAIT.replace("PHASE", "0")), vec![]);
+    let found = names(&SPIN_ON_TRY_WAIT.replace("PHASE", "1"));
+    assert_eq!(found.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["vacuous-wait"], "{found:?}");
+}

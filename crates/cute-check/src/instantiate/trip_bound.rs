@@ -13,24 +13,13 @@ use rustc_hash::FxHashMap as HashMap;
 
 use std::collections::BTreeSet;
 
-use cute_ir::ast::{BinOp, Expr, FunctionDef, Stmt, StmtKind, Target};
+use cute_ir::ast::{BinOp, Expr, FunctionDef, Stmt, StmtKind};
 use cute_ir::eval::{eval, CallHandler, Env};
 
 /// The names a function binds exactly once, by a plain assignment, with the
 /// expression they are bound to: what a name read by a loop bound stands
 /// for, wherever the loop is.
-pub(super) fn single_definitions(f: &FunctionDef) -> HashMap<String, &Expr> {
-    let mut bindings: HashMap<String, (usize, Option<&Expr>)> = HashMap::default();
-    cute_ir::ast::for_each_binding(&f.body, &mut |target, value| {
-        for n in target.bound_names() {
-            let entry = bindings.entry(n).or_insert((0, None));
-            entry.0 += 1;
-            // Only a plain `name = value` defines the name by an expression.
-            entry.1 = if matches!(target, Target::Name(_)) { value } else { None };
-        }
-    });
-    bindings.into_iter().filter_map(|(n, (count, value))| (count == 1).then_some((n, value?))).collect()
-}
+pub(super) use cute_ir::launch::single_definitions;
 
 /// The names the kernel's loops run up to (`for k in cutlass.range(k_tiles)`,
 /// `range(1, k_tiles - 1)`). One that is not known statically is taken as

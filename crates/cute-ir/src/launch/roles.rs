@@ -1,0 +1,139 @@
+//! The warps a kernel dispatches roles to, read off its own tests of the
+//! warp index (`if warp_idx == self.tma_warp_id:`, `if warp_idx >= 4:`).
+//!
+//! A kernel whose block shape is not known is checked with an assumed one.
+//! Four warps leave out the producer of a kernel that puts it in warp 8: the
+//! model would check the kernel without it. So the block assumed is the
+//! smallest number of whole warp groups (kernels size their blocks in warp
+//! groups) that has every warp the kernel's role tests select, and the
+//! tests that still select a warp beyond it (an index known only later, or
+//! past the largest block) make the kernel not checked, naming the branch.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use cute_syntax::TextRange;
+
+use crate::api::Api;
+use crate::ast::{CmpOp, Expr, FunctionDef, Stmt, StmtKind, Target};
+use crate::eval::{eval, pure_call, CallHandler, Env, Value};
+
+/// The most threads a CTA has.
+const MAX_THREADS_PER_CTA: u32 = 1024;
+/// Blocks are assumed in whole warp groups.
+const WARP_GROUP: u32 = 128;
+
+/// The names the function binds exactly once, by a plain `name = value`,
+/// with that value.
+pub fn single_definitions(f: &FunctionDef) -> HashMap<String, &Expr> {
+    let mut bindings: HashMap<String, (usize, Option<&Expr>)> = HashMap::default();
+    crate::ast::for_each_binding(&f.body, &mut |target, value| {
+        for n in target.bound_names() {
+            let entry = bindings.entry(n).or_insert((0, None));
+            entry.0 += 1;
+            // Only a plain `name = value` defines the name by an expression.
+            entry.1 = if matches!(target, Target::Name(_)) { value } else { None };
+        }
+    });
+    bindings.into_iter().filter_map(|(n, (count, value))| (count == 1).then_some((n, value?))).collect()
+}
+
+/// The branches of the kernel's own code that compare the warp index with a
+/// known warp (`warp_idx == 8`, `warp_idx >= 8`), in text order: each
+/// statement and the first warp it selects.
+pub fn role_tests(kernel: &FunctionDef, definitions: &HashMap<String, &Expr>, env: &Env) -> Vec<(TextRange, i64)> {
+    fn walk(stmts: &[Stmt], find: &mut dyn FnMut(&Expr) -> Option<i64>, out: &mut Vec<(TextRange, i64)>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::If { cond, then, orelse } => {
+                    out.extend(find(cond).map(|w| (s.range, w)));
+                    walk(then, find, out);
+                    walk(orelse, find, out);
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => walk(body, find, out),
+                _ => {}
+            }
+        }
+    }
+    let is_warp_index = |e: &Expr| {
+        let e = match e {
+            Expr::Name(n) => definitions.get(n).copied().unwrap_or(e),
+            _ => e,
+        };
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        calls.iter().any(|c| c.api == Some(Api::WarpIdx))
+    };
+    let mut find = |cond: &Expr| role_warp(cond, &is_warp_index, env);
+    let mut out = Vec::new();
+    walk(&kernel.body, &mut find, &mut out);
+    out
+}
+
+/// Threads per CTA that reach every warp the kernel's role tests select,
+/// when four warps do not: the smallest multiple of a warp group past the
+/// highest such warp (warp 8 gives 384), with that warp. `None` when four
+/// warps do, or when no CTA has that warp.
+pub fn threads_reaching_roles(kernel: &FunctionDef, env: &Env) -> Option<(u32, i64)> {
+    let definitions = single_definitions(kernel);
+    let highest = role_tests(kernel, &definitions, env).into_iter().map(|(_, w)| w).max()?;
+    let warps = u32::try_from(highest).ok()?.checked_add(1)?;
+    let threads = (warps * 32).div_ceil(WARP_GROUP) * WARP_GROUP;
+    (threads > super::ASSUMED_THREADS_PER_CTA && threads <= MAX_THREADS_PER_CTA).then_some((threads, highest))
+}
+
+/// The warp a condition selects: `warp == k`, `warp >= k`, `warp > k`, or
+/// one side of `and`/`or`.
+fn role_warp(cond: &Expr, is_warp_index: &dyn Fn(&Expr) -> bool, env: &Env) -> Option<i64> {
+    match cond {
+        Expr::BoolOp { lhs, rhs, .. } => role_warp(lhs, is_warp_index, env).or_else(|| role_warp(rhs, is_warp_index, env)),
+        Expr::Compare { op, lhs, rhs } if is_warp_index(lhs) => {
+            let k = eval(rhs, env, &mut PureCalls).as_int()?;
+            match op {
+                CmpOp::Eq | CmpOp::Ge => Some(k),
+                CmpOp::Gt => Some(k + 1),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Calls evaluated without a thread: only those that need none.
+struct PureCalls;
+
+impl CallHandler for PureCalls {
+    fn call(&mut self, call: &crate::ast::Call, _: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, _: &Env) -> Value {
+        pure_call(call, &args, &kwargs).unwrap_or(Value::unknown("a call"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads_reaching_roles;
+    use crate::eval::{Env, Value};
+
+    fn threads(tests: &str) -> Option<(u32, i64)> {
+        let src = format!(
+            "import cutlass.cute as cute\n@cute.kernel\ndef k(x, mma_warp):\n    warp = cute.arch.warp_idx()\n{tests}"
+        );
+        let m = crate::lower_text(&src).unwrap();
+        let kernel = m.kernels().next().unwrap();
+        let env: Env = [("mma_warp".to_string(), Value::Int(9))].into_iter().collect();
+        threads_reaching_roles(kernel, &env)
+    }
+
+    #[test]
+    fn the_block_has_the_warp_groups_that_reach_the_highest_role() {
+        // Warps 0 to 3: the four warps assumed anyway.
+        assert_eq!(threads("    if warp == 3:\n        pass\n"), None);
+        // Warp 4 (`>= 4` selects it first): two warp groups.
+        assert_eq!(threads("    if warp >= 4:\n        pass\n"), Some((256, 4)));
+        // The highest of the tests, nested or not, through a parameter's value.
+        assert_eq!(
+            threads("    if warp == 0:\n        pass\n    elif warp == mma_warp:\n        if warp > 10:\n            pass\n"),
+            Some((384, 11))
+        );
+        // No CTA has warp 32.
+        assert_eq!(threads("    if warp == 32:\n        pass\n"), None);
+    }
+}
