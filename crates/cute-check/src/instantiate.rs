@@ -2294,13 +2294,13 @@ impl<'a> ThreadRun<'a> {
         parity
     }
 
-    /// An argument's value by parameter name (or one of `alt` keyword
-    /// spellings) or position.
+    /// An argument's value by parameter name (or one of its `alt`
+    /// spellings), given by keyword or by position.
     fn arg_value(&mut self, call: &Call, name: &str, alt: &[&str], args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
         if let Some((_, v)) = kwargs.iter().find(|(k, _)| k == name || alt.contains(&k.as_str())) {
             return Some(v.clone());
         }
-        let pos = call.params.iter().position(|p| *p == name)?;
+        let pos = call.params.iter().position(|p| *p == name || alt.contains(p))?;
         args.get(pos).cloned()
     }
 
@@ -2308,7 +2308,7 @@ impl<'a> ThreadRun<'a> {
     /// them, so a converged warp adds them once per lane.
     fn expect_tx_bytes(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> TxBytes {
         let lanes = if self.converged() { self.warp_lanes() } else { 1 };
-        let v = self.arg_value(call, "bytes", &[], args, kwargs).unwrap_or(Value::unknown("a missing byte count"));
+        let v = self.arg_value(call, "bytes", &["txcount"], args, kwargs).unwrap_or(Value::unknown("a missing byte count"));
         tx_bytes(&v, lanes)
     }
 
@@ -2381,7 +2381,8 @@ impl<'a> ThreadRun<'a> {
                 } else if remote || scope.is_some() {
                     self.record_mem(MemKind::ArriveRelease { scope: Some(scope.unwrap_or(Scope::Cta)) }, site);
                 }
-                let n = match self.arg_value(call, "arrive_count", &[], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
+                // `count=` in `cutlass.experimental.primitives`.
+                let n = match self.arg_value(call, "arrive_count", &["count"], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
                     None | Some(Value::None) => 1,
                     Some(v) => match v.as_int() {
                         Some(n) if n > 0 => n as u32,
@@ -2432,12 +2433,17 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Api::Barrier | Api::BarrierArrive => {
-                let id = kwargs.iter().find(|(k, _)| k == "barrier_id").map(|(_, v)| v.clone());
-                let n = kwargs.iter().find(|(k, _)| k == "number_of_threads").map(|(_, v)| v.clone());
+                let id = self.arg_value(call, "barrier_id", &[], &args, &kwargs);
+                // `thread_count` in `cutlass.experimental.primitives`.
+                let n = self.arg_value(call, "number_of_threads", &["thread_count"], &args, &kwargs).filter(|v| !matches!(v, Value::None));
                 // `bar.sync` is aligned; `barrier_arrive` is `bar.arrive`
                 // (aligned) unless `aligned=False` makes it
-                // `barrier.cta.arrive`.
-                let aligned = !matches!(kwargs.iter().find(|(k, _)| k == "aligned"), Some((_, Value::Bool(false))));
+                // `barrier.cta.arrive`. The primitives say which in their
+                // name (`barrier_cta_sync_aligned` is `bar.sync`).
+                let aligned = match call.qualname.as_deref().filter(|q| q.starts_with("cutlass.experimental.primitives.")) {
+                    Some(q) => q.ends_with("_aligned"),
+                    None => !matches!(kwargs.iter().find(|(k, _)| k == "aligned"), Some((_, Value::Bool(false)))),
+                };
                 self.named_barrier(id, n, api == Api::Barrier, aligned, site)
             }
             Api::ClusterArrive | Api::ClusterArriveRelaxed => {
@@ -3462,6 +3468,20 @@ impl CallHandler for ThreadRun<'_> {
                     },
                     _ => Value::unknown(format!("`.{attr}(...)` on shared memory")),
                 };
+            }
+        }
+        // `cutlass.Array(dtype, n, space=cutlass.AddressSpace.smem)`: an
+        // array of `n` elements in shared memory (the experimental
+        // primitives' barriers and buffers), a fresh allocation per call site.
+        if call.qualname.as_deref() == Some("cutlass.Array") {
+            let in_smem = api::arg(call, "space").and_then(Expr::dotted_last).is_some_and(|s| s == "smem");
+            if in_smem {
+                let mut smem = SmemRef::new(format!("smem@{}", call.range.start));
+                let dtype = args.first().and_then(cute_ir::layout::dtype_of);
+                if let (Some((dtype, width)), Some(n)) = (dtype, args.get(1).and_then(Value::as_int)) {
+                    smem.tile = Some(std::sync::Arc::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
+                }
+                return Value::Smem(smem);
             }
         }
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {

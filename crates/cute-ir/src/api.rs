@@ -205,6 +205,45 @@ const TABLE: &[Entry] = &[
 /// The module of the experimental low-level primitives.
 const PRIMITIVES: &str = "cutlass.experimental.primitives.";
 
+/// The functions of `cutlass.experimental.primitives` the model reads as
+/// their `cute.arch` counterparts, with their parameters in order as the
+/// package names them where the counterpart's reading needs them (`mbar_ptr`
+/// for the package's `addr`, `cnt` for `count`, `bytes` for `txcount`,
+/// `phase`). The others that synchronize are [`Api::Unmodelled`].
+const PRIMITIVES_TABLE: &[Entry] = &[
+    Entry { api: Api::MbarrierInit, names: &["mbarrier_init"], params: &["mbar_ptr", "cnt"] },
+    Entry { api: Api::MbarrierInitFence, names: &["fence_mbarrier_init"], params: &[] },
+    // `count=` is keyword-only; a `scope=` and `relaxed=` as in `cute.arch`.
+    Entry { api: Api::MbarrierArrive, names: &["mbarrier_arrive"], params: &["mbar_ptr"] },
+    Entry { api: Api::MbarrierArriveAndExpectTx, names: &["mbarrier_arrive_expect_tx"], params: &["mbar_ptr", "bytes"] },
+    Entry { api: Api::MbarrierExpectTx, names: &["mbarrier_expect_tx"], params: &["mbar_ptr", "bytes"] },
+    Entry { api: Api::MbarrierTryWait, names: &["mbarrier_try_wait_parity"], params: &["mbar_ptr", "phase"] },
+    Entry { api: Api::MbarrierWait, names: &["mbarrier_wait_parity"], params: &["mbar_ptr", "phase"] },
+    // `bar.sync` / `barrier.cta.sync` on an id, for `thread_count` threads
+    // (all of the CTA's when not given).
+    Entry { api: Api::Barrier, names: &["barrier_cta_sync", "barrier_cta_sync_aligned"], params: &["barrier_id", "thread_count"] },
+    Entry { api: Api::BarrierArrive, names: &["barrier_cta_arrive", "barrier_cta_arrive_aligned"], params: &["barrier_id", "thread_count"] },
+    Entry { api: Api::ClusterArrive, names: &["barrier_cluster_arrive", "barrier_cluster_arrive_aligned"], params: &[] },
+    Entry {
+        api: Api::ClusterArriveRelaxed,
+        names: &["barrier_cluster_arrive_relaxed", "barrier_cluster_arrive_relaxed_aligned"],
+        params: &[],
+    },
+    Entry { api: Api::ClusterWait, names: &["barrier_cluster_wait", "barrier_cluster_wait_aligned"], params: &[] },
+    // `if prims.elect_sync():` elects lane 0 of a converged warp, as
+    // `cute.arch.elect_one()` does.
+    Entry { api: Api::ElectOne, names: &["elect_sync"], params: &[] },
+    Entry { api: Api::SyncWarp, names: &["bar_warp_sync"], params: &["mask"] },
+];
+
+/// The entry of a function of `cutlass.experimental.primitives` the model
+/// reads (`prims.nvvm_wrapper.mbarrier_init` is the same function).
+fn primitives_entry(qualname: &str) -> Option<&'static Entry> {
+    let rest = qualname.strip_prefix(PRIMITIVES)?;
+    let name = rest.rsplit('.').next().unwrap_or(rest);
+    PRIMITIVES_TABLE.iter().find(|e| e.names.contains(&name))
+}
+
 /// Function names of `cutlass.experimental.primitives` that take part in
 /// what the checker models, by their start: the package names them after
 /// the PTX instruction they emit (`mbarrier_try_wait_parity`,
@@ -271,6 +310,14 @@ impl Api {
             | "cutlass.memory.TmemAllocator"
             | "cutlass.memory.tmem.TmemAllocator" => return Some(Api::Pipeline),
             "int" => return Some(Api::IntCast),
+            q if q.starts_with(PRIMITIVES) => {
+                if let Some(e) = primitives_entry(q) {
+                    return Some(e.api);
+                }
+                if is_unmodelled_sync(q) {
+                    return Some(Api::Unmodelled);
+                }
+            }
             q if is_unmodelled_sync(q) => return Some(Api::Unmodelled),
             _ => {}
         }
@@ -300,7 +347,7 @@ impl Api {
         if call.qualname.as_deref() == Some(PIPELINE_SYNC) {
             return &["barrier_id"];
         }
-        let by_name = |q: &str| Self::entry(q).map(|e| e.params);
+        let by_name = |q: &str| Self::entry(q).or_else(|| primitives_entry(q)).map(|e| e.params);
         if let Some(p) = call.qualname.as_deref().and_then(by_name) {
             return p;
         }
@@ -434,9 +481,8 @@ mod tests {
     #[test]
     fn experimental_synchronization_is_recognised_as_not_modelled() {
         for q in [
-            "cutlass.experimental.primitives.mbarrier_init",
-            "cutlass.experimental.primitives.mbarrier_try_wait_parity",
-            "cutlass.experimental.primitives.nvvm_wrapper.barrier_cta_sync_aligned",
+            "cutlass.experimental.primitives.mbarrier_try_wait",
+            "cutlass.experimental.primitives.barrier_cta_red",
             "cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global",
             "cutlass.experimental.primitives.tcgen05_commit",
             "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",

@@ -246,6 +246,20 @@ pub(crate) fn check_slice_with(
             .collect();
         findings.extend(single_lane_collective::diagnostics(ctx, &model));
         findings.extend(vacuous_wait::stale_tokens(ctx, &model));
+        // They rest on what the model assumed (an assumed block decides how
+        // many warps elect a lane) as every finding does: a warning that
+        // says so.
+        {
+            let severity = severity_for(&model, &scenario_notes);
+            for f in &mut findings {
+                f.severity = f.severity.max(severity);
+                for note in model.assumptions.iter().chain(&scenario_notes) {
+                    if !f.notes.contains(note) {
+                        f.notes.push(note.clone());
+                    }
+                }
+            }
+        }
         {
             // The model takes announced bytes to arrive; this rule is what
             // checks that they do, so that assumption is not one of its own.
