@@ -507,3 +507,40 @@ fn the_same_test_in_two_roles_is_decided_alike() {
     let producer_test = line_of(&rebound, "if n > 0:");
     assert_eq!(findings(&rebound), vec![("analysis-incomplete".to_string(), Severity::Info, producer_test)]);
 }
+
+/// An mbarrier every warp's elected lane initialises, in a block the caller
+/// sizes (`BLOCK`).
+const INIT_PER_WARP: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+
+@cute.kernel
+def k(dst: cute.Tensor, lanes: cutlass.Constexpr):
+    mbar = utils.SmemAllocator().allocate_array(cutlass.Int64, 1)
+    with cute.arch.elect_one():
+        cute.arch.mbarrier_init(mbar, 1)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(dst: cute.Tensor, lanes: cutlass.Constexpr):
+    k(dst, lanes).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1))
+"#;
+
+/// A finding read off the model alone (an mbarrier initialised by the
+/// elected lane of each of four warps) rests on the block the model was
+/// built for: with the block assumed it is a warning that names the
+/// assumption (it was an error with no note); with four warps launched, an
+/// error.
+#[test]
+fn a_finding_of_the_model_alone_rests_on_its_assumed_block() {
+    let src = INIT_PER_WARP.replace("BLOCK", "lanes");
+    let init = line_of(&src, "cute.arch.mbarrier_init(mbar, 1)");
+    assert_eq!(findings(&src), vec![("mbarrier-init-hazard".to_string(), Severity::Warning, init)]);
+    let notes = analyze_text(&src, &AnalysisOptions::default()).remove(0).notes.join("\n");
+    assert!(notes.contains("is not known statically: assuming 128 threads per CTA"), "{notes}");
+    let known = INIT_PER_WARP.replace("BLOCK", "128");
+    assert_eq!(findings(&known), vec![("mbarrier-init-hazard".to_string(), Severity::Error, init)]);
+}
