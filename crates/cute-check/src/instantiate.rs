@@ -2344,6 +2344,14 @@ impl<'a> ThreadRun<'a> {
                 }
                 Value::None
             }
+            Api::MbarrierArrive if is_primitive(call) && call.name() == "tcgen05_commit" && {
+                let given = |k: &str| kwargs.iter().any(|(key, v)| key == k && !matches!(v, Value::None));
+                given("multicast_mask") || given("group")
+            } =>
+            {
+                self.unresolved(site, "a `tcgen05_commit` with a `multicast_mask=` or a CTA `group=` is not modelled".to_string());
+                Value::None
+            }
             Api::MbarrierArrive | Api::MbarrierArriveAndExpectTx => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
                 let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
@@ -2469,6 +2477,10 @@ impl<'a> ThreadRun<'a> {
             Api::InlineAsm => {
                 self.record_inline_ptx(call, &args, &kwargs);
                 opaque_result(api).expect("inline PTX's value")
+            }
+            Api::Copy if is_primitive(call) => {
+                self.record_primitive_tma_load(call, &args);
+                Value::None
             }
             Api::Copy => {
                 if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") && !self.converged() {
@@ -3190,6 +3202,11 @@ fn describe_unfollowed_call(call: &Call) -> String {
         Some(q) => format!("`{written}(...)` (`{q}`, from another module)"),
         None => format!("`{written}(...)`"),
     }
+}
+
+/// Whether a call is one of `cutlass.experimental.primitives`.
+fn is_primitive(call: &Call) -> bool {
+    call.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass.experimental.primitives."))
 }
 
 /// Whether a `while` condition is the negation of an mbarrier try-wait on

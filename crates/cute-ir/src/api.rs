@@ -230,6 +230,17 @@ const PRIMITIVES_TABLE: &[Entry] = &[
         params: &[],
     },
     Entry { api: Api::ClusterWait, names: &["barrier_cluster_wait", "barrier_cluster_wait_aligned"], params: &[] },
+    // A TMA load into this CTA's shared memory, completing its bytes on
+    // `mbar` (the bytes come from the tensor map: not known here).
+    Entry {
+        api: Api::Copy,
+        names: &["cp_async_bulk_tensor_shared_cta_global"],
+        params: &["dst_mem", "tma_descriptor", "coordinates", "mbar_ptr"],
+    },
+    // One arrival on `addr` once the thread's earlier tcgen05 operations
+    // complete; to this CTA only without a `multicast_mask=` (with one, or
+    // over a CTA pair, not modelled).
+    Entry { api: Api::MbarrierArrive, names: &["tcgen05_commit"], params: &["mbar_ptr"] },
     // `if prims.elect_sync():` elects lane 0 of a converged warp, as
     // `cute.arch.elect_one()` does.
     Entry { api: Api::ElectOne, names: &["elect_sync"], params: &[] },

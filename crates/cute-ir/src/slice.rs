@@ -739,7 +739,10 @@ fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
         // A copy synchronizes through the barrier it signals, and its source
         // and destination say which buffers it reads and writes.
         Expr::Call(c) if Api::of_call(c) == Some(Api::Copy) => {
-            c.args.iter().skip(1).for_each(|a| a.collect_uses(out));
+            // `cute.copy(atom, src, dst)`; the primitives' TMA load starts
+            // with its destination.
+            let atom = usize::from(c.params.first() != Some(&"dst_mem"));
+            c.args.iter().skip(atom).for_each(|a| a.collect_uses(out));
             for (k, v) in &c.kwargs {
                 if k == "tma_bar_ptr" || k == "mbar_ptr" {
                     relevant_uses(v, out);
@@ -792,7 +795,8 @@ fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
 }
 
 fn copy_signals_barrier(call: &crate::ast::Call) -> bool {
-    call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr")
+    // `mbar_ptr` is also the fourth argument of the primitives' TMA load.
+    crate::api::arg(call, "tma_bar_ptr").or_else(|| crate::api::arg(call, "mbar_ptr")).is_some()
 }
 
 /// Calls that allocate shared memory or make a tensor of it.

@@ -391,3 +391,45 @@ fn a_spin_on_a_try_wait_is_a_wait() {
     let found = names(&SPIN_ON_TRY_WAIT.replace("PHASE", "1"));
     assert_eq!(found.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["vacuous-wait"], "{found:?}");
 }
+
+/// One elected thread loads a tile by TMA with the primitives
+/// (`prims.cp_async_bulk_tensor_shared_cta_global`), announcing its bytes on
+/// `mbar`; every thread spins on the mbarrier's phase 0, then `READ`s.
+const PRIMITIVES_TMA: &str = r#"
+import cutlass
+import cutlass.cute as cute
+from cutlass.experimental import primitives as prims
+
+
+@cute.kernel
+def k(tma_desc: cutlass.Array, dst: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    tile = cutlass.Array(cutlass.Float16, 4096, space=cutlass.AddressSpace.smem)
+    mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+    if tidx == 0:
+        prims.mbarrier_init(mbar, 1)
+        prims.fence_mbarrier_init()
+    prims.barrier_cta_sync(0)
+    if tidx == 0:
+        prims.mbarrier_arrive_expect_tx(mbar, 8192)
+        prims.cp_async_bulk_tensor_shared_cta_global(tile, tma_desc.get_ptr(), [0, 0], mbar)
+    READ
+
+
+@cute.jit
+def host(tma_desc: cutlass.Array, dst: cute.Tensor):
+    k(tma_desc, dst).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#;
+
+/// The primitives' TMA load writes its destination asynchronously and
+/// completes on its mbarrier: read after the wait it is ordered (silent),
+/// read before it the read races with the copy.
+#[test]
+fn a_primitives_tma_load_completes_on_its_mbarrier() {
+    let waited = "while not prims.mbarrier_try_wait_parity(mbar, 0):\n        pass\n    dst[tidx] = tile[tidx]";
+    assert_eq!(names(&PRIMITIVES_TMA.replace("READ", waited)), vec![]);
+    let early = "dst[tidx] = tile[tidx]\n    while not prims.mbarrier_try_wait_parity(mbar, 0):\n        pass";
+    let found = names(&PRIMITIVES_TMA.replace("READ", early));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("`tile`"), "{found:?}");
+}

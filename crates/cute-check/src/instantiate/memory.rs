@@ -241,6 +241,36 @@ impl ThreadRun<'_> {
         self.record_generic_copy(src, dst, &name(1), &name(2), site);
     }
 
+    /// `prims.cp_async_bulk_tensor_shared_cta_global(dst, tma_desc, coords,
+    /// mbar)`: a TMA load the calling thread issues into `dst`, completing
+    /// on `mbar`. Its bytes are the tensor map's box, which the kernel does
+    /// not show: they are not counted.
+    pub(super) fn record_primitive_tma_load(&mut self, call: &cute_ir::ast::Call, args: &[Value]) {
+        let site = call.range;
+        let (Some(dst), Some(bar)) = (args.first(), args.get(3)) else { return };
+        let barrier = match bar {
+            Value::Smem(_) => Some(self.barrier_of(bar, api::arg(call, "mbar_ptr"), site)),
+            _ => None,
+        };
+        if let Some(b) = barrier {
+            let how = "the bytes of a TMA load of `cutlass.experimental.primitives` come from its tensor map".to_string();
+            self.record_mem(MemKind::CopyTx { barrier: b, bytes: TxBytes { value: None, lanes: 1, how } }, site);
+        }
+        let name = call.args.first().and_then(|e| match e {
+            Expr::Call(c) => match &c.func {
+                Expr::Attr { base, .. } => base.dotted(),
+                _ => None,
+            },
+            e => e.dotted(),
+        });
+        if let Some((buffer, stage)) = self.buffer_of(dst, name.as_deref().unwrap_or("tensor")) {
+            if matches!(dst, Value::Smem(_)) {
+                let region = Region { stage, element: Element::Whole };
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier }, site);
+            }
+        }
+    }
+
     fn record_generic_copy(&mut self, src: &Value, dst: &Value, src_name: &str, dst_name: &str, site: TextRange) {
         if let Some((buffer, stage)) = self.buffer_of(src, src_name) {
             self.record_mem(MemKind::Access { buffer, region: Region { stage, element: Element::Whole }, write: false }, site);
