@@ -486,21 +486,32 @@ pub fn arg<'c>(call: &'c Call, name: &str) -> Option<&'c Expr> {
 mod tests {
     use super::Api;
 
-    /// The experimental primitives that synchronize, and the task-scheduling
-    /// framework, are synchronization the checker does not model; the
-    /// primitives that compute are not synchronization at all.
+    /// The experimental primitives that synchronize are read as their
+    /// `cute.arch` counterparts where the model has them, and are otherwise,
+    /// with the task-scheduling framework, synchronization the checker does
+    /// not model; the primitives that compute are not synchronization at all.
     #[test]
     fn experimental_synchronization_is_recognised_as_not_modelled() {
         for q in [
             "cutlass.experimental.primitives.mbarrier_try_wait",
             "cutlass.experimental.primitives.barrier_cta_red",
             "cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global",
-            "cutlass.experimental.primitives.tcgen05_commit",
+            "cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta",
             "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",
             "cutlass.experimental.primitives.inline_ptx_hl",
             "cutlass.experimental.task_scheduling.task_manager.TaskManager",
         ] {
             assert_eq!(Api::lookup(q), Some(Api::Unmodelled), "{q}");
+        }
+        // Read as their `cute.arch` counterparts.
+        for (q, api) in [
+            ("cutlass.experimental.primitives.mbarrier_try_wait_parity", Api::MbarrierTryWait),
+            ("cutlass.experimental.primitives.nvvm_wrapper.barrier_cta_sync_aligned", Api::Barrier),
+            ("cutlass.experimental.primitives.elect_sync", Api::ElectOne),
+            ("cutlass.experimental.primitives.tcgen05_commit", Api::MbarrierArrive),
+            ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cta_global", Api::Copy),
+        ] {
+            assert_eq!(Api::lookup(q), Some(api), "{q}");
         }
         for q in [
             "cutlass.experimental.primitives.fma_packed_f32x2",
