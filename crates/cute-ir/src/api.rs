@@ -241,6 +241,11 @@ const PRIMITIVES_TABLE: &[Entry] = &[
     // complete; to this CTA only without a `multicast_mask=` (with one, or
     // over a CTA pair, not modelled).
     Entry { api: Api::MbarrierArrive, names: &["tcgen05_commit"], params: &["mbar_ptr"] },
+    // Warp collectives over a member mask (`mask`: the package's
+    // `thread_mask`, `mask`, and `mask_and_clamp` of `redux_sync`).
+    Entry { api: Api::Shuffle, names: &["shfl_sync"], params: &["mask", "value", "offset", "mask_and_clamp", "kind"] },
+    Entry { api: Api::Vote, names: &["vote_sync"], params: &["mask", "pred", "kind"] },
+    Entry { api: Api::WarpRedux, names: &["redux_sync"], params: &["value", "kind", "mask_and_clamp"] },
     // `if prims.elect_sync():` elects lane 0 of a converged warp, as
     // `cute.arch.elect_one()` does.
     Entry { api: Api::ElectOne, names: &["elect_sync"], params: &[] },
@@ -499,6 +504,7 @@ mod tests {
             "cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta",
             "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",
             "cutlass.experimental.primitives.inline_ptx_hl",
+            "cutlass.experimental.primitives.match_sync",
             "cutlass.experimental.task_scheduling.task_manager.TaskManager",
         ] {
             assert_eq!(Api::lookup(q), Some(Api::Unmodelled), "{q}");

@@ -433,3 +433,36 @@ fn a_primitives_tma_load_completes_on_its_mbarrier() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].1.contains("`tile`"), "{found:?}");
 }
+
+/// `prims.shfl_sync` over every lane (`0xFFFFFFFF`), run by the lanes
+/// `GUARD` keeps.
+const PRIMITIVES_SHUFFLE: &str = r#"
+import cutlass
+import cutlass.cute as cute
+from cutlass.experimental import primitives as prims
+
+
+@cute.kernel
+def k(dst: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    lane = tidx % 32
+    value = cutlass.Int32(tidx)
+    if GUARD:
+        value = prims.shfl_sync(0xFFFFFFFF, value, 0, 0x1F, prims.Shfl.IDX)
+    dst[tidx] = value
+
+
+@cute.jit
+def host(dst: cute.Tensor):
+    k(dst).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+
+/// The primitives' warp shuffle is the warp collective `cute.arch`'s is:
+/// by every lane of its member mask it is silent; by half of them it waits
+/// for lanes that never come.
+#[test]
+fn a_primitives_shuffle_is_a_warp_collective() {
+    assert_eq!(names(&PRIMITIVES_SHUFFLE.replace("GUARD", "tidx < 64")), vec![]);
+    let found = names(&PRIMITIVES_SHUFFLE.replace("GUARD", "lane < 16"));
+    assert_eq!(found.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["single-lane-collective"], "{found:?}");
+}
