@@ -241,6 +241,9 @@ const PRIMITIVES_TABLE: &[Entry] = &[
     // complete; to this CTA only without a `multicast_mask=` (with one, or
     // over a CTA pair, not modelled).
     Entry { api: Api::MbarrierArrive, names: &["tcgen05_commit"], params: &["mbar_ptr"] },
+    // `prims.fence_proxy(prims.Proxy.ASYNC_SHARED)`: a proxy fence when its
+    // kind names the async proxy, as `cute.arch.fence_proxy("async.shared")`.
+    Entry { api: Api::FenceProxy, names: &["fence_proxy"], params: &["kind"] },
     // Warp collectives over a member mask (`mask`: the package's
     // `thread_mask`, `mask`, and `mask_and_clamp` of `redux_sync`).
     Entry { api: Api::Shuffle, names: &["shfl_sync"], params: &["mask", "value", "offset", "mask_and_clamp", "kind"] },
@@ -503,6 +506,7 @@ mod tests {
             "cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global",
             "cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta",
             "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",
+            "cutlass.experimental.primitives.fence_proxy_acquire",
             "cutlass.experimental.primitives.inline_ptx_hl",
             "cutlass.experimental.primitives.match_sync",
             "cutlass.experimental.task_scheduling.task_manager.TaskManager",
