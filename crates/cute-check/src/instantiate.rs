@@ -493,7 +493,13 @@ impl<'m> FunctionIndex<'m> {
 
     fn get(&self, class: Option<&str>, name: &str) -> Option<&'m FunctionDef> {
         let index: &HashMap<(Option<&str>, &str), &'m FunctionDef> = &self.by_name;
-        index.get(&(class, name)).copied()
+        if let Some(f) = index.get(&(class, name)) {
+            return Some(f);
+        }
+        // A method the class inherits from a class of the file.
+        let class = class?;
+        let module: &'m Module = self.module;
+        module.class_lineage(class).into_iter().skip(1).find_map(|c| index.get(&(Some(c), name)).copied())
     }
 
     /// The statements of helper `f` a thread inlining it runs.
@@ -3423,6 +3429,16 @@ impl CallHandler for ThreadRun<'_> {
                     if let Some(f) = self.functions.get(Some(&o.class), attr) {
                         let s = env.get("self").cloned();
                         return self.inline_call(call, f, s, args, kwargs, env);
+                    }
+                    // A method of that name synchronizes elsewhere in the
+                    // file, but not one this object's class has (a base
+                    // class of another file): never dropped in silence.
+                    if self.functions.sync_helpers.contains(attr.as_str()) {
+                        self.unresolved(
+                            call.range,
+                            format!("it calls `self.{attr}`, which `{}` does not define or inherit in this file, and a method of that name synchronizes", o.class),
+                        );
+                        return Value::unknown(format!("`self.{attr}(...)`"));
                     }
                 }
             }

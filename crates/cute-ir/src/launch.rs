@@ -811,23 +811,35 @@ pub struct HostCalls<'m> {
     /// The calls of the file whose arguments the host code ran with, said
     /// (see [`bind_from_entry_call`]).
     configuration: Vec<String>,
+    /// The classes whose methods are running, innermost last: what
+    /// `super()` in the innermost refers past.
+    classes: Vec<String>,
 }
 
 impl<'m> HostCalls<'m> {
     pub fn new(module: &'m Module) -> HostCalls<'m> {
-        HostCalls { module, depth: 0, assumed: None, steps: 0, read_command_line: false, configuration: Vec::new() }
+        HostCalls { module, depth: 0, assumed: None, steps: 0, read_command_line: false, configuration: Vec::new(), classes: Vec::new() }
     }
 
     /// The method of this file's class that `self.name(...)` calls, when
-    /// `self` is an object of that class and the method is not a kernel.
+    /// `self` is an object of that class and the method is not a kernel;
+    /// or that `super().name(...)` calls from a method of a class whose base
+    /// is a class of the file.
     fn method_of_self(&self, call: &Call, env: &Env) -> Option<&'m FunctionDef> {
         let Expr::Attr { base, attr } = &call.func else { return None };
-        if !matches!(base.as_ref(), Expr::Name(b) if b == "self") {
-            return None;
-        }
-        let Some(Value::Object(object)) = env.get("self") else { return None };
         let module = self.module;
-        module.function(Some(&object.class), attr).filter(|m| m.decorator != Some(DecoratorKind::Kernel))
+        let class = match base.as_ref() {
+            Expr::Name(b) if b == "self" => match env.get("self") {
+                Some(Value::Object(object)) => object.class.as_str(),
+                _ => return None,
+            },
+            Expr::Call(c) if c.args.is_empty() && matches!(&c.func, Expr::Name(n) if n == "super") => {
+                let current = module.class(self.classes.last()?)?;
+                current.bases.iter().map(String::as_str).find(|b| module.class(b).is_some())?
+            }
+            _ => return None,
+        };
+        module.function(Some(class), attr).filter(|m| m.decorator != Some(DecoratorKind::Kernel))
     }
 
     /// What a method or function of the file called for its value returns
@@ -862,21 +874,29 @@ impl<'m> HostCalls<'m> {
         let skipped = usize::from(method.is_method()).min(method.params.len());
         bind_arguments(&method.params[skipped..], args, kwargs, env, &mut local, self, &method.display_name());
         self.depth += 1;
+        let class = method.class_name.clone();
+        let entered = class.is_some();
+        self.classes.extend(class);
         run_host_body(&method.body, &mut local, self, visitor);
+        if entered {
+            self.classes.pop();
+        }
         self.depth -= 1;
         Some(local)
     }
 
     fn construct(&mut self, class: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, env: &Env) -> Value {
         let mut obj = Object { class: class.to_string(), attrs: BTreeMap::new() };
-        if let Some(c) = self.module.class(class) {
+        let module = self.module;
+        // The class attributes of its bases in the file first: its own
+        // override them.
+        for c in module.class_lineage(class).into_iter().rev().filter_map(|c| module.class(c)) {
             for (name, value) in &c.attrs {
                 let v = eval(value, env, self);
                 obj.attrs.insert(name.clone(), v);
             }
             // Classes defined in the class body (`self.WarpRole.MMA`).
-            let module = self.module;
-            for inner in module.classes.iter().filter(|i| i.outer.as_deref() == Some(class)) {
+            for inner in module.classes.iter().filter(|i| i.outer.as_deref() == Some(c.name.as_str())) {
                 let value = class_value(inner, env, self);
                 obj.attrs.insert(inner.name.clone(), value);
             }
@@ -895,7 +915,10 @@ impl<'m> HostCalls<'m> {
         impl HostVisitor for Nothing {
             fn expr_stmt(&mut self, _: &Expr, _: &Env, _: &mut HostCalls<'_>) {}
         }
+        // The `__init__` may be a base's: `super()` in it is past that one.
+        self.classes.push(init.class_name.clone().unwrap_or_else(|| class.to_string()));
         run_host_body(&init.body, &mut local, self, &mut Nothing);
+        self.classes.pop();
         self.depth -= 1;
         local.remove("self").unwrap_or(Value::unknown("self"))
     }
@@ -1256,6 +1279,36 @@ class Gemm:
         let l = resolve_launch(&m, m.kernels().next().unwrap());
         assert_eq!(self_attr(&l, "num_mcast_ctas_b"), Some(Value::Int(1)));
         assert!(l.assumptions.iter().any(|a| a == crate::layout::SINGLE_CTA_MMA), "{:?}", l.assumptions);
+    }
+
+    #[test]
+    fn a_subclass_runs_its_bases_init_through_super() {
+        let src = "\
+import cutlass.cute as cute
+class Base:
+    threads = 64
+    def __init__(self, n):
+        self.n = n
+class Sub(Base):
+    def __init__(self, n):
+        super().__init__(n * 2)
+        self.extra = self.n + 1
+    @cute.kernel
+    def kernel(self, x):
+        pass
+    @cute.jit
+    def __call__(self, x):
+        self.kernel(x).launch(grid=[1, 1, 1], block=[self.threads, 1, 1])
+def main():
+    cute.compile(Sub(32), None)
+";
+        let m = crate::lower_text(src).unwrap();
+        assert_eq!(m.class("Sub").unwrap().bases, ["Base"]);
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(self_attr(&l, "n"), Some(Value::Int(64)));
+        assert_eq!(self_attr(&l, "extra"), Some(Value::Int(65)));
+        // The base's class attribute, read by the launch.
+        assert_eq!(l.block, Some([64, 1, 1]));
     }
 
     #[test]

@@ -152,10 +152,21 @@ impl<'a> Lowerer<'a> {
             }
             "class_definition" => {
                 let name = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
+                // `class B(A, metaclass=M):`: the bases named by a name.
+                let bases = field(node, "superclasses")
+                    .map(|list| {
+                        let mut cursor = list.walk();
+                        list.named_children(&mut cursor)
+                            .filter(|b| b.kind() == "identifier")
+                            .map(|b| self.text(b).to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 let mut class_def =
                     ClassDef {
                     name: name.clone(),
                     outer: class.map(str::to_string),
+                    bases,
                     attrs: Vec::new(),
                     memrange_fields: Vec::new(),
                     range: TextRange::of(&node),

@@ -10,6 +10,10 @@ pub struct ClassDef {
     pub name: String,
     /// The class whose body defines it, for a nested class.
     pub outer: Option<String>,
+    /// Its base classes named by a plain name (`class B(A):`), in order:
+    /// those of the file are where its methods and class attributes not
+    /// defined in its body come from.
+    pub bases: Vec<String>,
     /// Class-level assignments (`num_warps = 4`).
     pub attrs: Vec<(String, Expr)>,
     /// Annotated fields of shared-memory storage (`tiles: MemRange[dtype,
@@ -17,6 +21,9 @@ pub struct ClassDef {
     pub memrange_fields: Vec<(String, String)>,
     pub range: TextRange,
 }
+
+/// Classes of an inheritance chain followed, at most.
+const MAX_LINEAGE: usize = 8;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Module {
@@ -113,8 +120,32 @@ impl Module {
         called
     }
 
+    /// The function `name` of the file (`class` `None`), or the method
+    /// `name` of `class`: defined in its body, else inherited from its base
+    /// classes in the file, in Python's order for single inheritance chains
+    /// (the first base first, depth first).
     pub fn function(&self, class: Option<&str>, name: &str) -> Option<&FunctionDef> {
-        self.functions.iter().find(|f| f.name == name && f.class_name.as_deref() == class)
+        let own = |c: Option<&str>| self.functions.iter().find(|f| f.name == name && f.class_name.as_deref() == c);
+        let Some(class) = class else { return own(None) };
+        self.class_lineage(class).into_iter().find_map(|c| own(Some(c)))
+    }
+
+    /// `class` and the classes of the file it inherits from, nearest first
+    /// (a base named twice, or a cycle, is visited once).
+    pub fn class_lineage<'a>(&'a self, class: &'a str) -> Vec<&'a str> {
+        let mut lineage = vec![class];
+        let mut i = 0;
+        while i < lineage.len() && lineage.len() < MAX_LINEAGE {
+            if let Some(c) = self.class(lineage[i]) {
+                for b in &c.bases {
+                    if !lineage.contains(&b.as_str()) && self.class(b).is_some() {
+                        lineage.push(b);
+                    }
+                }
+            }
+            i += 1;
+        }
+        lineage
     }
 
     pub fn class(&self, name: &str) -> Option<&ClassDef> {

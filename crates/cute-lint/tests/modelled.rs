@@ -466,3 +466,62 @@ fn a_primitives_shuffle_is_a_warp_collective() {
     let found = names(&PRIMITIVES_SHUFFLE.replace("GUARD", "lane < 16"));
     assert_eq!(found.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["single-lane-collective"], "{found:?}");
 }
+
+/// A kernel of a subclass whose named barrier and the helper that waits on
+/// it come from its base class in the file (set in the base's `__init__`,
+/// run through `super().__init__`); the helper is `SYNC`.
+const SUBCLASS_KERNEL: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+
+
+class Base:
+    def __init__(self, threads):
+        self.threads = threads
+        self.cta_sync_barrier = pipeline.NamedBarrier(barrier_id=1, num_threads=threads)
+
+    @cute.jit
+    def sync_all(self):
+        SYNC
+
+
+class Sub(Base):
+    def __init__(self):
+        super().__init__(128)
+
+    @cute.kernel
+    def kernel(self, x: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        x[tidx] = 1.0
+        self.sync_all()
+        x[127 - tidx] = 2.0
+
+    @cute.jit
+    def __call__(self, x: cute.Tensor):
+        self.kernel(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+
+def main():
+    cute.compile(Sub(), None)
+"#;
+
+/// Methods and attributes a subclass inherits from a class of the file are
+/// its own: the base's named barrier orders the kernel's writes (silent;
+/// it was "not checked", a named barrier passed from elsewhere), and a
+/// barrier of 96 threads waits for threads that never come.
+#[test]
+fn a_subclass_inherits_the_barriers_and_helpers_of_its_base() {
+    assert_eq!(names(&SUBCLASS_KERNEL.replace("SYNC", "self.cta_sync_barrier.arrive_and_wait()")), vec![]);
+    let short = SUBCLASS_KERNEL
+        .replace("SYNC", "self.cta_sync_barrier.arrive_and_wait()")
+        .replace("num_threads=threads", "num_threads=threads - 32");
+    let found = names(&short);
+    assert_eq!(found.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["barrier-recycling"], "{found:?}");
+    // Without the base, the helper of that name is not this class's: the
+    // kernel is not checked (it used to pass in silence).
+    let orphan = short.replace("class Sub(Base):", "class Sub:");
+    let found = names(&orphan);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("it calls `self.sync_all`, which `Sub` does not define or inherit"), "{found:?}");
+}

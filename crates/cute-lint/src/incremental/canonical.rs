@@ -84,6 +84,9 @@ pub struct Key {
     /// The closures of the kernel and those helpers that synchronize, their
     /// bodies left out (see `Closure::synchronizes`).
     pub closures: Vec<cute_ir::module::Closure>,
+    /// The file's classes that have base classes, with those bases: where
+    /// a method a class does not define comes from (`Module::class_lineage`).
+    pub bases: Vec<(String, Vec<String>)>,
     pub kept: Vec<StmtId>,
     pub memory_only: Vec<StmtId>,
     pub scenario: Vec<(StmtId, bool)>,
@@ -93,7 +96,12 @@ pub struct Key {
 
 impl Key {
     pub fn instantiate(&self) -> cute_check::Instantiated {
-        let module = Module { functions: self.functions.clone(), closures: self.closures.clone(), ..Module::default() };
+        let classes = self
+            .bases
+            .iter()
+            .map(|(name, bases)| cute_ir::module::ClassDef { name: name.clone(), bases: bases.clone(), ..Default::default() })
+            .collect();
+        let module = Module { functions: self.functions.clone(), closures: self.closures.clone(), classes, ..Module::default() };
         let kept = cute_ir::Kept { ids: self.kept.iter().copied().collect(), memory_only: self.memory_only.iter().copied().collect() };
         let scenario: Scenario = self.scenario.iter().copied().collect();
         cute_check::instantiate(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get())
@@ -560,7 +568,20 @@ pub fn key(
     }
     let globals = launch.globals.iter().filter(|(k, _)| reachable.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     let launch = Launch { site: None, globals, ..launch.clone() };
-    let key = Key { kernel: cut_kernel, functions, closures, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
+    // Bases name classes, not positions: they go in as written, for each
+    // class of an inheritance chain of the file (a class outside every
+    // chain is its own lineage, and needs no entry).
+    let mut in_chains: BTreeSet<&str> = BTreeSet::new();
+    for c in module.classes.iter().filter(|c| !c.bases.is_empty()) {
+        in_chains.extend(module.class_lineage(&c.name));
+    }
+    let bases = module
+        .classes
+        .iter()
+        .filter(|c| in_chains.contains(c.name.as_str()))
+        .map(|c| (c.name.clone(), c.bases.clone()))
+        .collect();
+    let key = Key { kernel: cut_kernel, functions, closures, bases, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
     Some((key, canon))
 }
 
