@@ -1017,7 +1017,7 @@ struct ThreadRun<'a> {
     /// gave the value computed last, by address: the lanes still stood in
     /// for passed it alike receivers and arguments, so it is the same
     /// value in them (see [`Self::note_lane_varying_method_call`]).
-pipeline_result: Option<usize>,
+    pipeline_result: Option<usize>,
     /// Set while the condition of a spin loop on an mbarrier try-wait is
     /// evaluated (`while not mbarrier_try_wait(bar, phase): pass`): the
     /// try-wait is then the wait the loop amounts to.
@@ -2350,7 +2350,7 @@ impl<'a> ThreadRun<'a> {
                 }
                 Value::None
             }
-            Api::MbarrierArrive if is_primitive(call) && call.name() == "tcgen05_commit" && {
+            Api::MbarrierArrive if primitive_name(call) == Some("tcgen05_commit") && {
                 let given = |k: &str| kwargs.iter().any(|(key, v)| key == k && !matches!(v, Value::None));
                 given("multicast_mask") || given("group")
             } =>
@@ -2454,8 +2454,8 @@ impl<'a> ThreadRun<'a> {
                 // (aligned) unless `aligned=False` makes it
                 // `barrier.cta.arrive`. The primitives say which in their
                 // name (`barrier_cta_sync_aligned` is `bar.sync`).
-                let aligned = match call.qualname.as_deref().filter(|q| q.starts_with("cutlass.experimental.primitives.")) {
-                    Some(q) => q.ends_with("_aligned"),
+                let aligned = match primitive_name(call) {
+                    Some(name) => name.ends_with("_aligned"),
                     None => !matches!(kwargs.iter().find(|(k, _)| k == "aligned"), Some((_, Value::Bool(false)))),
                 };
                 self.named_barrier(id, n, api == Api::Barrier, aligned, site)
@@ -3212,7 +3212,14 @@ fn describe_unfollowed_call(call: &Call) -> String {
 
 /// Whether a call is one of `cutlass.experimental.primitives`.
 fn is_primitive(call: &Call) -> bool {
-    call.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass.experimental.primitives."))
+    primitive_name(call).is_some()
+}
+
+/// The name in `cutlass.experimental.primitives` of the function a call
+/// resolves to, whatever the file imports it as.
+fn primitive_name(call: &Call) -> Option<&str> {
+    let q = call.qualname.as_deref()?.strip_prefix(api::PRIMITIVES)?;
+    q.rsplit('.').next()
 }
 
 /// Whether a `while` condition is the negation of an mbarrier try-wait on

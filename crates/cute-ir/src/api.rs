@@ -202,8 +202,9 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::Store, names: &["store"], params: &["ptr", "val"] },
 ];
 
-/// The module of the experimental low-level primitives.
-const PRIMITIVES: &str = "cutlass.experimental.primitives.";
+/// The module of the experimental low-level primitives, as a qualified
+/// name's prefix.
+pub const PRIMITIVES: &str = "cutlass.experimental.primitives.";
 
 /// The functions of `cutlass.experimental.primitives` the model reads as
 /// their `cute.arch` counterparts, with their parameters in order as the
