@@ -484,9 +484,20 @@ fn run_until(stmts: &[Stmt], id: u32, env: &mut Env, handler: &mut HostCalls<'_>
                     return run_until(orelse, id, env, handler);
                 }
             }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. }
-                if contains(body, id) =>
-            {
+            // The first iteration of a loop over known items (`for n in
+            // (16, 32): run(n)`): what the file runs first.
+            StmtKind::For { target, iter, body } if contains(body, id) => {
+                let first = match eval(iter, env, handler) {
+                    Value::Tuple(items) => items.first().cloned(),
+                    Value::Range { start, stop, step } if (step > 0 && start < stop) || (step < 0 && start > stop) => {
+                        Some(Value::Int(start))
+                    }
+                    _ => None,
+                };
+                assign(target, first.unwrap_or(Value::unknown("a loop variable")), env);
+                return run_until(body, id, env, handler);
+            }
+            StmtKind::While { body, .. } | StmtKind::With { body, .. } if contains(body, id) => {
                 return run_until(body, id, env, handler);
             }
             _ => {}
@@ -1279,6 +1290,32 @@ class Gemm:
         let l = resolve_launch(&m, m.kernels().next().unwrap());
         assert_eq!(self_attr(&l, "num_mcast_ctas_b"), Some(Value::Int(1)));
         assert!(l.assumptions.iter().any(|a| a == crate::layout::SINGLE_CTA_MMA), "{:?}", l.assumptions);
+    }
+
+    /// `for n in (64, 128): run(n)` in the `__main__` block: the host
+    /// values are those of the first iteration, what the file runs first.
+    #[test]
+    fn a_call_in_a_loop_of_the_main_block_runs_with_the_first_item() {
+        let src = "\
+import cutlass.cute as cute
+@cute.kernel
+def k(x):
+    pass
+@cute.jit
+def host(x, threads: cute.Constexpr):
+    k(x).launch(grid=[1, 1, 1], block=[threads, 1, 1])
+def run(threads):
+    cute.compile(host, None, threads)
+if __name__ == '__main__':
+    for n in (64, 128):
+        run(n)
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(l.block, Some([64, 1, 1]), "{:?}", l.assumptions);
+        let ranged = src.replace("for n in (64, 128):", "for n in range(32, 97, 32):");
+        let m = crate::lower_text(&ranged).unwrap();
+        assert_eq!(resolve_launch(&m, m.kernels().next().unwrap()).block, Some([32, 1, 1]));
     }
 
     #[test]
