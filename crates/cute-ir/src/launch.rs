@@ -325,7 +325,9 @@ fn bind_host_params(
     let mut bound = false;
     for s in module.all_statements() {
         let exprs: Vec<&Expr> = match &s.kind {
-            StmtKind::Expr(e) => vec![e],
+            // `return cute.compile(host, ...)` too: a factory of the
+            // compiled kernel.
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => vec![e],
             StmtKind::Assign { value, .. } => vec![value],
             _ => continue,
         };
@@ -431,7 +433,20 @@ fn bind_from_entry_call(module: &Module, f: &FunctionDef, globals: &Env, env: &m
     if f.class_name.is_some() || f.decorator.is_some() || f.params.is_empty() || handler.depth > MAX_HOST_DEPTH {
         return;
     }
-    let Some((stmt, call)) = entry::entry_call(module, f) else { return };
+    // A branch of the `__main__` block whose condition the host values
+    // decide against (`if args.n is not None:` with the option's default
+    // None) is not the one the file runs.
+    handler.depth += 1;
+    let entry = {
+        let mut taken = |s: &Stmt, branch: bool| {
+            let StmtKind::If { cond, .. } = &s.kind else { return None };
+            let env = enclosing_env(module, s.id, globals, handler);
+            eval(cond, &env, handler).as_bool().map(|b| b == branch)
+        };
+        entry::entry_call(module, f, &mut taken)
+    };
+    handler.depth -= 1;
+    let Some((stmt, call)) = entry else { return };
     handler.depth += 1;
     let read_before = std::mem::take(&mut handler.read_command_line);
     let scope = enclosing_env(module, stmt.id, globals, handler);
@@ -1316,6 +1331,37 @@ if __name__ == '__main__':
         let ranged = src.replace("for n in (64, 128):", "for n in range(32, 97, 32):");
         let m = crate::lower_text(&ranged).unwrap();
         assert_eq!(resolve_launch(&m, m.kernels().next().unwrap()).block, Some([32, 1, 1]));
+    }
+
+    /// A factory that returns the compiled kernel (`return
+    /// cute.compile(host, ...)`), called in the branch of the `__main__`
+    /// block the command line's defaults take (`--threads` defaults to
+    /// None): the host values are those of that call.
+    #[test]
+    fn the_main_block_runs_the_branch_its_defaults_take() {
+        let src = "\
+import argparse
+import cutlass.cute as cute
+@cute.kernel
+def k(x):
+    pass
+@cute.jit
+def host(x, threads: cute.Constexpr):
+    k(x).launch(grid=[1, 1, 1], block=[threads, 1, 1])
+def build(threads):
+    return cute.compile(host, None, threads)
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--threads', type=int, default=None)
+    args = parser.parse_args()
+    if args.threads is not None:
+        build(args.threads)
+    else:
+        build(96)
+";
+        let m = crate::lower_text(src).unwrap();
+        let l = resolve_launch(&m, m.kernels().next().unwrap());
+        assert_eq!(l.block, Some([96, 1, 1]), "{:?}", l.assumptions);
     }
 
     #[test]
