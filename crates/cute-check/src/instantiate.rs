@@ -3216,10 +3216,9 @@ fn is_primitive(call: &Call) -> bool {
 }
 
 /// The name in `cutlass.experimental.primitives` of the function a call
-/// resolves to, whatever the file imports it as.
+/// resolves to (see [`api::primitive_name`]).
 fn primitive_name(call: &Call) -> Option<&str> {
-    let q = call.qualname.as_deref()?.strip_prefix(api::PRIMITIVES)?;
-    q.rsplit('.').next()
+    call.qualname.as_deref().and_then(api::primitive_name)
 }
 
 /// Whether a `while` condition is the negation of an mbarrier try-wait on

@@ -204,7 +204,7 @@ const TABLE: &[Entry] = &[
 
 /// The module of the experimental low-level primitives, as a qualified
 /// name's prefix.
-pub const PRIMITIVES: &str = "cutlass.experimental.primitives.";
+const PRIMITIVES: &str = "cutlass.experimental.primitives.";
 
 /// The functions of `cutlass.experimental.primitives` the model reads as
 /// their `cute.arch` counterparts, with their parameters in order as the
@@ -259,9 +259,15 @@ const PRIMITIVES_TABLE: &[Entry] = &[
 /// The entry of a function of `cutlass.experimental.primitives` the model
 /// reads (`prims.nvvm_wrapper.mbarrier_init` is the same function).
 fn primitives_entry(qualname: &str) -> Option<&'static Entry> {
-    let rest = qualname.strip_prefix(PRIMITIVES)?;
-    let name = rest.rsplit('.').next().unwrap_or(rest);
+    let name = primitive_name(qualname)?;
     PRIMITIVES_TABLE.iter().find(|e| e.names.contains(&name))
+}
+
+/// The name in `cutlass.experimental.primitives` of a qualified callee
+/// (`prims.nvvm_wrapper.mbarrier_init` is `mbarrier_init`), whatever the
+/// file imports it as; `None` for a callee of another module.
+pub fn primitive_name(qualname: &str) -> Option<&str> {
+    qualname.strip_prefix(PRIMITIVES)?.rsplit('.').next()
 }
 
 /// Function names of `cutlass.experimental.primitives` that take part in
@@ -302,18 +308,19 @@ const PRIMITIVES_SYNC: &[&str] = &[
 /// Whether a qualified callee synchronizes through a module the checker
 /// does not model (see [`Api::Unmodelled`]).
 fn is_unmodelled_sync(qualname: &str) -> bool {
-    if qualname.starts_with("cutlass.experimental.task_scheduling.") {
-        return true;
+    match primitive_name(qualname) {
+        Some(name) => PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p)),
+        None => qualname.starts_with("cutlass.experimental.task_scheduling."),
     }
-    let Some(rest) = qualname.strip_prefix(PRIMITIVES) else { return false };
-    // `prims.nvvm_wrapper.mbarrier_init` is the same function.
-    let name = rest.rsplit('.').next().unwrap_or(rest);
-    PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p))
 }
 
 impl Api {
     /// Recognise a fully qualified callee.
     pub fn lookup(qualname: &str) -> Option<Api> {
+        // The primitives read as `cute.arch`'s, before those not modelled.
+        if let Some(e) = primitives_entry(qualname) {
+            return Some(e.api);
+        }
         match qualname {
             "range" | "cutlass.range" | "cutlass.range_constexpr" | "cutlass.range_dynamic" | "cutlass.cute.range"
             | "cutlass.cute.range_constexpr" | "cutlass.cute.range_dynamic" => return Some(Api::Range),
@@ -330,14 +337,6 @@ impl Api {
             | "cutlass.memory.TmemAllocator"
             | "cutlass.memory.tmem.TmemAllocator" => return Some(Api::Pipeline),
             "int" => return Some(Api::IntCast),
-            q if q.starts_with(PRIMITIVES) => {
-                if let Some(e) = primitives_entry(q) {
-                    return Some(e.api);
-                }
-                if is_unmodelled_sync(q) {
-                    return Some(Api::Unmodelled);
-                }
-            }
             q if is_unmodelled_sync(q) => return Some(Api::Unmodelled),
             _ => {}
         }

@@ -438,12 +438,12 @@ fn bind_from_entry_call(module: &Module, f: &FunctionDef, globals: &Env, env: &m
     // None) is not the one the file runs.
     handler.depth += 1;
     let entry = {
-        let mut taken = |s: &Stmt, branch: bool| {
+        let mut decided = |s: &Stmt| {
             let StmtKind::If { cond, .. } = &s.kind else { return None };
             let env = enclosing_env(module, s.id, globals, handler);
-            eval(cond, &env, handler).as_bool().map(|b| b == branch)
+            eval(cond, &env, handler).as_bool()
         };
-        entry::entry_call(module, f, &mut taken)
+        entry::entry_call(module, f, &mut decided)
     };
     handler.depth -= 1;
     let Some((stmt, call)) = entry else { return };

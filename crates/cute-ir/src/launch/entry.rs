@@ -45,13 +45,13 @@ pub(super) fn main_blocks(module: &Module) -> impl Iterator<Item = &[Stmt]> {
 /// `__main__` block first, else one anywhere in the file outside `f`
 /// itself. The statement holding it comes along, for the scope its
 /// arguments are evaluated in. In the `__main__` block, a call in a branch
-/// the file does not take is passed over: `taken(if_statement, branch)`
-/// says whether the `if` before it takes `branch` (true for `then`), or
-/// `None` when that is not known.
+/// the file does not take is passed over: `decided(if_statement)` is the
+/// value of the `if`'s condition, or `None` when it is not known (then both
+/// branches may run).
 pub(super) fn entry_call<'m>(
     module: &'m Module,
     f: &FunctionDef,
-    taken: &mut dyn FnMut(&'m Stmt, bool) -> Option<bool>,
+    decided: &mut dyn FnMut(&'m Stmt) -> Option<bool>,
 ) -> Option<(&'m Stmt, &'m Call)> {
     let calls_f = |s: &'m Stmt| -> Option<(&'m Stmt, &'m Call)> {
         let e = match &s.kind {
@@ -64,26 +64,27 @@ pub(super) fn entry_call<'m>(
     };
     // The statements of a block the file can run, in order, passing over
     // the branches its `if`s do not take.
-    fn runnable<'m>(stmts: &'m [Stmt], taken: &mut dyn FnMut(&'m Stmt, bool) -> Option<bool>, out: &mut Vec<&'m Stmt>) {
+    fn runnable<'m>(stmts: &'m [Stmt], decided: &mut dyn FnMut(&'m Stmt) -> Option<bool>, out: &mut Vec<&'m Stmt>) {
         for s in stmts {
             out.push(s);
             match &s.kind {
                 StmtKind::If { then, orelse, .. } => {
-                    if taken(s, true) != Some(false) {
-                        runnable(then, taken, out);
+                    let cond = decided(s);
+                    if cond != Some(false) {
+                        runnable(then, decided, out);
                     }
-                    if taken(s, false) != Some(false) {
-                        runnable(orelse, taken, out);
+                    if cond != Some(true) {
+                        runnable(orelse, decided, out);
                     }
                 }
-                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => runnable(body, taken, out),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => runnable(body, decided, out),
                 _ => {}
             }
         }
     }
     let mut in_main = Vec::new();
     for block in main_blocks(module) {
-        runnable(block, taken, &mut in_main);
+        runnable(block, decided, &mut in_main);
     }
     if let Some(found) = in_main.into_iter().find_map(calls_f) {
         return Some(found);
@@ -228,13 +229,13 @@ if __name__ == "__main__":
     fn the_call_in_the_main_block_is_the_one_the_file_runs() {
         let module = crate::lower_text(SCRIPT).unwrap();
         let run = module.function(None, "run").unwrap();
-        let (_, call) = entry_call(&module, run, &mut |_, _| None).unwrap();
+        let (_, call) = entry_call(&module, run, &mut |_| None).unwrap();
         assert!(matches!(&call.args[0], Expr::Attr { attr, .. } if attr == "tile_shape_mn"), "{call:?}");
         // Without a `__main__` block, another call of the file.
         let without_main = SCRIPT.split("if __name__").next().unwrap();
         let module = crate::lower_text(without_main).unwrap();
         let run = module.function(None, "run").unwrap();
-        let (_, call) = entry_call(&module, run, &mut |_, _| None).unwrap();
+        let (_, call) = entry_call(&module, run, &mut |_| None).unwrap();
         assert!(matches!(&call.args[0], Expr::Tuple(_)), "{call:?}");
         assert!(main_blocks(&module).next().is_none());
     }
@@ -246,7 +247,7 @@ if __name__ == "__main__":
         let two = format!("if __name__ == '__main__':\n    print('first')\n\n{SCRIPT}");
         let module = crate::lower_text(&two).unwrap();
         let run = module.function(None, "run").unwrap();
-        let (stmt, call) = entry_call(&module, run, &mut |_, _| None).unwrap();
+        let (stmt, call) = entry_call(&module, run, &mut |_| None).unwrap();
         assert!(matches!(&call.args[0], Expr::Attr { attr, .. } if attr == "tile_shape_mn"), "{call:?}");
         assert_eq!(main_blocks(&module).count(), 2);
         assert!(main_blocks(&module).flatten().any(|s| s.id == stmt.id));
