@@ -148,6 +148,7 @@ impl Launches {
                 found.extend(run_host(module, index, &globals, &mut handler));
             }
         }
+        found.extend(launches_not_taken(module, &found, &globals));
         Launches { globals, found }
     }
 
@@ -312,6 +313,59 @@ fn run_host(module: &Module, index: usize, globals: &Env, handler: &mut HostCall
         found.launch.assumptions.extend(configuration.iter().cloned());
     }
     visitor.found
+}
+
+/// The launches written in host functions that running them with the
+/// file's configuration does not reach (`if cutlass.const_expr(MODE ==
+/// "transpose"):` around the launch of the kernel that mode selects, with
+/// the file's `__main__` block selecting another): each is taken as its
+/// host's values give it on the way to it, down the branches that hold it,
+/// and says so. A kernel launched that way is checked with the block its
+/// launch writes (`block=(32, 1, 1)`) rather than an assumed one.
+fn launches_not_taken(module: &Module, found: &[Found], globals: &Env) -> Vec<Found> {
+    let mut more: Vec<Found> = Vec::new();
+    for (index, host) in module.functions.iter().enumerate() {
+        if host.decorator != Some(DecoratorKind::Jit) {
+            continue;
+        }
+        for stmt in crate::module::nested_statements(&host.body) {
+            let StmtKind::Expr(e) = &stmt.kind else { continue };
+            let Some(kernel) = launched_kernel(e) else { continue };
+            let known = |f: &Found| f.kernel == kernel && f.class.is_none();
+            if found.iter().any(known) || more.iter().any(known) || module.function(None, kernel).is_none() {
+                continue;
+            }
+            let mut handler = HostCalls::new(module);
+            let mut env = globals.clone();
+            bind_host_params(module, host, globals, &mut env, &mut handler);
+            if !run_until(&host.body, stmt.id, &mut env, &mut handler) {
+                continue;
+            }
+            let mut finder = LaunchFinder { module, host: index, found: Vec::new() };
+            finder.expr_stmt(e, &env, &mut handler);
+            for mut f in finder.found {
+                f.launch.assumptions.extend(handler.configuration.iter().cloned());
+                f.launch.assumptions.push(format!(
+                    "the launch of `{kernel}` is in a branch of `{}` that the configuration of this file does not take: \
+                     it is checked as that launch is written, with the values on the way to it",
+                    host.name
+                ));
+                more.push(f);
+            }
+        }
+    }
+    more
+}
+
+/// The kernel a host statement launches by name (`kernel(...).launch(...)`).
+fn launched_kernel(e: &Expr) -> Option<&str> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Attr { base, attr } = &c.func else { return None };
+    let Expr::Call(inner) = base.as_ref() else { return None };
+    match &inner.func {
+        Expr::Name(n) if attr == "launch" => Some(n),
+        _ => None,
+    }
 }
 
 /// Bind a host function's parameters from `cute.compile(host, args...)`.

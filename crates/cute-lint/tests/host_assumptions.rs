@@ -544,3 +544,55 @@ fn a_finding_of_the_model_alone_rests_on_its_assumed_block() {
     let known = INIT_PER_WARP.replace("BLOCK", "128");
     assert_eq!(findings(&known), vec![("mbarrier-init-hazard".to_string(), Severity::Error, init)]);
 }
+
+/// A host function that launches one kernel or the other as a compile-time
+/// mode selects, and a `__main__` block that compiles it in the mode of the
+/// first.
+const LAUNCH_BY_MODE: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+
+@cute.kernel
+def plain(dst: cute.Tensor):
+    cute.arch.sync_threads()
+
+
+@cute.kernel
+def per_warp(dst: cute.Tensor):
+    mbar = utils.SmemAllocator().allocate_array(cutlass.Int64, 1)
+    with cute.arch.elect_one():
+        cute.arch.mbarrier_init(mbar, 1)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(dst: cute.Tensor, mode: cutlass.Constexpr):
+    if cutlass.const_expr(mode == "plain"):
+        plain(dst).launch(grid=(1, 1, 1), block=(128, 1, 1))
+    else:
+        per_warp(dst).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1))
+
+
+if __name__ == "__main__":
+    cute.compile(host, None, "plain")
+"#;
+
+/// A kernel launched only in a branch the file's own configuration does
+/// not take is checked with the block that launch writes, not an assumed
+/// one: one warp initialising its mbarrier from its elected lane is correct
+/// (it was a warning for the 128 threads assumed); four warps doing so are
+/// flagged, saying which launch the finding rests on.
+#[test]
+fn a_launch_in_a_branch_not_taken_gives_the_kernel_its_block() {
+    let one_warp = LAUNCH_BY_MODE.replace("BLOCK", "32");
+    assert_eq!(findings(&one_warp), vec![]);
+    let four_warps = LAUNCH_BY_MODE.replace("BLOCK", "128");
+    let init = line_of(&four_warps, "cute.arch.mbarrier_init(mbar, 1)");
+    let diags = analyze_text(&four_warps, &AnalysisOptions::default());
+    assert_eq!(findings(&four_warps), vec![("mbarrier-init-hazard".to_string(), Severity::Warning, init)]);
+    let notes = diags[0].notes.join("\n");
+    assert!(notes.contains("the launch of `per_warp` is in a branch of `host` that the configuration of this file does not take"), "{notes}");
+    assert!(!notes.contains("assuming 128 threads"), "{notes}");
+}
