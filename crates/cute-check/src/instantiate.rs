@@ -2386,14 +2386,18 @@ impl<'a> ThreadRun<'a> {
                 // An arrive releases at CTA scope unless told otherwise
                 // (`scope=MemScopeKind.CLUSTER`); `relaxed=True` does not
                 // release at all. For a remote arrive, CTA scope does not
-                // reach the peer's threads.
+                // reach the peer's threads. The primitives' arrive on a
+                // barrier in the cluster window (`prims.mapa(...)`) releases
+                // at cluster scope unless told otherwise, as the package
+                // writes its PTX (`mbarrier.arrive.release.cluster`).
                 let scope = api::arg(call, "scope").and_then(Expr::dotted_last).and_then(Scope::parse);
                 let relaxed = matches!(kwargs.iter().find(|(k, _)| k == "relaxed"), Some((_, Value::Bool(true))));
                 let remote = matches!(&target, Value::Smem(SmemRef { cta: Some(c), .. }) if *c != self.cta);
+                let default_scope = if remote && is_primitive(call) { Scope::Cluster } else { Scope::Cta };
                 if relaxed {
                     self.record_mem(MemKind::ArriveRelease { scope: None }, site);
                 } else if remote || scope.is_some() {
-                    self.record_mem(MemKind::ArriveRelease { scope: Some(scope.unwrap_or(Scope::Cta)) }, site);
+                    self.record_mem(MemKind::ArriveRelease { scope: Some(scope.unwrap_or(default_scope)) }, site);
                 }
                 // `count=` in `cutlass.experimental.primitives`.
                 let n = match self.arg_value(call, "arrive_count", &["count"], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
@@ -2483,6 +2487,10 @@ impl<'a> ThreadRun<'a> {
             Api::InlineAsm => {
                 self.record_inline_ptx(call, &args, &kwargs);
                 opaque_result(api).expect("inline PTX's value")
+            }
+            Api::Copy if primitive_name(call) == Some("cp_async_bulk_tensor_global_shared_cta") => {
+                self.record_primitive_tma_store(call, &args);
+                Value::None
             }
             Api::Copy if is_primitive(call) => {
                 self.record_primitive_tma_load(call, &args);

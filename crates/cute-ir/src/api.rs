@@ -238,6 +238,18 @@ const PRIMITIVES_TABLE: &[Entry] = &[
         names: &["cp_async_bulk_tensor_shared_cta_global"],
         params: &["dst_mem", "tma_descriptor", "coordinates", "mbar_ptr"],
     },
+    // A TMA store out of this CTA's shared memory (`src_mem`), as a
+    // `cute.copy` with a TMA store atom: the async proxy reads the buffer, so
+    // the generic writes before it need a proxy fence. Its completion
+    // (`cp_async_bulk_wait_group`) is not modelled, as for `cute.copy`.
+    Entry {
+        api: Api::Copy,
+        names: &["cp_async_bulk_tensor_global_shared_cta"],
+        params: &["tma_descriptor", "src_mem", "coordinates"],
+    },
+    // `mapa.shared::cluster`: the same shared-memory offset in a peer CTA's
+    // window, as `cute.arch.mapa`.
+    Entry { api: Api::MapSharedCluster, names: &["mapa"], params: &["addr", "cta_rank"] },
     // One arrival on `addr` once the thread's earlier tcgen05 operations
     // complete; to this CTA only without a `multicast_mask=` (with one, or
     // over a CTA pair, not modelled).
@@ -305,11 +317,17 @@ const PRIMITIVES_SYNC: &[&str] = &[
     "inline_ptx",
 ];
 
+/// Functions of `cutlass.experimental.primitives` that [`PRIMITIVES_SYNC`]'s
+/// prefixes take in but whose `cute.arch` counterparts are the datapath:
+/// the bulk-group commit and wait that complete TMA stores, whose completion
+/// the model does not represent for `cute.copy` either.
+const PRIMITIVES_DATAPATH: &[&str] = &["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"];
+
 /// Whether a qualified callee synchronizes through a module the checker
 /// does not model (see [`Api::Unmodelled`]).
 fn is_unmodelled_sync(qualname: &str) -> bool {
     match primitive_name(qualname) {
-        Some(name) => PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p)),
+        Some(name) => !PRIMITIVES_DATAPATH.contains(&name) && PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p)),
         None => qualname.starts_with("cutlass.experimental.task_scheduling."),
     }
 }
@@ -504,7 +522,7 @@ mod tests {
             "cutlass.experimental.primitives.mbarrier_try_wait",
             "cutlass.experimental.primitives.barrier_cta_red",
             "cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global",
-            "cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta",
+            "cutlass.experimental.primitives.cp_async_shared_global",
             "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",
             "cutlass.experimental.primitives.fence_proxy_acquire",
             "cutlass.experimental.primitives.inline_ptx_hl",
@@ -520,6 +538,8 @@ mod tests {
             ("cutlass.experimental.primitives.elect_sync", Api::ElectOne),
             ("cutlass.experimental.primitives.tcgen05_commit", Api::MbarrierArrive),
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cta_global", Api::Copy),
+            ("cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta", Api::Copy),
+            ("cutlass.experimental.primitives.mapa", Api::MapSharedCluster),
         ] {
             assert_eq!(Api::lookup(q), Some(api), "{q}");
         }
@@ -530,6 +550,8 @@ mod tests {
             "cutlass.experimental.primitives.tcgen05_ld",
             "cutlass.experimental.primitives.tcgen05_alloc",
             "cutlass.experimental.primitives.griddepcontrol",
+            "cutlass.experimental.primitives.cp_async_bulk_commit_group",
+            "cutlass.experimental.primitives.cp_async_bulk_wait_group",
         ] {
             assert_eq!(Api::lookup(q), None, "{q}");
         }

@@ -154,10 +154,22 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             let c = ctx.call_at(*call)?;
             let is_arrive = c.func.dotted().is_some_and(|d| d.ends_with("mbarrier_arrive"));
             if is_arrive {
-                // The arrive takes an NVVM scope, which needs its import.
-                let value = format!("nvvm.MemScopeKind.{}", scope.name().to_ascii_uppercase());
+                let member = scope.name().to_ascii_uppercase();
+                // A scope written as a member of an enum (`nvvm.MemScopeKind.CTA`,
+                // `prims.MemScope.CTA`) becomes that enum's wider member; else
+                // the arrive of `cutlass.experimental.primitives` takes the
+                // package's `MemScope` (`prims.MemScope.CLUSTER`), and
+                // `cute.arch`'s an NVVM scope, which needs its import.
+                let written = c.kwargs.iter().find(|(k, _)| k == "scope").and_then(|(_, e)| e.dotted());
+                let primitive = c.qualname.as_deref().and_then(cute_ir::api::primitive_name).is_some();
+                let module = c.func.dotted().and_then(|d| d.rsplit_once('.').map(|(m, _)| m.to_string()));
+                let (value, import) = match (written.as_deref().and_then(|w| w.rsplit_once('.')), module) {
+                    (Some((enumeration, _)), _) => (format!("{enumeration}.{member}"), false),
+                    (None, Some(module)) if primitive => (format!("{module}.MemScope.{member}"), false),
+                    _ => (format!("nvvm.MemScopeKind.{member}"), !ctx.text.contains("import nvvm")),
+                };
                 let mut edits = vec![set_keyword(ctx, *call, "scope", &value)?];
-                if !ctx.text.contains("import nvvm") {
+                if import {
                     edits.push(Edit { range: TextRange { start: 0, end: 0 }, new_text: "from cutlass._mlir.dialects import nvvm\n".to_string() });
                 }
                 return Some(Fix { title: format!("Release at {} scope", scope.name()), edits });

@@ -256,17 +256,25 @@ impl ThreadRun<'_> {
             let how = "the bytes of a TMA load of `cutlass.experimental.primitives` come from its tensor map".to_string();
             self.record_mem(MemKind::CopyTx { barrier: b, bytes: TxBytes { value: None, lanes: 1, how } }, site);
         }
-        let name = call.args.first().and_then(|e| match e {
-            Expr::Call(c) => match &c.func {
-                Expr::Attr { base, .. } => base.dotted(),
-                _ => None,
-            },
-            e => e.dotted(),
-        });
+        let name = call.args.first().and_then(primitive_buffer_name);
         if let Some((buffer, stage)) = self.buffer_of(dst, name.as_deref().unwrap_or("tensor")) {
             if matches!(dst, Value::Smem(_)) {
                 let region = Region { stage, element: Element::Whole };
                 self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier }, site);
+            }
+        }
+    }
+
+    /// `prims.cp_async_bulk_tensor_global_shared_cta(tma_desc, src, coords)`:
+    /// a TMA store the calling thread issues out of `src`, read by the async
+    /// proxy as a `cute.copy` with a TMA store atom is.
+    pub(super) fn record_primitive_tma_store(&mut self, call: &cute_ir::ast::Call, args: &[Value]) {
+        let Some(src) = args.get(1) else { return };
+        let name = call.args.get(1).and_then(primitive_buffer_name);
+        if let Some((buffer, stage)) = self.buffer_of(src, name.as_deref().unwrap_or("tensor")) {
+            if matches!(src, Value::Smem(_)) {
+                let region = Region { stage, element: Element::Whole };
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: false, barrier: None }, call.range);
             }
         }
     }
@@ -705,4 +713,16 @@ pub(super) fn view_call(last: &str, receiver: Option<&Value>, args: &[Value]) ->
         });
     }
     None
+}
+
+/// The buffer a primitive copy's pointer argument names: `sA` for
+/// `sA.data_ptr()` as for `sA`; `None` for another expression.
+fn primitive_buffer_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Call(c) => match &c.func {
+            Expr::Attr { base, .. } => base.dotted(),
+            _ => None,
+        },
+        e => e.dotted(),
+    }
 }
