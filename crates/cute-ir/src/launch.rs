@@ -346,7 +346,7 @@ fn launches_not_taken(module: &Module, found: &[Found], globals: &Env) -> Vec<Fo
             for mut f in finder.found {
                 f.launch.assumptions.extend(handler.configuration.iter().cloned());
                 f.launch.assumptions.push(format!(
-                    "the launch of `{kernel}` is in a branch of `{}` that the configuration of this file does not take: \
+                    "the launch of `{kernel}` is in a branch of `{}` that the host values taken for this file do not reach: \
                      it is checked as that launch is written, with the values on the way to it",
                     host.name
                 ));

@@ -593,6 +593,6 @@ fn a_launch_in_a_branch_not_taken_gives_the_kernel_its_block() {
     let diags = analyze_text(&four_warps, &AnalysisOptions::default());
     assert_eq!(findings(&four_warps), vec![("mbarrier-init-hazard".to_string(), Severity::Warning, init)]);
     let notes = diags[0].notes.join("\n");
-    assert!(notes.contains("the launch of `per_warp` is in a branch of `host` that the configuration of this file does not take"), "{notes}");
+    assert!(notes.contains("the launch of `per_warp` is in a branch of `host` that the host values taken for this file do not reach"), "{notes}");
     assert!(!notes.contains("assuming 128 threads"), "{notes}");
 }
