@@ -2978,6 +2978,19 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// The state a pipeline participant holds, read through the attribute
+    /// the package keeps it in (`producer._PipelineProducer__state`, as
+    /// kernels that hand-roll an acquire read it): the thread's current
+    /// state of that participant. `None` for any other attribute.
+    fn participant_state(&mut self, participant: &Value, attr: &str) -> Option<Value> {
+        use crate::pipeline as p;
+        let producer = matches!(p::attribute(participant, "producer"), Some(Value::Bool(true)));
+        let private = if producer { "_PipelineProducer__state" } else { "_PipelineConsumer__state" };
+        let Some(Value::Str(id)) = p::attribute(participant, "id").filter(|_| attr == private) else { return None };
+        let pipe = p::attribute(participant, "pipeline").unwrap_or(Value::None);
+        Some(self.participants.entry(id).or_insert_with(|| p::initial_state(&pipe, producer)).clone())
+    }
+
     fn run_pipeline_action(&mut self, action: crate::pipeline::Action, site: TextRange) -> Value {
         use crate::pipeline::{Action, InitSync};
         match action {
@@ -3281,6 +3294,9 @@ impl CallHandler for ThreadRun<'_> {
 
     fn method(&mut self, obj: &Value, attr: &str) -> Option<Value> {
         let Value::Object(o) = obj else { return None };
+        if o.class == crate::pipeline::PARTICIPANT {
+            return self.participant_state(obj, attr);
+        }
         self.functions.get(Some(&o.class), attr)?;
         Some(Value::Function { class: Some(o.class.as_str().into()), name: attr.into(), bound_self: Some(Box::new(obj.clone())) })
     }
