@@ -126,6 +126,7 @@ pub fn left_out(text: &str, mut broken: Vec<TextRange>) -> Option<Recovery> {
     for section in &broken {
         blank(&mut bytes[section.start as usize..section.end as usize]);
     }
+    break_comment_runs(&mut bytes, &broken);
     // Only ASCII bytes were written over whole sections of lines, so the
     // text is still UTF-8.
     let blanked = String::from_utf8(bytes).ok()?;
@@ -156,6 +157,41 @@ fn blank(lines: &mut [u8]) {
             *b = if line_start { b'#' } else { b' ' };
             line_start = false;
         }
+    }
+}
+
+/// Comment lines in a row, at most, before a blanked line becomes a statement.
+const COMMENT_RUN: usize = 32;
+
+/// Turns every [`COMMENT_RUN`]-th line of a run of comment and empty lines
+/// into the statement `0` (then spaces), where the run goes through the
+/// blanked `sections`: tree-sitter's Python scanner reads a run of comment
+/// lines once per line in it, so a run of thousands (a broken section of a
+/// large file, or many of them, blanked one after another) takes time
+/// quadratic in its length. The statement is in column 0 of a line of a
+/// section left out, where nothing of the file remains to be indented.
+fn break_comment_runs(bytes: &mut [u8], sections: &[TextRange]) {
+    let mut run = 0;
+    let mut start = 0;
+    let mut section = sections.iter().peekable();
+    while start < bytes.len() {
+        let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i + 1);
+        while section.peek().is_some_and(|s| (s.end as usize) <= start) {
+            section.next();
+        }
+        let blanked = section.peek().is_some_and(|s| (s.start as usize) <= start && end <= s.end as usize);
+        let line = &bytes[start..end];
+        let content = line.iter().position(|b| !b.is_ascii_whitespace());
+        let quiet = content.is_none_or(|i| line[i] == b'#');
+        if !quiet {
+            run = 0;
+        } else if blanked && run >= COMMENT_RUN && content.is_some() {
+            bytes[start] = b'0';
+            run = 0;
+        } else {
+            run += 1;
+        }
+        start = end;
     }
 }
 
@@ -428,5 +464,30 @@ mod tests {
     fn decorators_stay_with_their_definition() {
         let text = "@a\n@b(\n    1,\n)\ndef f():\n    pass\nclass C:\n    pass\n";
         assert_eq!(section_starts(text), [0, text.find("class").unwrap()]);
+    }
+
+    /// A long broken section (or many in a row) is left out without a run
+    /// of thousands of comment lines, which the Python scanner reads in time
+    /// quadratic in its length: every [`COMMENT_RUN`]-th blanked line is a
+    /// statement of its own, in column 0, and the text still parses, with
+    /// its lines and length.
+    #[test]
+    fn a_long_broken_section_leaves_no_long_run_of_comments() {
+        let body: String = (0..500).map(|i| format!("    x{i} = ({i} +\n")).collect();
+        let text = format!("import cutlass.cute as cute\n\ndef broken():\n{body}\n\nN = 4\n");
+        let parsed = crate::parse(&text).unwrap();
+        let (recovery, tree) = recover(&parsed, &mut Fresh).expect("recovered");
+        assert!(!tree.root_node().has_error());
+        assert_eq!((recovery.text.len(), recovery.text.lines().count()), (text.len(), text.lines().count()));
+        let mut run = 0;
+        let mut longest = 0;
+        for line in recovery.text.lines() {
+            let quiet = line.trim().is_empty() || line.starts_with('#');
+            run = if quiet { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+        assert!(longest <= COMMENT_RUN + 1, "{longest} comment lines in a row");
+        assert!(recovery.text.lines().filter(|l| l.starts_with('0')).count() >= 500 / (COMMENT_RUN + 1));
+        assert!(recovery.text.ends_with("N = 4\n"));
     }
 }
