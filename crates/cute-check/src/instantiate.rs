@@ -2512,6 +2512,10 @@ impl<'a> ThreadRun<'a> {
                     if let Some(mask) = self.member_mask(api, call, &args, &kwargs) {
                         let what = collective_what(api, call, mask);
                         self.partial_collective(site, &what, mask);
+                        if api == Api::SyncWarp {
+                            // The lanes of the mask meet there.
+                            self.record_mem(MemKind::LaneSync { mask }, site);
+                        }
                     }
                 }
                 if api == Api::SyncWarp && self.converged() {

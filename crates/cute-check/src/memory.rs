@@ -129,6 +129,8 @@ struct Actor<'m> {
     stamp_base: Option<(Rc<[u32]>, Rc<[u32]>)>,
     /// Why the thread's last step failed, while that still holds.
     blocked: Option<Blocked>,
+    /// `sync_warp(mask)` meetings of its split warp it has passed, by mask.
+    lane_syncs: Vec<(u32, u32)>,
 }
 
 /// What a thread that could not step waits for. Retrying it before that
@@ -314,6 +316,7 @@ impl<'m> Execution<'m> {
                 pending_acquire: Vec::new(),
                 stamp_base: None,
                 blocked: None,
+                lane_syncs: Vec::new(),
             })
             .collect();
         for i in 0..actors.len() {
@@ -407,6 +410,9 @@ impl<'m> Execution<'m> {
         if let Some(m) = mem_due {
             if !self.meet_warp(a, m.warp_point) {
                 return false;
+            }
+            if let MemKind::LaneSync { mask } = m.kind {
+                return self.meet_lanes(a, mask);
             }
             if matches!(m.kind, MemKind::WarpSync) {
                 // Like a converged operation, without one: lane 0 gathers
@@ -551,6 +557,48 @@ impl<'m> Execution<'m> {
             actor.stamp_base = Some((ctl.clone(), mmo.clone()));
         }
         actor.joined_point = point;
+        true
+    }
+
+    /// Actor `a` at a `sync_warp(mask)` of its split warp: it goes on once
+    /// every lane of the mask that meets there (each that has one in its
+    /// program) has come to the same one, and then they all go on knowing
+    /// what any of them knew.
+    fn meet_lanes(&mut self, a: usize, mask: u32) -> bool {
+        let (cta, tid) = self.actors[a].thread;
+        let passed = |actor: &Actor| actor.lane_syncs.iter().find(|(m, _)| *m == mask).map_or(0, |(_, n)| *n);
+        let round = passed(&self.actors[a]);
+        let meets = |actor: &Actor| actor.mem.iter().any(|m| m.kind == MemKind::LaneSync { mask });
+        let group: Vec<usize> = (0..self.actors.len())
+            .filter(|&b| {
+                let (c, t) = self.actors[b].thread;
+                c == cta && t / 32 == tid / 32 && mask & (1 << (t % 32)) != 0 && meets(&self.actors[b])
+            })
+            .collect();
+        let here = |actor: &Actor| {
+            passed(actor) == round && actor.mem.get(actor.next_mem).is_some_and(|m| m.kind == MemKind::LaneSync { mask })
+        };
+        if !group.iter().all(|&b| passed(&self.actors[b]) > round || here(&self.actors[b])) {
+            return false;
+        }
+        let meeting: Vec<usize> = group.into_iter().filter(|&b| here(&self.actors[b])).collect();
+        let width = self.actors[a].ctl.len();
+        let (mut ctl, mut mmo) = (vec![0; width], vec![0; width]);
+        for &b in &meeting {
+            join(&mut ctl, &self.actors[b].ctl);
+            join(&mut mmo, &self.actors[b].mmo);
+        }
+        for b in meeting {
+            let actor = &mut self.actors[b];
+            join(&mut actor.ctl, &ctl);
+            join(&mut actor.mmo, &mmo);
+            actor.next_mem += 1;
+            match actor.lane_syncs.iter_mut().find(|(m, _)| *m == mask) {
+                Some((_, n)) => *n += 1,
+                None => actor.lane_syncs.push((mask, 1)),
+            }
+            actor.stamp_base = None;
+        }
         true
     }
 
@@ -736,7 +784,7 @@ impl<'m> Execution<'m> {
                 actor.mmo[a] += 1;
             }
             // A meeting point of the warp, taken in `step`.
-            MemKind::WarpSync => {}
+            MemKind::WarpSync | MemKind::LaneSync { .. } => {}
         }
         self.record(a, m, async_id)
     }

@@ -472,6 +472,11 @@ pub enum MemKind {
     /// of the warp's converged points (see [`WarpPoint`]), that orders what
     /// each lane did before it before what any lane does after it.
     WarpSync,
+    /// `sync_warp(mask)` by a lane of a warp split by a branch: a meeting
+    /// point of the lanes of `mask` that reach it, which orders what each of
+    /// them did before it before what any of them does after it (the two
+    /// halves of a warp may each synchronize on their own half).
+    LaneSync { mask: u32 },
     /// `fence.acq_rel` at a scope.
     Fence { scope: Scope },
     /// An atomic or a store to a synchronization variable.

@@ -16,6 +16,8 @@ use crate::api::{Api, Effect};
 use crate::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind};
 use crate::module::Module;
 
+mod inert;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// Calls a synchronization primitive.
@@ -151,8 +153,10 @@ struct Effects {
 
 pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice {
     let mut flat = Vec::new();
-    let buffers = buffer_names(kernel);
-    flatten(&kernel.body, None, &module.sync_helpers, &buffers, &mut flat);
+    let all = buffer_names(kernel);
+    let not = inert::not_memory(module, kernel, &all);
+    let accessed = all.iter().filter(|n| !not.inert.contains(*n) && !not.registers.contains(*n)).cloned().collect();
+    flatten(&kernel.body, None, &module.sync_helpers, &Buffers { accessed, inert: not.inert, registers: not.registers }, &mut flat);
     define_receivers(kernel, &mut flat);
     if flat.iter().any(|s| s.helper_call.is_some()) {
         define_advanced_arguments(&advancing_helpers(module), &mut flat);
@@ -228,6 +232,7 @@ fn helper_closure(f: &FunctionDef, helpers: &Helpers) -> (Vec<Flat>, Vec<Option<
     let mut flat = Vec::new();
     let mut buffers: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
     buffers.extend(buffer_names(f));
+    let buffers = Buffers { accessed: buffers, inert: BTreeSet::new(), registers: BTreeSet::new() };
     flatten(&f.body, None, &helpers.synchronizing, &buffers, &mut flat);
     define_receivers(f, &mut flat);
     define_advanced_arguments(&helpers.advancing, &mut flat);
@@ -559,21 +564,39 @@ fn api_label(call: &crate::ast::Call) -> String {
     call.dotted_name().unwrap_or_default().to_string()
 }
 
-fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, buffers: &BTreeSet<String>, out: &mut Vec<Flat>) {
+/// The names a slice takes as buffers.
+struct Buffers {
+    /// Those whose loads, stores and copies are kept for memory ordering.
+    accessed: BTreeSet<String>,
+    /// Views of global memory no finding can involve (see [`inert`]): a
+    /// store into one is neither kept nor a definition of it (its shape does
+    /// not depend on what is stored).
+    inert: BTreeSet<String>,
+    /// Tensors in registers (`cute.make_rmem_tensor`, a fragment shaped like
+    /// a tile): private to the thread, so not kept for memory ordering; what
+    /// is stored into them stays opaque to the slice, as a load is.
+    registers: BTreeSet<String>,
+}
+
+fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, buffers: &Buffers, out: &mut Vec<Flat>) {
     for s in stmts {
         let mut defs = Vec::new();
         let mut uses = Vec::new();
         let mut exprs: Vec<&Expr> = Vec::new();
         let mut receiver = None;
         let mut helper_call = None;
+        let stores_into_inert = |t: &crate::ast::Target| {
+            matches!(t, crate::ast::Target::Subscript { base, .. } if base.dotted().is_some_and(|b| buffers.inert.contains(&b)))
+        };
         match &s.kind {
             StmtKind::Assign { targets, value } => {
-                targets.iter().for_each(|t| {
+                targets.iter().filter(|t| !stores_into_inert(t)).for_each(|t| {
                     t.collect_defs(&mut defs);
                     t.collect_uses(&mut uses);
                 });
                 exprs.push(value);
             }
+            StmtKind::AugAssign { target, value, .. } if stores_into_inert(target) => exprs.push(value),
             StmtKind::AugAssign { target, value, .. } => {
                 target.collect_defs(&mut defs);
                 target.collect_defs(&mut uses);
@@ -616,9 +639,11 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
         if seed.is_none() {
             // A load, store or copy of a buffer: kept with what says where
             // it points (not the values it moves, which are datapath).
-            if let Some((what, mem_uses)) = memory_seed(s, buffers) {
+            if let Some((what, mem_uses)) = memory_seed(s, &buffers.accessed) {
                 seed = Some(Reason::Memory(what));
                 uses = mem_uses;
+            } else if let Some((_, register_uses)) = memory_seed(s, &buffers.registers) {
+                uses = register_uses;
             }
         }
         let mut calls = Vec::new();
@@ -799,8 +824,9 @@ fn copy_signals_barrier(call: &crate::ast::Call) -> bool {
     crate::api::arg(call, "tma_bar_ptr").or_else(|| crate::api::arg(call, "mbar_ptr")).is_some()
 }
 
-/// Calls that allocate shared memory or make a tensor of it.
-const ALLOCATIONS: &[&str] = &["SmemAllocator", "allocate", "allocate_tensor", "allocate_array", "get_tensor", "data_ptr"];
+/// Calls that allocate shared memory or make a tensor of it
+/// (`cutlass.Array(dtype, n, space=cutlass.AddressSpace.smem)` too).
+pub(crate) const ALLOCATIONS: &[&str] = &["SmemAllocator", "allocate", "allocate_tensor", "allocate_array", "get_tensor", "data_ptr", "Array"];
 
 /// Names that may hold a buffer: tensor and pointer parameters, shared
 /// memory allocations, and whatever is computed from them (views,
@@ -945,6 +971,77 @@ mod tests {
         let slice = slice_kernel(&module, kernel, src);
         let line = |r: TextRange| src[..r.start as usize].matches('\n').count() + 1;
         slice.entries.iter().map(|e| (line(e.range), e.kept && !slice.memory_only.contains(&e.id))).collect()
+    }
+
+    /// Every line of the kernel with whether the slice keeps it (for
+    /// synchronization or for memory ordering).
+    fn kept_at_all(src: &str) -> Vec<(usize, bool)> {
+        let module = crate::lower_text(src).unwrap();
+        let kernel = module.kernels().next().expect("a kernel");
+        let slice = slice_kernel(&module, kernel, src);
+        let line = |r: TextRange| src[..r.start as usize].matches('\n').count() + 1;
+        slice.entries.iter().map(|e| (line(e.range), e.kept)).collect()
+    }
+
+    /// A kernel that loads `x`, stores into `out` under a bounds test, and
+    /// does `MORE` with them.
+    const BOUNDED_STORE: &str = "\
+import cutlass
+import cutlass.cute as cute
+
+@cute.kernel
+def k(x: cute.Tensor, out: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    v = x[tidx]
+    cute.arch.sync_threads()
+    if tidx < n:
+        out[tidx] = v
+    MORE
+";
+
+    /// A tensor the kernel only reads and one it only writes hold no pair of
+    /// accesses a finding could be made of: their loads and stores, and the
+    /// bounds test around the store, are not kept.
+    #[test]
+    fn loads_of_an_input_and_stores_to_an_output_are_not_kept() {
+        let kept = kept_at_all(&BOUNDED_STORE.replace("MORE", "pass"));
+        for line in [7, 9, 10] {
+            assert!(kept.contains(&(line, false)), "line {line}: {kept:?}");
+        }
+        assert!(kept.contains(&(8, true)), "{kept:?}");
+    }
+
+    /// A tensor the kernel both writes and reads (data handed between CTAs),
+    /// or hands to a function of the file, stays a buffer: its store and the
+    /// test around it are kept for memory ordering.
+    #[test]
+    fn a_tensor_written_and_read_or_handed_on_stays_a_buffer() {
+        let read_back = BOUNDED_STORE.replace("MORE", "w = out[tidx + 1]");
+        let handed = format!("{}\n\ndef helper(t):\n    return t\n", BOUNDED_STORE.replace("MORE", "helper(out)"));
+        for src in [read_back, handed] {
+            let kept = kept_at_all(&src);
+            assert!(kept.contains(&(9, true)) && kept.contains(&(10, true)), "{src}\n{kept:?}");
+        }
+    }
+
+    /// A register fragment is private to its thread: its stores are not kept
+    /// for memory ordering, and what they store stays opaque to the slice.
+    #[test]
+    fn stores_into_registers_are_not_kept_for_memory_ordering() {
+        let src = "\
+import cutlass
+import cutlass.cute as cute
+
+@cute.kernel
+def k(x: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    regs = cute.make_rmem_tensor((4,), cutlass.Float32)
+    if tidx < n:
+        regs[0] = x[tidx]
+    cute.arch.sync_threads()
+";
+        let kept = kept_at_all(src);
+        assert!(kept.contains(&(8, false)) && kept.contains(&(9, false)), "{kept:?}");
     }
 
     #[test]

@@ -111,3 +111,27 @@ fn a_lane_reading_in_a_branch_races_with_the_warps_store_of_another_lanes_elemen
     assert!(src[at..].starts_with("    if lane < 8:"), "{}", &src[at..at + 20]);
     assert_eq!(fix[0].edits[0].new_text.trim(), "cute.arch.sync_warp()");
 }
+
+/// Each half of every warp publishes one value to its own half (lanes 0 and
+/// 16 store, the other lanes of the half read), the halves synchronizing
+/// apart with `sync_warp` on their own half's mask, as `SYNC` has it.
+fn halves(sync_low: &str, sync_high: &str) -> String {
+    format!(
+        "if lane == 0:\n    buf[warp * 2] = x[tidx]\nif lane == 16:\n    buf[warp * 2 + 1] = x[tidx]\n\
+         if lane < 16:\n    {sync_low}\n    y[tidx] = buf[warp * 2]\nelse:\n    {sync_high}\n    y[tidx] = buf[warp * 2 + 1]\n"
+    )
+}
+
+/// A `sync_warp` on a half warp's mask, taken by that half alone, orders
+/// the lanes of that half: the read after it is ordered after the store of
+/// the half's first lane. Without it, or with it on the other half only,
+/// the unsynchronized half races.
+#[test]
+fn a_sync_warp_of_half_a_warp_orders_the_lanes_of_that_half() {
+    let low = "cute.arch.sync_warp(mask=0x0000FFFF)";
+    let high = "cute.arch.sync_warp(mask=0xFFFF0000)";
+    assert_eq!(races(&halves(low, high)).len(), 0, "{:?}", races(&halves(low, high)));
+    let found = races(&halves("pass", high));
+    assert!(!found.is_empty(), "the low half has no sync");
+    assert!(found.iter().all(|(line, _)| line.contains("buf[warp * 2]")), "{found:?}");
+}

@@ -209,6 +209,6 @@ fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
             }
         }
         MemKind::ExpectTx { barrier, .. } | MemKind::CopyTx { barrier, .. } => *barrier = barriers[*barrier as usize],
-        MemKind::ArriveRelease { .. } | MemKind::ProxyFence | MemKind::WarpSync | MemKind::Fence { .. } => {}
+        MemKind::ArriveRelease { .. } | MemKind::ProxyFence | MemKind::WarpSync | MemKind::LaneSync { .. } | MemKind::Fence { .. } => {}
     }
 }
