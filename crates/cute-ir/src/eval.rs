@@ -413,9 +413,19 @@ fn unknown_from(v: &Value) -> Value {
     }
 }
 
+/// The attribute of `o` that `attr` names: itself, or for a private `_x`
+/// the object does not hold, its `x` (the field behind a property, as
+/// `PipelineState._index` is behind `index`).
+fn own_attribute<'o>(o: &'o Object, attr: &'o str) -> Option<&'o str> {
+    if o.attrs.contains_key(attr) {
+        return Some(attr);
+    }
+    attr.strip_prefix('_').filter(|public| !public.starts_with('_') && o.attrs.contains_key(*public))
+}
+
 fn attribute(base: &Value, attr: &str, expr: &Expr) -> Value {
     match base {
-        Value::Object(o) => o.attrs.get(attr).cloned().unwrap_or_else(|| {
+        Value::Object(o) => own_attribute(o, attr).and_then(|a| o.attrs.get(a)).cloned().unwrap_or_else(|| {
             Value::unknown(format!("`{}`", expr.dotted().unwrap_or_else(|| attr.to_string())))
         }),
         // Struct fields of shared storage are allocations of their own;
@@ -608,7 +618,8 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
             // `self.x = v`: update the object held in the base name.
             if let Expr::Name(b) = base {
                 if let Some(Value::Object(o)) = env.get_mut(b) {
-                    std::sync::Arc::make_mut(o).attrs.insert(attr.clone(), value);
+                    let name = own_attribute(o, attr).unwrap_or(attr).to_string();
+                    std::sync::Arc::make_mut(o).attrs.insert(name, value);
                 }
             }
         }

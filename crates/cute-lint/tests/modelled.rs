@@ -525,3 +525,30 @@ fn a_subclass_inherits_the_barriers_and_helpers_of_its_base() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].1.contains("it calls `self.sync_all`, which `Sub` does not define or inherit"), "{found:?}");
 }
+
+/// The consumer moves its state on with a helper of its own that writes the
+/// state's fields (`_index`, `_phase`), as CUTLASS's pingpong GEMM advances
+/// a state by a tile's worth of stages; `FLIP` turns the phase at the wrap.
+fn ring_advanced_by_hand(flip: &str) -> String {
+    let helper = "\n\ndef step(state):\n    state._index = state._index + 1\n    if state._index == 2:\n        state._index = 0\n        FLIP\n    return state\n"
+        .replace("FLIP", flip);
+    ring_of_k_tiles(
+        "        for i in cutlass.range(k_tiles, unroll=1):
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            state = step(state)
+",
+    ) + &helper
+}
+
+/// A state's fields written by hand are its index and phase: flipped at the
+/// wrap, the ring is drained as `advance()` drains it (silent); not flipped,
+/// the consumer waits for the phase it has already passed.
+#[test]
+fn a_state_advanced_through_its_fields_is_followed() {
+    let bounded = |found: &[(String, String)]| found.iter().all(|(_, m)| m.contains("bounded number of loop iterations"));
+    let clean = names(&ring_advanced_by_hand("state._phase = state._phase ^ 1"));
+    assert!(bounded(&clean), "{clean:?}");
+    let found = names(&ring_advanced_by_hand("pass"));
+    assert!(found.iter().any(|(n, _)| n == "untoggled-phase" || n == "deadlock" || n == "vacuous-wait"), "{found:?}");
+}
