@@ -569,10 +569,13 @@ impl<'m> Execution<'m> {
         let passed = |actor: &Actor| actor.lane_syncs.iter().find(|(m, _)| *m == mask).map_or(0, |(_, n)| *n);
         let round = passed(&self.actors[a]);
         let meets = |actor: &Actor| actor.mem.iter().any(|m| m.kind == MemKind::LaneSync { mask });
+        // The thread itself always meets there, in the mask or not (a lane
+        // outside the mask that reaches it meets no one else): every
+        // successful step moves it on.
         let group: Vec<usize> = (0..self.actors.len())
             .filter(|&b| {
                 let (c, t) = self.actors[b].thread;
-                c == cta && t / 32 == tid / 32 && mask & (1 << (t % 32)) != 0 && meets(&self.actors[b])
+                b == a || (c == cta && t / 32 == tid / 32 && mask & (1 << (t % 32)) != 0 && meets(&self.actors[b]))
             })
             .collect();
         let here = |actor: &Actor| {

@@ -135,3 +135,12 @@ fn a_sync_warp_of_half_a_warp_orders_the_lanes_of_that_half() {
     assert!(!found.is_empty(), "the low half has no sync");
     assert!(found.iter().all(|(line, _)| line.contains("buf[warp * 2]")), "{found:?}");
 }
+
+/// Lanes outside a `sync_warp`'s mask that reach it (the whole of warps 1..3
+/// here, whose lanes 0..15 are not in the upper half's mask) meet no one
+/// there: the analysis goes on past it, and ends.
+#[test]
+fn a_lane_outside_the_mask_of_its_sync_warp_meets_no_one() {
+    let body = "if tidx < 16:\n    cute.arch.sync_warp(mask=0x0000FFFF)\nelse:\n    cute.arch.sync_warp(mask=0xFFFF0000)\nbuf[tidx] = x[tidx]\ny[tidx] = buf[tidx]\n";
+    assert_eq!(races(body).len(), 0);
+}
