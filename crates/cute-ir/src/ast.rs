@@ -258,6 +258,17 @@ impl Expr {
     }
 
     /// `a.b.c` for a chain of names and attributes.
+    /// Whether this, as a subscript's index, keeps a mode of the tensor
+    /// (`None` in its place, at any depth): the subscript is then a view
+    /// (`t[None, None, k]`), not an element.
+    pub fn keeps_a_mode(&self) -> bool {
+        match self {
+            Expr::None => true,
+            Expr::Tuple(items) => items.iter().any(Expr::keeps_a_mode),
+            _ => false,
+        }
+    }
+
     pub fn dotted(&self) -> Option<String> {
         let mut out = String::new();
         self.write_dotted(&mut out).then_some(out)

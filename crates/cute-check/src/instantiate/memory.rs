@@ -619,7 +619,7 @@ fn collect_subscripts<'e>(e: &'e Expr, decide: &mut dyn FnMut(&Expr) -> Option<b
         Expr::Subscript { base, index } => {
             // `t[None, None, stage]` selects a view of `t`, whose elements
             // are read where the view is indexed.
-            if !keeps_a_mode(index) {
+            if !index.keeps_a_mode() {
                 out.push((base, index));
             }
             collect_subscripts(index, decide, out);
@@ -650,16 +650,6 @@ fn collect_subscripts<'e>(e: &'e Expr, decide: &mut dyn FnMut(&Expr) -> Option<b
         Expr::Tuple(items) => items.iter().for_each(|a| collect_subscripts(a, decide, out)),
         Expr::Attr { base, .. } => collect_subscripts(base, decide, out),
         _ => {}
-    }
-}
-
-/// Whether a subscript's index keeps a mode of the tensor (`None` in its
-/// place, at any depth): the subscript is then a view, not an element.
-fn keeps_a_mode(index: &Expr) -> bool {
-    match index {
-        Expr::None => true,
-        Expr::Tuple(items) => items.iter().any(keeps_a_mode),
-        _ => false,
     }
 }
 

@@ -255,7 +255,7 @@ impl Uses<'_> {
         // `t[None, None, k]` keeps modes: a view, which loads nothing (what
         // is done with it is read below); `t[i]` loads.
         for (base, index) in subscripts {
-            if !keeps_a_mode(index) {
+            if !index.keeps_a_mode() {
                 self.read.extend(roots(base));
             }
         }
@@ -327,14 +327,5 @@ impl Uses<'_> {
             }
             _ => false,
         }
-    }
-}
-
-/// Whether a subscript's index keeps a mode of the tensor (`None` in it).
-fn keeps_a_mode(index: &Expr) -> bool {
-    match index {
-        Expr::None => true,
-        Expr::Tuple(items) => items.iter().any(keeps_a_mode),
-        _ => false,
     }
 }
