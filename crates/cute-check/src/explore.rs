@@ -369,6 +369,30 @@ impl<'m> Reducer<'m> {
     }
 }
 
+/// Persistent sets for a search of the interleavings that watches some
+/// moves (`visible`): the order of the visible moves along every run is
+/// kept (a set with a visible move in it is widened to every enabled move;
+/// the state graph has no cycles, so no other proviso is needed), while the
+/// moves in between are explored in one order. `overrun.rs` watches the
+/// registrations with named barriers this way.
+pub struct Reduction<'m> {
+    reducer: Reducer<'m>,
+}
+
+impl<'m> Reduction<'m> {
+    pub fn new(model: &'m Model) -> Self {
+        Reduction { reducer: Reducer { model, cache: HashMap::default() } }
+    }
+
+    /// The moves of `moves` (those enabled in `state`) to explore.
+    pub fn moves(&mut self, state: &State, moves: Vec<Move>, visible: impl Fn(&Move) -> bool) -> Vec<Move> {
+        match self.reducer.persistent(state, &moves) {
+            Some(set) if !set.iter().any(&visible) => set,
+            _ => moves,
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct ExploreOptions {
     pub budget: Budget,

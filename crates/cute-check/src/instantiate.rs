@@ -30,6 +30,7 @@ mod memory;
 mod parallel;
 mod roles;
 mod same_condition;
+mod tile_scheduler;
 mod trip_bound;
 mod uniform;
 
@@ -661,6 +662,8 @@ impl Setup<'_> {
                 pending_guard: None,
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
+                tile_cursors: HashMap::default(),
+                loops_of_unknown_length: 0,
                 structs: HashMap::default(),
                 warp_accesses: Vec::new(),
                 lane_regions: Vec::new(),
@@ -983,6 +986,13 @@ struct ThreadRun<'a> {
     /// The pipeline state of each `PipelineProducer`/`PipelineConsumer`
     /// (by id): their methods advance it in place.
     participants: HashMap<String, Value>,
+    /// The tile each persistent tile scheduler is at (by id), in tiles from
+    /// the CTA's first; `None` once advanced by a count not known (see
+    /// `tile_scheduler.rs`).
+    tile_cursors: HashMap<String, Option<i64>>,
+    /// The loops being run whose trip count is not known (explored for a
+    /// few iterations): what they count is not what the program counts.
+    loops_of_unknown_length: u32,
     /// Shared-storage structs allocated so far, by allocation: their
     /// fields' element types (see `cute_ir::layout::STRUCT`).
     structs: HashMap<String, Value>,
@@ -1465,6 +1475,7 @@ impl<'a> ThreadRun<'a> {
                 // set apart just now.
                 self.bind_same_in_stood_in_lanes(target);
                 let mut stop_known = false;
+                let trips_known = it.iteration().is_some();
                 let values = match it.iteration() {
                     Some(v) => v,
                     None => {
@@ -1509,6 +1520,7 @@ impl<'a> ThreadRun<'a> {
                     }
                 };
                 let mut flow = Flow::Normal;
+                self.loops_of_unknown_length += u32::from(!trips_known);
                 for v in values {
                     assign(target, v, env);
                     match self.exec_block(block, env, body) {
@@ -1523,6 +1535,7 @@ impl<'a> ThreadRun<'a> {
                         break;
                     }
                 }
+                self.loops_of_unknown_length -= u32::from(!trips_known);
                 if stop_known {
                     self.known_stops.pop();
                 }
@@ -1569,6 +1582,7 @@ impl<'a> ThreadRun<'a> {
                 loop {
                     let c = eval(cond, env, self);
                     self.note_lane_varying_condition(cond, &c, env);
+                    let explored = c.as_bool().is_none();
                     let go = match c.as_bool() {
                         Some(b) => b,
                         None => {
@@ -1584,7 +1598,10 @@ impl<'a> ThreadRun<'a> {
                         break;
                     }
                     iterations += 1;
-                    match self.exec_block(block, env, body) {
+                    self.loops_of_unknown_length += u32::from(explored);
+                    let flow = self.exec_block(block, env, body);
+                    self.loops_of_unknown_length -= u32::from(explored);
+                    match flow {
                         Flow::Break => break,
                         Flow::Return(v) => return Flow::Return(v),
                         _ => {}
@@ -2815,6 +2832,9 @@ impl<'a> ThreadRun<'a> {
                 };
                 return self.tmem_method(obj, &method, call.range);
             }
+            if o.class == crate::pipeline::ORDER {
+                return self.order_method(call, obj, args, kwargs);
+            }
         }
         if call.qualname.as_deref().is_some_and(|q| q.ends_with(".TmemAllocator") && Api::lookup(q) == Some(Api::Pipeline)) {
             return self.tmem_allocator(call, kwargs);
@@ -2995,6 +3015,59 @@ impl<'a> ThreadRun<'a> {
         Some(self.participants.entry(id).or_insert_with(|| p::initial_state(&pipe, producer)).clone())
     }
 
+    /// The state a `PipelineOrder` holds for this thread's group (its
+    /// `.state`), which its `arrive()` advances in place.
+    fn order_state(&mut self, order: &Value) -> Value {
+        let Some(Value::Str(id)) = crate::pipeline::attribute(order, "id") else { return Value::unknown("the state of a `PipelineOrder`") };
+        self.participants.entry(id).or_insert_with(|| crate::pipeline::order_initial_state(order)).clone()
+    }
+
+    /// `order.wait(state=None)` / `order.arrive(state=None)` of a
+    /// `PipelineOrder` (see `pipeline/order.rs`). `arrive` advances the state
+    /// it is passed in place, as the package does; one that is the object's
+    /// own as the thread holds it (`s = order.state`, then
+    /// `s = order.arrive(s)`) is taken to be that object, so the object's
+    /// advances too.
+    fn order_method(&mut self, call: &Call, order: &Value, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        use crate::pipeline::{self as p, Action};
+        let method = match &call.func {
+            Expr::Attr { attr, .. } => attr.as_str(),
+            _ => "",
+        };
+        let own = self.order_state(order);
+        let given = kwargs.iter().find(|(k, _)| k == "state").map(|(_, v)| v).or(args.first()).filter(|v| !matches!(v, Value::None)).cloned();
+        let state = given.clone().unwrap_or_else(|| own.clone());
+        match method {
+            "wait" => {
+                self.run_pipeline_action(p::order_wait(order, &state), call.range);
+                Value::None
+            }
+            "arrive" => {
+                self.run_pipeline_action(p::order_arrive(order, &state), call.range);
+                let Some(next) = p::advanced(&state) else {
+                    return self.run_pipeline_action(Action::Unsupported("`arrive` of a `PipelineOrder` on a state that cannot advance".to_string()), call.range);
+                };
+                if given.as_ref().is_none_or(|g| *g == own) {
+                    if let Some(Value::Str(id)) = p::attribute(order, "id") {
+                        self.participants.insert(id, next.clone());
+                    }
+                }
+                // The state passed is advanced in place: a name that holds
+                // it holds the advanced state after the call.
+                let passed = call.kwargs.iter().find(|(k, _)| k == "state").map(|(_, e)| e).or(call.args.first());
+                if let (Some(Expr::Name(name)), Some(_)) = (passed, &given) {
+                    self.write_backs.push((name.clone(), next.clone()));
+                }
+                if given.is_some() {
+                    next
+                } else {
+                    Value::None
+                }
+            }
+            _ => self.run_pipeline_action(Action::Unsupported(format!("`{method}` of a `PipelineOrder`")), call.range),
+        }
+    }
+
     fn run_pipeline_action(&mut self, action: crate::pipeline::Action, site: TextRange) -> Value {
         use crate::pipeline::{Action, InitSync};
         match action {
@@ -3010,12 +3083,12 @@ impl<'a> ThreadRun<'a> {
                 // Warp 0's elected lane initialises every barrier of the ring,
                 // named after the storage it lives in (`ab_mbar_ptr`), which
                 // tells a kernel's rings apart in a trace.
-                let ring = match inits.first().and_then(|(bar, _)| bar.alloc.rsplit_once('.')) {
+                let ring = match inits.first().and_then(|(bar, ..)| bar.alloc.rsplit_once('.')) {
                     Some((_, field)) => field.replace("[?]", "").replace("+?", ""),
                     None => "the pipeline".to_string(),
                 };
-                for (i, (bar, count)) in inits.iter().enumerate() {
-                    let name = format!("{}[{}] of {ring}", if i % 2 == 0 { "full" } else { "empty" }, i / 2);
+                for (bar, count, in_ring) in &inits {
+                    let name = format!("{in_ring} of {ring}");
                     let b = self.ring_barrier(bar, &name);
                     if self.tid == 0 {
                         self.push_op(Op { kind: OpKind::Init { bar: b, count: *count }, site }, self.warp_point, false);
@@ -3301,6 +3374,9 @@ impl CallHandler for ThreadRun<'_> {
         if o.class == crate::pipeline::PARTICIPANT {
             return self.participant_state(obj, attr);
         }
+        if o.class == crate::pipeline::ORDER && attr == "state" {
+            return Some(self.order_state(obj));
+        }
         self.functions.get(Some(&o.class), attr)?;
         Some(Value::Function { class: Some(o.class.as_str().into()), name: attr.into(), bound_self: Some(Box::new(obj.clone())) })
     }
@@ -3311,6 +3387,9 @@ impl CallHandler for ThreadRun<'_> {
         let depth = self.inline_depth;
         if let Some((_, _, v)) = self.known_stops.iter().rev().find(|(stop, at, _)| *at == depth && stop.written_like(call)) {
             return v.clone();
+        }
+        if tile_scheduler::creates_scheduler(call) {
+            return self.create_tile_scheduler(call);
         }
         if let Some(api) = Api::of_call(call) {
             // Casts, `cutlass.const_expr` and ranges evaluate to values; the
@@ -3349,7 +3428,12 @@ impl CallHandler for ThreadRun<'_> {
         // `consumer.release(h)`, `bar.wait()`).
         if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
             let c: &str = c;
-            if c == eval::NAMED_BARRIER || c == crate::pipeline::PARTICIPANT || c == crate::pipeline::HANDLE || c == crate::pipeline::TMEM_ALLOCATOR {
+            if c == eval::NAMED_BARRIER
+                || c == crate::pipeline::PARTICIPANT
+                || c == crate::pipeline::HANDLE
+                || c == crate::pipeline::TMEM_ALLOCATOR
+                || c == crate::pipeline::ORDER
+            {
                 let receiver = match &call.func {
                     Expr::Attr { base, .. } => Some((&**base, &**obj)),
                     _ => None,
@@ -3364,6 +3448,12 @@ impl CallHandler for ThreadRun<'_> {
             }
             if c == crate::pipeline::TMEM_ALLOCATOR {
                 return self.tmem_method(obj, name, call.range);
+            }
+            if c == crate::pipeline::ORDER {
+                return self.order_method(call, obj, &args, &kwargs);
+            }
+            if c == tile_scheduler::SCHEDULER {
+                return self.tile_scheduler_method(obj, name, &args, &kwargs);
             }
             // `state.clone()`: states are values here (`advance()` rebinds
             // the name it is called on), so a copy is the same value.

@@ -13,20 +13,30 @@
 //! [`generations_ordered`]): a thread's next registration is safe when every
 //! registration of the generation before it happens before it, through the
 //! thread's own order and the waits on barriers it and others pass. Only
-//! what that cannot prove goes to the search, which runs over every
-//! interleaving of the model (counting symmetry only: it looks for a state,
-//! not a deadlock, so the explorer's reductions do not apply), within a
-//! budget. The number of completed generations is a function of the
-//! positions (arrivals only add up), so it needs no state of its own.
+//! what that cannot prove goes to the search, which runs over the
+//! interleavings of the model within a budget. What it looks for depends
+//! only on the order of the registrations with the barriers reused (the
+//! number of completed generations is a function of the positions, since
+//! arrivals only add up, and needs no state of its own), so it explores the
+//! moves between two registrations in one order: the explorer's persistent
+//! sets, widened to every enabled move where they hold a registration
+//! (`explore::Reduction`).
+//!
+//! Groups of threads may also take turns at one barrier (two warp groups
+//! running the same epilogue one after the other, ordered by a
+//! `PipelineOrder`): see [`turn_taking`].
 
 use std::collections::HashSet;
 use std::time::Instant;
 
-use crate::explore::{enabled_moves, initial_state, successor, Budget, Counterexample, Move, State};
+use crate::explore::{enabled_moves, initial_state, successor, Budget, Counterexample, Move, Reduction, State};
 use crate::model::{BarrierKind, Model, OpKind};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Overrun {
+    /// On a barrier groups take turns at (see [`turn_taking`]): a group of
+    /// the turn that was still filling when `group` registered for another.
+    pub sharing_turn_with: Option<u32>,
     /// The thread class (group, position) whose arrival lands in the wrong
     /// generation.
     pub group: u32,
@@ -42,11 +52,87 @@ pub struct Overrun {
     pub cex: Counterexample,
 }
 
+/// The turns groups take at a barrier, in order: each the registrations
+/// (group, position) that make it.
+pub type Turns = Vec<Vec<(usize, usize)>>;
+
 impl Overrun {
     /// Registering ahead (the cause), rather than late (the consequence).
     pub fn ahead(&self) -> bool {
-        self.meant > self.lands
+        self.meant > self.lands || self.sharing_turn_with.is_some()
     }
+}
+
+/// The turns of a named barrier that groups of threads take turns at, each
+/// turn the registrations (group, position) of `count` threads.
+///
+/// Two warp groups of a ping-pong kernel run the same epilogue, with the
+/// same `NamedBarrier(id, 128)`, one after the other: another barrier (a
+/// `PipelineOrder`) keeps their epilogues apart, so each generation is one
+/// warp group's. Their k-th registrations then add up to twice the count,
+/// and the generation a registration lands in is not its round. A
+/// barrier's threads are cut, in thread order, into runs of `count`
+/// arrivals per round: each run is a turn. The generations stay apart
+/// exactly when no thread registers for a turn while another turn of the
+/// barrier has received part of its arrivals (by induction on the first
+/// generation that mixes: before it, every generation is one whole turn, so
+/// a turn with part of its arrivals is the generation filling).
+///
+/// `None` when no round has more registrations than the count, or when a
+/// group's threads fall in more than one run (two warp groups that run
+/// alike as one group: nothing then keeps their turns apart, which
+/// `barrier_recycling`'s count of registrations reports).
+pub fn turn_taking(model: &Model, bar: u32) -> Option<Turns> {
+    let barrier = model.barriers.get(bar as usize)?;
+    let count = u64::from(barrier.preset_count.filter(|&n| n > 0)?);
+    if !matches!(barrier.kind, BarrierKind::NamedBarrier(_)) {
+        return None;
+    }
+    // Per round: (group, position, arrivals per thread).
+    let mut rounds: Vec<Vec<(usize, usize, u64)>> = Vec::new();
+    for (g, group) in model.groups.iter().enumerate() {
+        let mut round = 0;
+        for (pos, op) in group.ops.iter().enumerate() {
+            if let OpKind::Arrive { bar: b, count: n } = op.kind {
+                if b == bar {
+                    if rounds.len() <= round {
+                        rounds.resize(round + 1, Vec::new());
+                    }
+                    rounds[round].push((g, pos, u64::from(n)));
+                    round += 1;
+                }
+            }
+        }
+    }
+    let total = |r: &[(usize, usize, u64)]| r.iter().map(|&(g, _, n)| n * u64::from(model.groups[g].size())).sum::<u64>();
+    if !rounds.iter().any(|r| total(r) > count) {
+        return None;
+    }
+    let mut turns = Vec::new();
+    for round in &rounds {
+        // The threads of the round in thread order, each with its group.
+        let mut threads: Vec<((u32, u32), usize, u64)> =
+            round.iter().flat_map(|&(g, _, n)| model.groups[g].threads.iter().map(move |&t| (t, g, n))).collect();
+        threads.sort();
+        let mut turn_of_group: std::collections::BTreeMap<usize, u64> = Default::default();
+        let mut before = 0;
+        for (_, g, n) in threads {
+            let turn = before / count;
+            if (before + n - 1) / count != turn || *turn_of_group.entry(g).or_insert(turn) != turn {
+                return None;
+            }
+            before += n;
+        }
+        let first = turns.len();
+        for &(g, pos, _) in round {
+            let turn = first + turn_of_group[&g] as usize;
+            if turns.len() <= turn {
+                turns.resize(turn + 1, Vec::new());
+            }
+            turns[turn].push((g, pos));
+        }
+    }
+    Some(turns)
 }
 
 /// What the search for mixed generations concluded.
@@ -62,6 +148,66 @@ pub enum Verdict {
     OutOfBudget,
 }
 
+/// `model` with a barrier of their own for each party of groups that take
+/// turns at a named barrier (see [`turn_taking`]); `None` when no barrier
+/// is taken in turns.
+///
+/// The model counts a named barrier's generations per thread (a thread's
+/// k-th sync waits for the parity of generation k), which holds when every
+/// thread's k-th registration lands in generation k. Taken in turns, a
+/// group's syncs land after the other groups' turns (warp group 1's first
+/// sync is generation 1 after warp group 0's first), and the parities the
+/// threads wait for would be off. When turns do not overlap, which the
+/// search for mixed generations checks on the model as it is, each
+/// generation is one party's: the barrier orders nothing between parties,
+/// and each party's use of it is that of a barrier of its own. The
+/// explorer and the memory analysis run on the model so separated.
+pub fn separate_turns(model: &Model) -> Option<Model> {
+    let mut separated = model.clone();
+    let mut changed = false;
+    for bar in 0..model.barriers.len() as u32 {
+        let Some(turns) = turn_taking(model, bar) else { continue };
+        // Parties: the groups that share a turn, joined transitively.
+        let mut party: Vec<usize> = (0..model.groups.len()).collect();
+        fn root(party: &mut [usize], g: usize) -> usize {
+            let mut r = g;
+            while party[r] != r {
+                r = party[r];
+            }
+            party[g] = r;
+            r
+        }
+        for turn in &turns {
+            let Some(&(first, _)) = turn.first() else { continue };
+            for &(g, _) in turn {
+                let (a, b) = (root(&mut party, first), root(&mut party, g));
+                party[b] = a;
+            }
+        }
+        let mut parties: Vec<usize> = turns.iter().filter_map(|t| t.first().map(|&(g, _)| root(&mut party, g))).collect();
+        parties.sort_unstable();
+        parties.dedup();
+        // The first party keeps the barrier; the others get copies.
+        for &p in parties.iter().skip(1) {
+            let copy = separated.barriers.len() as u32;
+            separated.barriers.push(model.barriers[bar as usize].clone());
+            for g in 0..model.groups.len() {
+                if root(&mut party, g) != p {
+                    continue;
+                }
+                for op in &mut separated.groups[g].ops {
+                    match &mut op.kind {
+                        OpKind::Arrive { bar: b, .. } | OpKind::Wait { bar: b, .. } if *b == bar => *b = copy,
+                        _ => {}
+                    }
+                }
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(separated)
+}
+
 /// Whether some run of `model` mixes the generations of a named barrier up:
 /// cleared by happens-before when it can be, searched for otherwise.
 pub fn find(model: &Model, budget: &Budget) -> Verdict {
@@ -71,15 +217,16 @@ pub fn find(model: &Model, budget: &Budget) -> Verdict {
     search(model, budget)
 }
 
-/// The named barriers some thread registers with more than once: only
-/// those can mix generations up.
+/// The named barriers some thread registers with more than once, and
+/// those groups take turns at: only those can mix generations up.
 fn registered_more_than_once(model: &Model) -> Vec<u32> {
     (0..model.barriers.len() as u32)
         .filter(|&b| {
             let barrier = &model.barriers[b as usize];
             matches!(barrier.kind, BarrierKind::NamedBarrier(_))
                 && barrier.preset_count.is_some_and(|n| n > 0)
-                && model.groups.iter().any(|g| g.ops.iter().filter(|o| matches!(o.kind, OpKind::Arrive { bar, .. } if bar == b)).count() > 1)
+                && (model.groups.iter().any(|g| g.ops.iter().filter(|o| matches!(o.kind, OpKind::Arrive { bar, .. } if bar == b)).count() > 1)
+                    || turn_taking(model, b).is_some())
         })
         .collect()
 }
@@ -87,6 +234,17 @@ fn registered_more_than_once(model: &Model) -> Vec<u32> {
 /// Every interleaving, looking for a registration with a named barrier that
 /// lands in a generation it is not meant for.
 pub fn search(model: &Model, budget: &Budget) -> Verdict {
+    search_with(model, budget, true)
+}
+
+/// [`search`] over every interleaving: the reference the reduced search is
+/// tested against.
+pub fn search_unreduced(model: &Model, budget: &Budget) -> Verdict {
+    search_with(model, budget, false)
+}
+
+/// [`search`], over every interleaving unless `reduced`.
+fn search_with(model: &Model, budget: &Budget, reduced: bool) -> Verdict {
     let reused = registered_more_than_once(model);
     if reused.is_empty() {
         return Verdict::Clear;
@@ -128,7 +286,20 @@ pub fn search(model: &Model, budget: &Budget) -> Verdict {
             .sum()
     };
 
+    // Per reused barrier, its turns when groups take turns at it; per group
+    // and position, the turn its registration belongs to.
+    let turns: Vec<Option<Turns>> = reused.iter().map(|&b| turn_taking(model, b)).collect();
+    let turn_at = |g: usize, pos: usize, i: usize| turns[i].as_ref().and_then(|ts| ts.iter().position(|t| t.contains(&(g, pos))));
+    // The threads of a turn that have made their registration for it.
+    let registered = |state: &State, turn: &[(usize, usize)]| -> u32 {
+        turn.iter().map(|&(g, q)| state.groups[g].iter().filter(|&&(p, _)| p as usize > q).map(|&(_, n)| n).sum::<u32>()).sum()
+    };
+    let threads_of = |turn: &[(usize, usize)]| turn.iter().map(|&(g, _)| model.groups[g].size()).sum::<u32>();
+
     let start = Instant::now();
+    // What decides a finding is the order of the registrations with the
+    // reused barriers: the moves in between are explored in one order.
+    let mut reduction = Reduction::new(model);
     let mut seen: HashSet<State> = HashSet::new();
     let init = initial_state(model);
     seen.insert(init.clone());
@@ -151,15 +322,39 @@ pub fn search(model: &Model, budget: &Budget) -> Verdict {
         if seen.len() > budget.max_states || start.elapsed() > budget.max_time {
             return late.map_or(Verdict::OutOfBudget, |l| Verdict::Found(Box::new(l)));
         }
-        for mv in enabled_moves(model, &state) {
+        let visible = |mv: &Move| matches!(model.groups[mv.group as usize].ops[mv.pos as usize].kind, OpKind::Arrive { bar, .. } if slot(bar).is_some());
+        let enabled = enabled_moves(model, &state);
+        let moves = if reduced { reduction.moves(&state, enabled, visible) } else { enabled };
+        for mv in moves {
             let op = &model.groups[mv.group as usize].ops[mv.pos as usize];
             if let (OpKind::Arrive { bar, .. }, Some(meant)) = (&op.kind, round[mv.group as usize][mv.pos as usize]) {
-                if let Some(i) = slot(*bar) {
+                if let (Some(i), Some(ours)) = (slot(*bar), slot(*bar).and_then(|i| turn_at(mv.group as usize, mv.pos as usize, i))) {
+                    let all = turns[i].as_deref().unwrap_or_default();
+                    let filling = all.iter().enumerate().find(|&(t, turn)| {
+                        let r = registered(&state, turn);
+                        t != ours && r > 0 && r < threads_of(turn)
+                    });
+                    if let Some((_, turn)) = filling {
+                        let n = model.barriers[*bar as usize].preset_count.unwrap_or(1).max(1) as u64;
+                        let done = arrivals(&state, i);
+                        return Verdict::Found(Box::new(Overrun {
+                            sharing_turn_with: turn.first().map(|&(g, _)| g as u32),
+                            group: mv.group,
+                            pos: mv.pos,
+                            bar: *bar,
+                            meant,
+                            lands: (done / n) as u32,
+                            missing: (n - done % n) as u32,
+                            cex: Counterexample { moves: path_to(&nodes, node), last: state.clone() },
+                        }));
+                    }
+                } else if let Some(i) = slot(*bar) {
                     let n = model.barriers[*bar as usize].preset_count.unwrap_or(1).max(1) as u64;
                     let done = arrivals(&state, i);
                     let lands = (done / n) as u32;
                     if lands != meant && (meant > lands || late.is_none()) {
                         let found = Overrun {
+                            sharing_turn_with: None,
                             group: mv.group,
                             pos: mv.pos,
                             bar: *bar,
@@ -441,6 +636,98 @@ mod tests {
         // Proven, so no search runs even with no budget at all.
         assert_eq!(find(&model, &Budget { max_states: 0, max_time: Budget::default().max_time }), Verdict::Clear);
         assert_eq!(search(&model, &Budget { max_states: 0, max_time: Budget::default().max_time }), Verdict::OutOfBudget);
+    }
+
+    /// Two groups of two warps take one turn each at named barrier 1
+    /// (count 64): the first syncs on it, the second syncs on it after
+    /// the first. With `hand_over` the first hands the turn over on named
+    /// barrier 2 (count 128: the first arrives, the second syncs) once past
+    /// its generation; without it nothing keeps the turns apart.
+    fn turns(hand_over: bool) -> Model {
+        let barriers = vec![
+            Barrier { name: "named barrier 1".into(), cta: 0, kind: BarrierKind::NamedBarrier(1), preset_count: Some(64) },
+            Barrier { name: "named barrier 2".into(), cta: 0, kind: BarrierKind::NamedBarrier(2), preset_count: Some(128) },
+        ];
+        let first = vec![
+            op(OpKind::Arrive { bar: 0, count: 32 }),
+            op(OpKind::Wait { bar: 0, parity: 0 }),
+            op(OpKind::Arrive { bar: 1, count: 32 }),
+        ];
+        let mut second = vec![op(OpKind::Arrive { bar: 1, count: 32 }), op(OpKind::Wait { bar: 1, parity: 0 })];
+        if !hand_over {
+            second.clear();
+        }
+        second.push(op(OpKind::Arrive { bar: 0, count: 32 }));
+        second.push(op(OpKind::Wait { bar: 0, parity: if hand_over { 1 } else { 0 } }));
+        Model {
+            ctas: 1,
+            threads_per_cta: 128,
+            barriers,
+            groups: vec![Group { ops: first, threads: vec![(0, 0), (0, 32)] }, Group { ops: second, threads: vec![(0, 64), (0, 96)] }],
+            ..Model::default()
+        }
+    }
+
+    #[test]
+    fn groups_that_take_turns_are_told_apart_in_thread_order() {
+        let taken = turn_taking(&turns(true), 0).expect("turns");
+        assert_eq!(taken, vec![vec![(0, 0)], vec![(1, 2)]]);
+        // Barrier 2 is one generation of everyone's.
+        assert_eq!(turn_taking(&turns(true), 1), None);
+    }
+
+    #[test]
+    fn turns_handed_over_keep_their_generations_apart() {
+        assert_eq!(find(&turns(true), &Budget::default()), Verdict::Clear);
+    }
+
+    #[test]
+    fn turns_not_handed_over_mix() {
+        let Verdict::Found(found) = find(&turns(false), &Budget::default()) else { panic!("mixed turns") };
+        assert_eq!(found.sharing_turn_with, Some(if found.group == 0 { 1 } else { 0 }));
+        assert_eq!(found.bar, 0);
+    }
+
+    /// Two warp groups that run alike are one group of the model: nothing
+    /// tells their turns apart, so the barrier is not taken as turns.
+    #[test]
+    fn one_group_over_two_turns_is_not_taken_as_turns() {
+        let mut model = turns(false);
+        let second = model.groups.pop().unwrap();
+        model.groups[0].threads.extend(second.threads);
+        model.groups[0].ops = vec![op(OpKind::Arrive { bar: 0, count: 32 }), op(OpKind::Wait { bar: 0, parity: 0 })];
+        assert_eq!(turn_taking(&model, 0), None);
+    }
+
+    /// Each party of a barrier taken in turns gets a barrier of its own
+    /// (the first keeps it); a barrier every thread uses in every
+    /// generation is left as it is.
+    #[test]
+    fn each_party_of_turns_gets_a_barrier_of_its_own() {
+        let separated = separate_turns(&turns(true)).expect("separated");
+        assert_eq!(separated.barriers.len(), 3);
+        let barriers_of = |g: usize| {
+            separated.groups[g]
+                .ops
+                .iter()
+                .map(|o| match o.kind {
+                    OpKind::Arrive { bar, .. } | OpKind::Wait { bar, .. } | OpKind::Init { bar, .. } => bar,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(barriers_of(0), vec![0, 0, 1]);
+        assert_eq!(barriers_of(1), vec![1, 1, 2, 2]);
+        assert_eq!(separate_turns(&producer_consumer(3, true)), None);
+    }
+
+    /// The reduced search agrees with every interleaving on the models above.
+    #[test]
+    fn the_reduced_search_finds_what_the_full_one_finds() {
+        for model in [producer_consumer(3, false), producer_consumer(3, true), ping_pong(4, true), ping_pong(4, false), turns(true), turns(false)] {
+            let reduced = search(&model, &Budget::default());
+            let full = search_unreduced(&model, &Budget::default());
+            assert_eq!(std::mem::discriminant(&reduced), std::mem::discriminant(&full));
+        }
     }
 
     fn search_only(model: &Model) -> Verdict {

@@ -48,10 +48,15 @@
 //! - Over a cluster of more than one CTA, the Blackwell pipelines signal the
 //!   CTAs their `cta_layout_vmnk` names (see `cluster.rs`).
 //!
+//! - `PipelineOrder` (groups that take turns): see `order.rs`.
+//!
 //! Other pipeline classes stay unresolved, so their kernels are reported as
 //! not checked.
 
 mod cluster;
+mod order;
+
+pub use order::{arrive as order_arrive, initial_state as order_initial_state, wait as order_wait, ORDER};
 
 use std::collections::BTreeMap;
 
@@ -193,9 +198,10 @@ pub enum Action {
     Value(Value),
     /// A value the model makes with an assumption, which is said.
     Assumed(Value, String),
-    /// Initialise the ring from warp 0, then synchronize as `sync` says.
+    /// Initialise the ring from warp 0 (each barrier with its count and its
+    /// name in the ring, `full[0]`), then synchronize as `sync` says.
     /// `assumed`: what the model takes for a value it does not know.
-    Create { pipeline: Value, inits: Vec<(SmemRef, u32)>, sync: InitSync, assumed: Option<String> },
+    Create { pipeline: Value, inits: Vec<(SmemRef, u32, String)>, sync: InitSync, assumed: Option<String> },
     /// Each in turn (a signal that reaches the barriers of several CTAs).
     Each(Vec<Action>),
     Wait { bar: SmemRef, phase: i64 },
@@ -379,6 +385,9 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             let written = call.func.dotted().unwrap_or_default();
             let class_name = written.rsplit('.').nth(1).unwrap_or("");
             let class = format!("`{written}`");
+            if class_name == ORDER {
+                return order::create(&written, call.range.start, kwargs, caller);
+            }
             if class_name == TMA_STORE {
                 return Action::Value(obj(TMA_STORE, &[("stages", kwarg(kwargs, "num_stages").cloned().unwrap_or(Value::None))]));
             }
@@ -524,8 +533,8 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             let full_count = producers + signals.as_ref().map_or(0, |s| s.delivered_by.len() as u32);
             let mut inits = Vec::new();
             for i in 0..stages {
-                inits.push((SmemRef { offset: full.offset + i, ..full.clone() }, full_count));
-                inits.push((SmemRef { offset: empty.offset + i, ..empty.clone() }, consumers));
+                inits.push((SmemRef { offset: full.offset + i, ..full.clone() }, full_count, format!("full[{i}]")));
+                inits.push((SmemRef { offset: empty.offset + i, ..empty.clone() }, consumers, format!("empty[{i}]")));
             }
             // Whom this CTA's signals reach: the CTAs, as indices among the
             // modelled ones, of each side's barriers.

@@ -273,44 +273,50 @@ pub(crate) fn check_slice_with(
         }
         let mismatches = arrive_count_mismatch::find(&model);
 
-        let outcome = explorer(&model, &explore_options);
         let named = NamedFindings::of(&model, options);
+        // Groups that take turns at a named barrier: the search above checks
+        // that the turns never overlap; everything below runs on the model
+        // where each party has a barrier of its own (its generations are
+        // then counted as the threads count them).
+        let separated = cute_check::overrun::separate_turns(&model);
+        let explored = separated.as_ref().unwrap_or(&model);
+        let outcome = explorer(explored, &explore_options);
         for (hazard, cex) in outcome.hazards.iter().take(1) {
-            let trace = steps_to_related(cute_check::trace::render(&model, cex, options.max_trace_steps));
-            let mut hazard = mbarrier_init_hazard::hazard_diagnostic(ctx, &model, hazard, trace, model.assumptions.clone());
-            hazard.severity = severity_for(&model, &scenario_notes);
+            let trace = steps_to_related(cute_check::trace::render(explored, cex, options.max_trace_steps));
+            let mut hazard = mbarrier_init_hazard::hazard_diagnostic(ctx, explored, hazard, trace, explored.assumptions.clone());
+            hazard.severity = severity_for(explored, &scenario_notes);
             findings.push(hazard);
         }
-        let mut all_notes = model.assumptions.clone();
+        let mut all_notes = explored.assumptions.clone();
         all_notes.extend(scenario_notes.iter().cloned());
-        let severity = severity_for(&model, &scenario_notes);
+        let severity = severity_for(explored, &scenario_notes);
         match outcome.verdict {
             Verdict::Deadlock(cex) => {
                 // The most specific explanation of the hang carries its trace.
-                let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
+                let trace = steps_to_related(cute_check::trace::render(explored, &cex, options.max_trace_steps));
                 let named = named.diagnostics(ctx, &model, Some(trace), &all_notes, severity, options);
                 if !named.is_empty() {
                     findings.extend(named);
                     for m in &mismatches {
-                        findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
+                        findings.push(arrive_count_mismatch::diagnostic(ctx, explored, m, Vec::new(), all_notes.clone(), severity));
                     }
                     per_scenario.push(findings);
                     continue;
                 }
                 match mismatches.first() {
                     Some(m) => {
-                        let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
-                        findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, trace, all_notes.clone(), severity));
+                        let trace = steps_to_related(cute_check::trace::render(explored, &cex, options.max_trace_steps));
+                        findings.push(arrive_count_mismatch::diagnostic(ctx, explored, m, trace, all_notes.clone(), severity));
                         for m in &mismatches[1..] {
-                            findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
+                            findings.push(arrive_count_mismatch::diagnostic(ctx, explored, m, Vec::new(), all_notes.clone(), severity));
                         }
                     }
-                    None => match named_barrier_deadlock::explain(&model, &cex) {
+                    None => match named_barrier_deadlock::explain(explored, &cex) {
                         Some(stuck) => {
-                            let trace = steps_to_related(cute_check::trace::render(&model, &cex, options.max_trace_steps));
-                            findings.push(named_barrier_deadlock::diagnostic(ctx, &model, &stuck, trace, all_notes.clone(), severity));
+                            let trace = steps_to_related(cute_check::trace::render(explored, &cex, options.max_trace_steps));
+                            findings.push(named_barrier_deadlock::diagnostic(ctx, explored, &stuck, trace, all_notes.clone(), severity));
                         }
-                        None => findings.push(explain_deadlock(ctx, &model, &cex, scenario_notes, options)),
+                        None => findings.push(explain_deadlock(ctx, explored, &cex, scenario_notes, options)),
                     },
                 }
                 per_scenario.push(findings);
@@ -318,13 +324,13 @@ pub(crate) fn check_slice_with(
             }
             verdict => {
                 if matches!(verdict, Verdict::Clean) {
-                    match crate::memory::diagnostics(ctx, &model, &all_notes, memory_analyzer) {
+                    match crate::memory::diagnostics(ctx, explored, &all_notes, memory_analyzer) {
                         Ok(found) => memory_per_scenario.push((this_way, found)),
                         Err(not_checked) => incomplete.push(not_checked),
                     }
                 }
                 for m in &mismatches {
-                    findings.push(arrive_count_mismatch::diagnostic(ctx, &model, m, Vec::new(), all_notes.clone(), severity));
+                    findings.push(arrive_count_mismatch::diagnostic(ctx, explored, m, Vec::new(), all_notes.clone(), severity));
                 }
                 findings.extend(named.diagnostics(ctx, &model, None, &all_notes, severity, options));
                 if !findings.is_empty() {
@@ -334,7 +340,7 @@ pub(crate) fn check_slice_with(
                 per_scenario.push(Vec::new());
                 match verdict {
                     Verdict::Incomplete(reason) => incomplete.push(analysis_incomplete::budget(ctx, &reason, outcome.states)),
-                    Verdict::Clean if model.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
+                    Verdict::Clean if explored.bounded => incomplete.push(analysis_incomplete::bounded(ctx, &model)),
                     _ => {}
                 }
                 if named.overrun == cute_check::overrun::Verdict::OutOfBudget {

@@ -552,3 +552,170 @@ fn a_state_advanced_through_its_fields_is_followed() {
     let found = names(&ring_advanced_by_hand("pass"));
     assert!(found.iter().any(|(n, _)| n == "untoggled-phase" || n == "deadlock" || n == "vacuous-wait"), "{found:?}");
 }
+
+/// Two warp groups take turns through a `PipelineOrder` (`STATE_FORM` is how
+/// the kernel holds the group's state) over `ROUNDS` turns each.
+fn order_turns(group_id: &str, state_form: &str) -> String {
+    let body = match state_form {
+        // The object's own state, advanced in place.
+        "implicit" => "        order.wait()\n        order.arrive()\n",
+        // CUTLASS's ping-pong GEMM: the state taken from the object and
+        // rebound to what `arrive` returns.
+        "returned" => "        order.wait(s)\n        s = order.arrive(s)\n",
+        // The state passed advances in place (a Python object).
+        "in_place" => "        order.wait(s)\n        order.arrive(s)\n",
+        _ => unreachable!(),
+    };
+    format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    warp_group = cute.arch.make_warp_uniform(tidx // 128)
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    order = pipeline.PipelineOrder.create(
+        barrier_storage=storage,
+        depth=2,
+        length=2,
+        group_id=GROUP_ID,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+    )
+    s = order.state
+    for i in cutlass.range(3, unroll=1):
+BODY
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[256, 1, 1])
+"#
+        .replace("GROUP_ID", group_id)
+        .replace("BODY", body)
+    )
+}
+
+/// The turns pass from group to group, whichever way the state is held; two
+/// groups that both think they go first hand the turn to a group that never
+/// waits for it, and wait for a turn nobody hands them.
+#[test]
+fn a_pipeline_order_hands_the_turn_from_group_to_group() {
+    for form in ["implicit", "returned", "in_place"] {
+        assert_eq!(names(&order_turns("warp_group", form)), vec![], "{form}");
+        let found = names(&order_turns("0", form));
+        assert!(found.iter().any(|(n, _)| n == "deadlock"), "{form}: {found:?}");
+    }
+}
+
+/// A producer warp fills a ring with every tile the persistent scheduler
+/// gives the CTA; two consumer warp groups take every other tile (the second
+/// skips the first tile, and `STEP` is how far each moves on per tile).
+fn alternating_consumers(step: &str) -> String {
+    format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor, sched_params: utils.PersistentTileSchedulerParams):
+    tidx, _, _ = cute.arch.thread_idx()
+    warp_group = cute.arch.make_warp_uniform(tidx // 128)
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        barrier_storage=storage,
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+    )
+    tile_sched = utils.StaticPersistentTileScheduler.create(sched_params, cute.arch.block_idx(), cute.arch.grid_dim())
+    if warp_group == 2:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        work_tile = tile_sched.initial_work_tile_info()
+        while work_tile.is_valid_tile:
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+            tile_sched.advance_to_next_work()
+            work_tile = tile_sched.get_current_work()
+        pipe.producer_tail(state)
+    else:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        if warp_group == 1:
+            tile_sched.advance_to_next_work()
+            state.advance()
+        work_tile = tile_sched.get_current_work()
+        while work_tile.is_valid_tile:
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            state.advance()
+            state.advance()
+            tile_sched.advance_to_next_work(advance_count=STEP)
+            work_tile = tile_sched.get_current_work()
+
+@cute.jit
+def host(x: cute.Tensor, sched_params: utils.PersistentTileSchedulerParams):
+    k(x, sched_params).launch(grid=[4, 1, 1], block=[288, 1, 1])
+"#
+        .replace("STEP", step)
+    )
+}
+
+/// The roles of a persistent kernel share the CTA's tile count: the
+/// producer fills as many stages as the two consumers take between them.
+/// Consumers that move on one tile at a time (while their state skips the
+/// other's stage) take tiles the producer's ring never gives them.
+#[test]
+fn the_roles_of_a_persistent_kernel_share_its_tile_count() {
+    let bounded = |found: &[(String, String)]| found.iter().all(|(_, m)| m.contains("bounded number of loop iterations"));
+    let clean = names(&alternating_consumers("2"));
+    assert!(!clean.is_empty() && bounded(&clean), "{clean:?}");
+    let found = names(&alternating_consumers("1"));
+    assert!(found.iter().any(|(n, _)| n == "deadlock"), "{found:?}");
+}
+
+/// A scheduler warp that skips tiles on a test of the data (`while not
+/// found and work_tile.is_valid_tile:`, as CUTLASS's masked grouped GEMM
+/// does) before handing each tile to a consumer that takes as many as it is
+/// handed: the skipping loop is explored for a few iterations that stand for
+/// no count, so the tiles left after it are not known either, and neither
+/// role's loop is cut short by the other's.
+#[test]
+fn tiles_skipped_on_a_runtime_test_leave_the_tile_count_unknown() {
+    let src = format!(
+        "{HEAD}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor, n_tiles: cutlass.Int32, sched_params: utils.PersistentTileSchedulerParams):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        barrier_storage=storage,
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+    )
+    if warp == 1:
+        tile_sched = utils.StaticPersistentTileScheduler.create(sched_params, cute.arch.block_idx(), cute.arch.grid_dim())
+        work_tile = tile_sched.initial_work_tile_info()
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        while work_tile.is_valid_tile:
+            found = cutlass.Boolean(False)
+            while (not found) and work_tile.is_valid_tile:
+                tile_sched.advance_to_next_work()
+                work_tile = tile_sched.get_current_work()
+                found = x[work_tile.tile_idx[0]] > 0
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+        pipe.producer_tail(state)
+    else:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        for i in cutlass.range(n_tiles, unroll=1):
+            pipe.consumer_wait(state)
+            pipe.consumer_release(state)
+            state.advance()
+
+@cute.jit
+def host(x: cute.Tensor, n_tiles: cutlass.Int32, sched_params: utils.PersistentTileSchedulerParams):
+    k(x, n_tiles, sched_params).launch(grid=[4, 1, 1], block=[64, 1, 1])
+"#
+    );
+    let found = names(&src);
+    assert!(!found.is_empty() && found.iter().all(|(_, m)| m.contains("bounded number of loop iterations")), "{found:?}");
+}

@@ -42,6 +42,13 @@ pub struct Oversubscribed {
 pub fn oversubscribed(model: &Model) -> Vec<Oversubscribed> {
     let mut out: Vec<Oversubscribed> = Vec::new();
     for ids in by_id(model) {
+        // Groups that take turns (each run of `count` threads its own
+        // generation) mix only if a turn can start while another fills:
+        // the search decides (`cute_check::overrun::turn_taking`).
+        let barrier = model.barriers.iter().position(|b| b.cta == ids.cta && b.kind == BarrierKind::NamedBarrier(ids.id));
+        if barrier.is_some_and(|b| cute_check::overrun::turn_taking(model, b as u32).is_some()) {
+            continue;
+        }
         for (&round, uses) in &ids.rounds {
             let counts: BTreeSet<u32> = uses.iter().map(|u| u.count).collect();
             let (Some(&count), 1) = (counts.iter().next(), counts.len()) else { continue };
@@ -118,7 +125,12 @@ pub fn overrun_diagnostic(
     let mut steps = cute_check::trace::render(model, &o.cex, max_trace_steps);
     steps.retain(|s| !s.message.starts_with("stuck:"));
     let mut related = steps_to_related(steps);
-    let what = if o.ahead() {
+    let what = if let Some(other) = o.sharing_turn_with {
+        format!(
+            "{who} can register with {name} while {} have made only part of their registrations for a generation of theirs: the two groups' arrivals count toward one generation",
+            model.groups[other as usize].describe(model.ctas)
+        )
+    } else if o.ahead() {
         format!(
             "{who} can register for generation {} of {name} while generation {} still misses {} arrivals: arrivals meant for generation {} count toward generation {}",
             o.meant, o.lands, o.missing, o.meant, o.lands
