@@ -2469,15 +2469,19 @@ impl<'a> ThreadRun<'a> {
             }
             Api::Barrier | Api::BarrierArrive => {
                 let id = self.arg_value(call, "barrier_id", &[], &args, &kwargs);
-                // `thread_count` in `cutlass.experimental.primitives`.
-                let n = self.arg_value(call, "number_of_threads", &["thread_count"], &args, &kwargs).filter(|v| !matches!(v, Value::None));
+                // `thread_count` in `cutlass.experimental.primitives`,
+                // `num_threads` in `cutlass.pipeline`'s functions.
+                let n = self.arg_value(call, "number_of_threads", &["thread_count", "num_threads"], &args, &kwargs).filter(|v| !matches!(v, Value::None));
                 // `bar.sync` is aligned; `barrier_arrive` is `bar.arrive`
                 // (aligned) unless `aligned=False` makes it
                 // `barrier.cta.arrive`. The primitives say which in their
-                // name (`barrier_cta_sync_aligned` is `bar.sync`).
-                let aligned = match primitive_name(call) {
-                    Some(name) => name.ends_with("_aligned"),
-                    None => !matches!(kwargs.iter().find(|(k, _)| k == "aligned"), Some((_, Value::Bool(false)))),
+                // name (`barrier_cta_sync_aligned` is `bar.sync`), as
+                // `cutlass.pipeline`'s do (`arrive_unaligned`).
+                let pipeline_function = call.qualname.as_deref().and_then(api::pipeline_named_barrier).map(|(name, _)| name);
+                let aligned = match (primitive_name(call), pipeline_function) {
+                    (Some(name), _) => name.ends_with("_aligned"),
+                    (None, Some(name)) => !name.ends_with("_unaligned"),
+                    (None, None) => !matches!(kwargs.iter().find(|(k, _)| k == "aligned"), Some((_, Value::Bool(false)))),
                 };
                 self.named_barrier(id, n, api == Api::Barrier, aligned, site)
             }

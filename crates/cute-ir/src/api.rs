@@ -101,6 +101,24 @@ const ARCH: &str = "cutlass.cute.arch.";
 /// that id (the package calls `cute.arch.barrier(barrier_id=barrier_id)`).
 const PIPELINE_SYNC: &str = "cutlass.pipeline.sync";
 
+/// The named-barrier functions of `cutlass.pipeline` on an id and a thread
+/// count (`pipeline.arrive_and_wait(barrier_id=1, num_threads=128)`): the
+/// package calls `cute.arch.barrier` (`arrive_and_wait`, `wait_unaligned`)
+/// or `cute.arch.barrier_arrive` (`arrive`, aligned; `arrive_unaligned`,
+/// `aligned=False`) with them.
+const PIPELINE_NAMED_BARRIER: &[(&str, Api)] = &[
+    ("arrive_and_wait", Api::Barrier),
+    ("wait_unaligned", Api::Barrier),
+    ("arrive", Api::BarrierArrive),
+    ("arrive_unaligned", Api::BarrierArrive),
+];
+
+/// The function of [`PIPELINE_NAMED_BARRIER`] a qualified callee is.
+pub fn pipeline_named_barrier(qualname: &str) -> Option<(&'static str, Api)> {
+    let name = qualname.strip_prefix("cutlass.pipeline.").map(|n| n.strip_prefix("helpers.").unwrap_or(n))?;
+    PIPELINE_NAMED_BARRIER.iter().find(|(n, _)| *n == name).copied()
+}
+
 /// Parameters of `llvm.inline_asm` (the MLIR Python binding's names).
 const INLINE_ASM_PARAMS: &[&str] = &["res", "operands_", "asm_string", "constraints"];
 
@@ -346,6 +364,7 @@ impl Api {
             "cutlass.cute.copy" => return Some(Api::Copy),
             // `cute.arch.barrier(barrier_id=...)` under another name.
             PIPELINE_SYNC => return Some(Api::Barrier),
+            q if pipeline_named_barrier(q).is_some() => return pipeline_named_barrier(q).map(|(_, api)| api),
             q if q.starts_with("cutlass.pipeline.") || q.starts_with("cutlass.utils.pipeline.") => return Some(Api::Pipeline),
             // `cutlass.utils.TmemAllocator` (also `cutlass.memory.TmemAllocator`):
             // its `wait_for_alloc` is a named barrier (see cute-check's
@@ -383,6 +402,9 @@ impl Api {
         }
         if call.qualname.as_deref() == Some(PIPELINE_SYNC) {
             return &["barrier_id"];
+        }
+        if call.qualname.as_deref().and_then(pipeline_named_barrier).is_some() {
+            return &["barrier_id", "num_threads"];
         }
         let by_name = |q: &str| Self::entry(q).or_else(|| primitives_entry(q)).map(|e| e.params);
         if let Some(p) = call.qualname.as_deref().and_then(by_name) {

@@ -535,7 +535,13 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
                     BinOp::Shl => (0..63).contains(&b).then(|| a << b),
                     BinOp::Shr => (0..63).contains(&b).then(|| a >> b),
                     BinOp::Pow => u32::try_from(b).ok().and_then(|b| a.checked_pow(b)),
-                    BinOp::Div => Option::None,
+                    // A true division that comes out whole (`128 / 32`) is
+                    // the integer it equals: hosts compute counts with `/`
+                    // (`self.num_warps_per_warp_group = 128 / 32`), floats
+                    // equal to integers, which the package's groups and
+                    // barriers take as those integers. Any other quotient is
+                    // a float of no known value.
+                    BinOp::Div => (b != 0 && a % b == 0).then(|| a / b),
                 };
                 match v {
                     Some(v) if matches!((l, r), (Bool(_), Bool(_))) && matches!(op, BinOp::BitXor | BinOp::BitAnd | BinOp::BitOr) => Bool(v != 0),

@@ -719,3 +719,49 @@ def host(x: cute.Tensor, n_tiles: cutlass.Int32, sched_params: utils.PersistentT
     let found = names(&src);
     assert!(!found.is_empty() && found.iter().all(|(_, m)| m.contains("bounded number of loop iterations")), "{found:?}");
 }
+
+/// Counts computed with a true division (`128 / 4`, as CUTLASS's Hopper FMHA
+/// computes its warps per warp group) are the integers they equal when the
+/// division comes out whole; a quotient that does not is no count.
+#[test]
+fn whole_true_divisions_are_integer_counts() {
+    let groups = |consumers: &str| {
+        format!("    producers = pipeline.CooperativeGroup(pipeline.Agent.Thread, 128 / 4)\n    consumers = pipeline.CooperativeGroup(pipeline.Agent.Thread, {consumers})")
+    };
+    assert_eq!(names(&participants_kernel(&groups("96 / 3"))), vec![]);
+    let found = names(&participants_kernel(&groups("97 / 3")));
+    assert!(found.iter().any(|(n, m)| n == "analysis-incomplete" && m.contains("consumer group")), "{found:?}");
+    let found = names(&participants_kernel(&groups("128 / 2")));
+    assert!(found.iter().any(|(n, _)| n == "arrive-count-mismatch" || n == "deadlock"), "{found:?}");
+}
+
+/// `cutlass.pipeline`'s named-barrier functions (`arrive_and_wait(barrier_id,
+/// num_threads)`, `arrive`, `arrive_unaligned`, `wait_unaligned`) are the
+/// `cute.arch` barriers they call, with their thread count.
+#[test]
+fn the_named_barrier_functions_of_cutlass_pipeline_are_named_barriers() {
+    let src = |count: &str| {
+        format!(
+            "{HEAD}{}",
+            r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    if warp < 2:
+        pipeline.arrive_and_wait(barrier_id=1, num_threads=COUNT)
+    if warp == 2:
+        pipeline.arrive_unaligned(3, 64)
+    if warp == 3:
+        pipeline.wait_unaligned(3, 64)
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#
+            .replace("COUNT", count)
+        )
+    };
+    assert_eq!(names(&src("64")), vec![]);
+    let found = names(&src("96"));
+    assert!(found.iter().any(|(n, m)| n == "named-barrier-deadlock" && m.contains("96")), "{found:?}");
+}
