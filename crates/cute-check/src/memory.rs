@@ -66,8 +66,8 @@ pub enum Repair {
     /// id `stmt` (`MemOp::stmt`) performs.
     InsertBarrierBefore { site: TextRange, stmt: u32 },
     /// Insert `sync_warp()` before `site`, which the kernel statement with
-    /// id `stmt` performs.
-    InsertWarpSyncBefore { site: TextRange, stmt: u32 },
+    /// id `stmt` performs, and after the access at `after`.
+    InsertWarpSyncBefore { site: TextRange, stmt: u32, after: TextRange },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -1080,7 +1080,7 @@ impl<'m> Execution<'m> {
                     (earlier.site, describe(earlier)),
                     (later.site, format!("{}, with no `sync_warp()` or barrier since the access above", describe(later))),
                 ],
-                repair: Repair::InsertWarpSyncBefore { site: later.site, stmt: later.stmt },
+                repair: Repair::InsertWarpSyncBefore { site: later.site, stmt: later.stmt, after: earlier.site },
             });
         }
         Some(MemoryFinding {
@@ -1449,7 +1449,7 @@ fn lane_race(model: &Model, lane0: &ThreadMemory, race: &LaneRace) -> Option<Mem
     // Within one statement (`buf[lane] = buf[lane ^ 1]`) there is no place
     // for the `sync_warp`: the load has to move to a statement of its own.
     let repair = if first.stmt != second.stmt {
-        Repair::InsertWarpSyncBefore { site: second.site, stmt: second.stmt }
+        Repair::InsertWarpSyncBefore { site: second.site, stmt: second.stmt, after: first.site }
     } else {
         Repair::None
     };

@@ -179,9 +179,17 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
         }
         // The whole warp must take the `sync_warp` (under `if lane < 16:`
         // it would hang), and the whole CTA the CTA barrier (a barrier
-        // inside `if tidx == 0:` would hang the other threads).
-        Repair::InsertWarpSyncBefore { site, stmt } => {
-            barrier_before(ctx, *site, *stmt, "sync_warp", "Insert `sync_warp()` between the two accesses")
+        // inside `if tidx == 0:` would hang the other threads). Where both
+        // accesses are inside the branch that splits the warp, a
+        // `sync_warp()` before that branch orders nothing between them,
+        // and one between them would need the mask of the lanes that take
+        // the branch: no fix is offered.
+        Repair::InsertWarpSyncBefore { site, stmt, after } => {
+            let fix = barrier_before(ctx, *site, *stmt, "sync_warp", "Insert `sync_warp()` between the two accesses")?;
+            let at = fix.edits.first()?.range.start;
+            let kernel = ctx.kernel.range;
+            let within_kernel = kernel.start <= after.start && after.end <= kernel.end;
+            (!within_kernel || after.start < at).then_some(fix)
         }
         Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
     }

@@ -144,3 +144,17 @@ fn a_lane_outside_the_mask_of_its_sync_warp_meets_no_one() {
     let body = "if tidx < 16:\n    cute.arch.sync_warp(mask=0x0000FFFF)\nelse:\n    cute.arch.sync_warp(mask=0xFFFF0000)\nbuf[tidx] = x[tidx]\ny[tidx] = buf[tidx]\n";
     assert_eq!(races(body).len(), 0);
 }
+
+/// Both accesses inside the branch that splits the warp: a `sync_warp()`
+/// before the branch (where the whole warp takes it) orders nothing between
+/// them, so none is offered; accesses on either side of the branch keep the
+/// fix before it.
+#[test]
+fn a_race_inside_a_branch_that_splits_the_warp_gets_no_sync_before_the_branch() {
+    let found = races("if lane >= 16:\n    buf[tidx] = x[tidx]\n    y[tidx] = buf[tidx ^ 1]\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.fixes.is_empty(), "{:?}", found[0].1.fixes);
+    let found = races("buf[tidx] = x[tidx]\nif lane >= 16:\n    y[tidx] = buf[tidx ^ 1]\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].1.fixes.len(), 1, "{:?}", found[0].1.fixes);
+}

@@ -225,9 +225,14 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *barrier = r.range(*barrier);
         }
         Repair::InsertProxyFenceBefore { site } => *site = r.range(*site),
-        Repair::InsertBarrierBefore { site, stmt } | Repair::InsertWarpSyncBefore { site, stmt } => {
+        Repair::InsertBarrierBefore { site, stmt } => {
             *site = r.range(*site);
             *stmt = r.id(*stmt);
+        }
+        Repair::InsertWarpSyncBefore { site, stmt, after } => {
+            *site = r.range(*site);
+            *stmt = r.id(*stmt);
+            *after = r.range(*after);
         }
         Repair::SetSem { call, .. } | Repair::SetScope { call, .. } => *call = r.range(*call),
     }
