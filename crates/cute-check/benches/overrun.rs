@@ -10,30 +10,16 @@
 //! `PipelineOrder`. Prints a Markdown table; timings are only comparable
 //! within one run.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+mod kernels;
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use cute_check::overrun::{generations_ordered, search, search_unreduced, Verdict};
 use cute_check::{instantiate, Budget, InstantiateOptions, Scenario};
-use cute_ir::launch::Launches;
+use kernels::timed;
 
 const DEFAULT_DIRS: &[&str] = &["tests/fixtures/barrier_recycling", "tests/fixtures/named_barrier_deadlock", "tests/fixtures/pipeline"];
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}
-
-fn timed(runs: usize, mut f: impl FnMut() -> Verdict) -> (Duration, Verdict) {
-    let mut times = Vec::with_capacity(runs);
-    let mut last = Verdict::Clear;
-    for _ in 0..runs {
-        let started = Instant::now();
-        last = f();
-        times.push(started.elapsed());
-    }
-    (median(times), last)
-}
 
 fn verdict(v: &Verdict) -> &'static str {
     match v {
@@ -44,17 +30,8 @@ fn verdict(v: &Verdict) -> &'static str {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut runs = 5;
-    let mut files: Vec<PathBuf> = Vec::new();
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
-            s if s.starts_with("--") => {}
-            path => files.push(PathBuf::from(path)),
-        }
-    }
+    let root = kernels::root();
+    let (runs, mut files) = kernels::command_line(5);
     if files.is_empty() {
         for dir in DEFAULT_DIRS {
             let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
@@ -68,27 +45,15 @@ fn main() {
     println!("| kernel | reduced | every interleaving | ratio | verdicts |");
     println!("|---|---:|---:|---:|---|");
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            eprintln!("cannot read {}", file.display());
-            continue;
-        };
-        let Ok(tree) = cute_syntax::parse(&text) else {
-            eprintln!("cannot parse {}", file.display());
-            continue;
-        };
-        let module = cute_ir::lower_recovering(&tree);
-        let launches = Launches::of_module(&module);
-        for kernel in module.kernels() {
-            let launch = launches.of_kernel(&module, kernel);
-            let kept = cute_ir::slice::slice_kernel(&module, kernel, &text).kept_ids();
-            let model = instantiate(&module, kernel, &kept, &launch, &Scenario::new(), &InstantiateOptions::default()).model;
+        kernels::for_each_kernel(&file, |module, kernel, launch, text, name| {
+            let kept = cute_ir::slice::slice_kernel(module, kernel, text).kept_ids();
+            let model = instantiate(module, kernel, &kept, launch, &Scenario::new(), &InstantiateOptions::default()).model;
             // Only what the proof leaves to a search is searched for.
             if generations_ordered(&model) {
-                continue;
+                return;
             }
             let (reduced_time, reduced) = timed(runs, || search(&model, &budget));
             let (full_time, full) = timed(runs, || search_unreduced(&model, &budget));
-            let name = format!("{}: `{}`", file.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned()), kernel.display_name());
             let agree = match (&reduced, &full) {
                 (_, Verdict::OutOfBudget) => "every interleaving out of budget",
                 _ if std::mem::discriminant(&reduced) == std::mem::discriminant(&full) => "agree",
@@ -103,7 +68,7 @@ fn main() {
                 verdict(&reduced),
                 verdict(&full)
             );
-        }
+        });
     }
     println!("\n(median of {runs} runs)");
 }

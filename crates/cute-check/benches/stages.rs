@@ -12,12 +12,13 @@
 //! Markdown table; timings are only comparable within one run. It is also
 //! the harness to profile a stage under `perf record`.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+mod kernels;
+
+use std::time::Duration;
 
 use cute_check::explore::{explore, ExploreOptions};
 use cute_check::{instantiate, Budget, InstantiateOptions, Scenario};
-use cute_ir::launch::Launches;
+use kernels::timed;
 
 const DEFAULT_FILES: &[&str] = &[
     "tests/fixtures/untoggled_phase/jacobi_cluster_clean.py",
@@ -27,40 +28,13 @@ const DEFAULT_FILES: &[&str] = &[
     "tests/fixtures/missing_proxy_fence/tma_store_clean.py",
 ];
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}
-
-/// Runs `f` `runs` times; the median time and the last result.
-fn timed<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut times = Vec::with_capacity(runs);
-    let mut last = None;
-    for _ in 0..runs {
-        let started = Instant::now();
-        last = Some(f());
-        times.push(started.elapsed());
-    }
-    (median(times), last.expect("at least one run"))
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut runs = 11;
-    let mut files: Vec<PathBuf> = Vec::new();
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
-            // `cargo bench` passes `--bench`; ignore what is not ours.
-            s if s.starts_with("--") => {}
-            path => files.push(PathBuf::from(path)),
-        }
-    }
+    let root = kernels::root();
+    let (runs, mut files) = kernels::command_line(11);
     if files.is_empty() {
         files = DEFAULT_FILES.iter().map(|f| root.join(f)).filter(|p| p.exists()).collect();
     }
@@ -69,25 +43,14 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            eprintln!("cannot read {}", file.display());
-            continue;
-        };
-        let Ok(tree) = cute_syntax::parse(&text) else {
-            eprintln!("cannot parse {}", file.display());
-            continue;
-        };
-        let module = cute_ir::lower_recovering(&tree);
-        let launches = Launches::of_module(&module);
-        for kernel in module.kernels() {
-            let launch = launches.of_kernel(&module, kernel);
-            let (slice_time, kept) = timed(runs, || cute_ir::slice::slice_kernel(&module, kernel, &text).kept_ids());
+        kernels::for_each_kernel(&file, |module, kernel, launch, text, name| {
+            let (slice_time, kept) = timed(runs, || cute_ir::slice::slice_kernel(module, kernel, text).kept_ids());
             let scenario = Scenario::new();
             let one_core = InstantiateOptions { workers: 1, ..Default::default() };
             let every_lane = InstantiateOptions { stand_ins: false, ..one_core.clone() };
-            let (all_lanes, _) = timed(runs, || instantiate(&module, kernel, &kept, &launch, &scenario, &every_lane));
-            let (sequential, _) = timed(runs, || instantiate(&module, kernel, &kept, &launch, &scenario, &one_core));
-            let (parallel, inst) = timed(runs, || instantiate(&module, kernel, &kept, &launch, &scenario, &Default::default()));
+            let (all_lanes, _) = timed(runs, || instantiate(module, kernel, &kept, launch, &scenario, &every_lane));
+            let (sequential, _) = timed(runs, || instantiate(module, kernel, &kept, launch, &scenario, &one_core));
+            let (parallel, inst) = timed(runs, || instantiate(module, kernel, &kept, launch, &scenario, &Default::default()));
             let model = inst.model;
             let options = ExploreOptions {
                 budget: Budget { max_states: 2_000_000, max_time: Duration::from_secs(2) },
@@ -101,7 +64,6 @@ fn main() {
             let run = format!("{} of {}", inst.threads_run, model.ctas * model.threads_per_cta);
             let ops: usize = model.groups.iter().map(|g| g.ops.len() * g.threads.len()).sum();
             let memory_ops: usize = model.memory.iter().map(|t| t.ops.len()).sum();
-            let name = format!("{}: `{}`", file.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned()), kernel.display_name());
             println!(
                 "| {name} | {threads} | {run} | {ops} | {memory_ops} | {} | {} | {} | {} | {} | {} |",
                 ms(slice_time),
@@ -111,7 +73,7 @@ fn main() {
                 ms(explore_time),
                 ms(memory_time)
             );
-        }
+        });
     }
     println!("\n(milliseconds, median of {runs} runs)");
 }
