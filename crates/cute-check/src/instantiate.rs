@@ -301,6 +301,7 @@ pub fn instantiate(
         .collect();
     model.partial_warp_collectives = partial_warp_collectives(shared.partial_warp, model.threads_per_cta);
     model.stale_tokens = shared.stale_tokens.into_values().collect();
+    model.storage_overruns = shared.storage_overruns.into_values().collect();
     Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps }
 }
 
@@ -559,6 +560,7 @@ impl Setup<'_> {
             bounded: false,
             partial_warp: BTreeMap::new(),
             stale_tokens: BTreeMap::new(),
+            storage_overruns: BTreeMap::new(),
             barrier_uses: BTreeMap::new(),
             deadline: self.deadline,
             out_of_time: false,
@@ -878,6 +880,8 @@ struct Shared {
     partial_warp: BTreeMap<TextRange, (String, BTreeMap<(u32, u32), (u32, u32)>)>,
     /// Waits handed a token of another stage or phase, by the wait's site.
     stale_tokens: BTreeMap<TextRange, StaleToken>,
+    /// By site and index in the field (see [`crate::model::StorageOverrun`]).
+    storage_overruns: BTreeMap<(TextRange, i64), crate::model::StorageOverrun>,
     /// (cta, id, site, round, count, sync, aligned, cta_wide) -> threads,
     /// for [`BarrierUse`].
     barrier_uses: BTreeMap<UseKey, Vec<u32>>,
@@ -2365,6 +2369,9 @@ impl<'a> ThreadRun<'a> {
                     Some(c) if c > 0 && c < (1 << 20) => self.push(OpKind::Init { bar, count: c as u32 }, site),
                     _ => self.unresolved(site, "the arrival count of this `mbarrier_init` is not known statically".to_string()),
                 }
+                if let Value::Smem(s) = &bar_v {
+                    self.note_storage_overrun(s, bar, site);
+                }
                 Value::None
             }
             Api::MbarrierArrive if primitive_name(call) == Some("tcgen05_commit") && {
@@ -2572,6 +2579,65 @@ impl<'a> ThreadRun<'a> {
     }
 
     /// A barrier of a pipeline's ring (named when the ring is created).
+    /// Records the mbarrier `bar` at `s` when it lies past the end of the
+    /// shared-storage field it is taken from, whose element count is known
+    /// (`storage.mbar` of a struct allocated in the kernel).
+    ///
+    /// Past the end of its field, a barrier may land in the fields that
+    /// follow it on purpose: CUTLASS declares `acc_full_mbar_ptr` and
+    /// `acc_empty_mbar_ptr` side by side and hands the first to a pipeline
+    /// that initialises both halves from it. A barrier that lands in a field
+    /// of mbarriers the kernel never names is that layout, and not
+    /// reported.
+    fn note_storage_overrun(&mut self, s: &SmemRef, bar: BarrierIx, site: TextRange) {
+        let Some((parent, field)) = s.alloc.rsplit_once('.') else { return };
+        let Some(Value::Object(storage)) = self.structs.get(parent).cloned() else { return };
+        // The element count of a field of 64-bit elements, one mbarrier
+        // each (the model counts a barrier pointer's offsets in mbarriers).
+        let mbarriers = |f: &str| {
+            storage
+                .attrs
+                .get(f)
+                .and_then(cute_ir::layout::dtype_of)
+                .filter(|(_, width)| *width == 64)
+                .and_then(|_| storage.attrs.get(&cute_ir::layout::struct_len_key(f)).and_then(Value::as_int))
+                .filter(|&n| n >= 0)
+        };
+        let Some(len) = mbarriers(field).filter(|&n| s.offset < 0 || s.offset >= n) else { return };
+        if s.offset >= len {
+            let fields: Vec<String> = match storage.attrs.get(cute_ir::layout::STRUCT_FIELDS) {
+                Some(Value::Tuple(names)) => names.iter().filter_map(|n| if let Value::Str(n) = n { Some(n.clone()) } else { None }).collect(),
+                _ => Vec::new(),
+            };
+            let mut past = s.offset - len;
+            for next in fields.iter().skip_while(|f| *f != field).skip(1) {
+                let Some(n) = mbarriers(next).filter(|_| !self.names_field(next)) else { break };
+                if past < n {
+                    return;
+                }
+                past -= n;
+            }
+        }
+        let barrier = self.shared.barriers.list[bar as usize].name.clone();
+        self.shared.storage_overruns.entry((site, s.offset)).or_insert(crate::model::StorageOverrun {
+            site,
+            barrier,
+            field: field.to_string(),
+            len,
+            index: s.offset,
+        });
+    }
+
+    /// Whether some code of the file reads the attribute `field`
+    /// (`storage.field`).
+    fn names_field(&self, field: &str) -> bool {
+        let mut named = false;
+        for f in &self.module.functions {
+            cute_ir::ast::for_each_expr(&f.body, &mut |e| named |= e.reads_attribute(field));
+        }
+        named
+    }
+
     fn ring_barrier(&mut self, s: &SmemRef, name: &str) -> BarrierIx {
         let cta = s.cta.unwrap_or(self.cta);
         // Unnamed (an arrival from a peer CTA may come first, since CTAs
@@ -3081,6 +3147,9 @@ impl<'a> ThreadRun<'a> {
                 v
             }
             Action::Create { pipeline, inits, sync, assumed } => {
+                // A ring of an assumed stage count is not the one the
+                // storage was sized for.
+                let sized = assumed.is_none();
                 if let Some(note) = assumed {
                     self.shared.notes.insert(note);
                 }
@@ -3094,6 +3163,11 @@ impl<'a> ThreadRun<'a> {
                 for (bar, count, in_ring) in &inits {
                     let name = format!("{in_ring} of {ring}");
                     let b = self.ring_barrier(bar, &name);
+                    // Warp 0 initialises the ring (see below): its barriers
+                    // are where it puts them.
+                    if sized && self.tid == 0 {
+                        self.note_storage_overrun(bar, b, site);
+                    }
                     if self.tid == 0 {
                         self.push_op(Op { kind: OpKind::Init { bar: b, count: *count }, site }, self.warp_point, false);
                     }

@@ -137,6 +137,22 @@ pub struct StaleToken {
     pub waited: String,
 }
 
+/// An mbarrier initialised past the end of the shared-storage field it is
+/// taken from (`mbar: MemRange[Int64, STAGES]` holding a ring of
+/// `2 * STAGES` barriers): it lies in whatever follows the field.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StorageOverrun {
+    /// The initialisation (the pipeline's `create`, or the `mbarrier_init`).
+    pub site: TextRange,
+    /// The barrier, as the model names it (`empty[1] of mbar`).
+    pub barrier: String,
+    /// The field and its element count.
+    pub field: String,
+    pub len: i64,
+    /// The barrier's index in the field.
+    pub index: i64,
+}
+
 /// One thread, for messages: "thread 5", "thread 5 of CTA 1".
 pub fn describe_thread(cta: u32, tid: u32, ctas: u32) -> String {
     if ctas > 1 {
@@ -205,6 +221,9 @@ pub struct Model {
     /// Pipeline waits handed the try-wait token of another stage or phase
     /// (see [`StaleToken`]).
     pub stale_tokens: Vec<StaleToken>,
+    /// mbarriers initialised past the end of their storage field, by site
+    /// and index (see [`StorageOverrun`]).
+    pub storage_overruns: Vec<StorageOverrun>,
     /// CTAs per cluster (`ctas` counts every modelled CTA; more than one
     /// cluster is modelled when CTAs synchronize through global memory).
     pub cluster_ctas: u32,
@@ -600,6 +619,7 @@ impl Model {
             unresolved: Vec::new(),
             partial_warp_collectives: Vec::new(),
             stale_tokens: Vec::new(),
+            storage_overruns: Vec::new(),
             cluster_ctas: self.cluster_ctas,
             buffers: Vec::new(),
             memory: Vec::new(),

@@ -340,6 +340,25 @@ impl Expr {
         }
     }
 
+    /// Whether the expression reads the attribute `name` of anything
+    /// (`storage.name`, `storage.name.data_ptr()`).
+    pub fn reads_attribute(&self, name: &str) -> bool {
+        match self {
+            Expr::Attr { base, attr } => attr == name || base.reads_attribute(name),
+            Expr::Call(c) => {
+                c.func.reads_attribute(name) || c.args.iter().any(|a| a.reads_attribute(name)) || c.kwargs.iter().any(|(_, a)| a.reads_attribute(name))
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                lhs.reads_attribute(name) || rhs.reads_attribute(name)
+            }
+            Expr::Unary { operand, .. } => operand.reads_attribute(name),
+            Expr::IfExp { cond, then, orelse } => cond.reads_attribute(name) || then.reads_attribute(name) || orelse.reads_attribute(name),
+            Expr::Subscript { base, index } => base.reads_attribute(name) || index.reads_attribute(name),
+            Expr::Tuple(items) => items.iter().any(|a| a.reads_attribute(name)),
+            Expr::Name(_) | Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
+        }
+    }
+
     /// Every call in the expression, outermost first.
     pub fn calls<'a>(&'a self, out: &mut Vec<&'a Call>) {
         match self {

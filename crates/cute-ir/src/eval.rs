@@ -636,8 +636,32 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
 
 /// Calls whose meaning needs no thread: numeric casts, ranges, `const_expr`,
 /// `min`/`max`/`len`. Returns `None` for anything else.
+/// A shared-storage struct defined in a function, as it is lowered: a
+/// keyword per field, the field's element type as written and its element
+/// count evaluated (see `lower.rs`, `nested_struct`). The struct a
+/// module-level class makes is the same (`launch::module_env`).
+fn struct_definition(fields: &[(String, Value)]) -> Value {
+    let mut attrs = BTreeMap::new();
+    attrs.insert(crate::layout::STRUCT_FIELDS.to_string(), Value::Tuple(fields.iter().map(|(name, _)| Value::Str(name.clone())).collect()));
+    for (name, field) in fields {
+        let Value::Tuple(parts) = field else { continue };
+        let dtype = match parts.first() {
+            Some(Value::Str(t)) => crate::layout::dtype_named(t).unwrap_or_else(|| Value::unknown(format!("`{t}`"))),
+            _ => Value::unknown("a field's element type"),
+        };
+        attrs.insert(name.clone(), dtype);
+        if let Some(len) = parts.get(1).filter(|l| !matches!(l, Value::None)) {
+            attrs.insert(crate::layout::struct_len_key(name), len.clone());
+        }
+    }
+    Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs }))
+}
+
 pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
     use crate::api::Api;
+    if call.qualname.as_deref() == Some(crate::layout::STRUCT_DEFINITION) {
+        return Some(struct_definition(kwargs));
+    }
     match Api::of_call(call) {
         Some(Api::IntCast) | Some(Api::ConstExpr) => {
             return Some(args.first().cloned().unwrap_or(Value::Int(0)));

@@ -63,11 +63,12 @@ pub fn module_env(module: &Module) -> Env {
     // Shared-storage structs by name, with their fields' element types: the
     // tensors a kernel takes from them (`storage.tiles.get_tensor(layout)`)
     // have that element type.
-    for c in module.classes.iter().filter(|c| !c.memrange_fields.is_empty()) {
+    let structs = || module.classes.iter().filter(|c| !c.memrange_fields.is_empty());
+    for c in structs() {
         let attrs = c
             .memrange_fields
             .iter()
-            .map(|(f, t)| (f.clone(), crate::layout::dtype_named(t).unwrap_or_else(|| Value::unknown(format!("`{t}`")))))
+            .map(|f| (f.name.clone(), crate::layout::dtype_named(&f.dtype).unwrap_or_else(|| Value::unknown(format!("`{}`", f.dtype)))))
             .collect();
         env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs })));
     }
@@ -96,6 +97,22 @@ pub fn module_env(module: &Module) -> Env {
                 env.insert(c.name.clone(), class);
             }
         }
+    }
+    // The fields' element counts, from the module's constants
+    // (`MemRange[cutlass.Int64, 2 * STAGES]`).
+    for c in structs() {
+        let Some(Value::Object(o)) = env.get(&c.name).cloned() else { continue };
+        let mut with_lens = (*o).clone();
+        with_lens.attrs.insert(
+            crate::layout::STRUCT_FIELDS.to_string(),
+            Value::Tuple(c.memrange_fields.iter().map(|f| Value::Str(f.name.clone())).collect()),
+        );
+        for f in &c.memrange_fields {
+            if let Some(len) = &f.len {
+                with_lens.attrs.insert(crate::layout::struct_len_key(&f.name), eval(len, &env, &mut handler));
+            }
+        }
+        env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(with_lens)));
     }
     env
 }

@@ -22,8 +22,23 @@ pub const DTYPE: &str = "dtype";
 /// The class of a layout value.
 pub const LAYOUT: &str = "Layout";
 /// The class of a `@cute.struct` whose fields are shared memory
-/// (`MemRange[dtype, n]`): its attributes are the fields' element types.
+/// (`MemRange[dtype, n]`): its attributes are the fields' element types,
+/// and their element counts under [`struct_len_key`].
 pub const STRUCT: &str = "cute.struct";
+
+/// The callee of the call a struct class defined in a function is lowered
+/// to (see `eval::struct_definition`); no import names it.
+pub const STRUCT_DEFINITION: &str = "#cute.struct definition";
+
+/// The attribute of a [`STRUCT`] value that holds its fields' names in the
+/// order they are declared (a tuple of strings).
+pub const STRUCT_FIELDS: &str = "#fields";
+
+/// The attribute of a [`STRUCT`] value that holds the element count of
+/// `field` (no Python name starts with `#`).
+pub fn struct_len_key(field: &str) -> String {
+    format!("#len {field}")
+}
 
 /// Element types of the CuTe DSL and their width in bits.
 const DTYPES: &[(&str, u32)] = &[
@@ -112,6 +127,26 @@ pub fn memrange_dtype(annotation: &Expr) -> Option<String> {
     }
     if base.ends_with("Align") {
         return items.first().and_then(|e| memrange_dtype(e));
+    }
+    None
+}
+
+/// The element count of a struct field annotation (`MemRange[dtype, n]`,
+/// possibly inside `Align[...]`), as it is written.
+pub fn memrange_len(annotation: &Expr) -> Option<&Expr> {
+    let Expr::Subscript { base, index } = annotation else {
+        return None;
+    };
+    let base = base.dotted()?;
+    let items: Vec<&Expr> = match index.as_ref() {
+        Expr::Tuple(items) => items.iter().collect(),
+        e => vec![e],
+    };
+    if base.ends_with("MemRange") {
+        return items.get(1).copied();
+    }
+    if base.ends_with("Align") {
+        return items.first().and_then(|e| memrange_len(e));
     }
     None
 }

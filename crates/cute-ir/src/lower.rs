@@ -486,6 +486,9 @@ impl<'a> Lowerer<'a> {
                 let decorator = self.decorator(node);
                 match field(node, "definition") {
                     Some(def) if def.kind() == "function_definition" => self.nested(def, decorator),
+                    Some(def) if def.kind() == "class_definition" => {
+                        self.nested_struct(def).unwrap_or_else(|| StmtKind::Unsupported("nested definition".to_string()))
+                    }
                     _ => StmtKind::Unsupported("nested definition".to_string()),
                 }
             }
@@ -516,7 +519,36 @@ impl<'a> Lowerer<'a> {
 
     /// `name: MemRange[dtype, n]` (or `Align[MemRange[...], k]`) in a class
     /// body: the field and its element type.
-    fn memrange_field(&mut self, node: Node<'_>) -> Option<(String, String)> {
+    /// A shared-storage struct defined in a function (`class SharedStorage:`
+    /// with `MemRange` fields, in the host method that launches the kernel,
+    /// as most examples write it): the class's name bound to the struct,
+    /// whose fields' element counts are evaluated where the class statement
+    /// runs (`MemRange[cutlass.Int64, self.ab_stage * 2]` reads `self`); see
+    /// `eval::struct_definition`.
+    fn nested_struct(&mut self, def: Node<'_>) -> Option<StmtKind> {
+        let name = self.text(field(def, "name")?).to_string();
+        let body = field(def, "body")?;
+        let mut cursor = body.walk();
+        let fields: Vec<crate::module::MemRangeField> =
+            body.named_children(&mut cursor).collect::<Vec<_>>().into_iter().filter_map(|child| self.memrange_field(child)).collect();
+        if fields.is_empty() {
+            return None;
+        }
+        let range = TextRange::of(&def);
+        let kwargs = fields.into_iter().map(|f| (f.name, Expr::Tuple(vec![Expr::Str(f.dtype), f.len.unwrap_or(Expr::None)]))).collect();
+        let call = Call {
+            func: Expr::Name(name.clone()),
+            qualname: Some(crate::layout::STRUCT_DEFINITION.to_string()),
+            api: None,
+            params: &[],
+            args: Vec::new(),
+            kwargs,
+            range,
+        };
+        Some(StmtKind::Assign { targets: vec![Target::Name(name)], value: Expr::Call(Box::new(call)) })
+    }
+
+    fn memrange_field(&mut self, node: Node<'_>) -> Option<crate::module::MemRangeField> {
         let inner = if node.kind() == "expression_statement" { node.named_child(0)? } else { node };
         if inner.kind() != "assignment" || field(inner, "right").is_some() {
             return None;
@@ -529,7 +561,8 @@ impl<'a> Lowerer<'a> {
         let ty = if ty.kind() == "type" { ty.named_child(0)? } else { ty };
         let annotation = self.expr(ty);
         let dtype = crate::layout::memrange_dtype(&annotation)?;
-        Some((self.text(left).to_string(), dtype))
+        let len = crate::layout::memrange_len(&annotation).cloned();
+        Some(crate::module::MemRangeField { name: self.text(left).to_string(), dtype, len })
     }
 
     fn assignment(&mut self, node: Node<'_>) -> StmtKind {

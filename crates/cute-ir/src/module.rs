@@ -17,9 +17,19 @@ pub struct ClassDef {
     /// Class-level assignments (`num_warps = 4`).
     pub attrs: Vec<(String, Expr)>,
     /// Annotated fields of shared-memory storage (`tiles: MemRange[dtype,
-    /// n]` in a `@cute.struct`): the field and its element type as written.
-    pub memrange_fields: Vec<(String, String)>,
+    /// n]` in a `@cute.struct`).
+    pub memrange_fields: Vec<MemRangeField>,
     pub range: TextRange,
+}
+
+/// A field of shared-memory storage: `name: MemRange[dtype, len]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemRangeField {
+    pub name: String,
+    /// The element type as written (`cutlass.Int64`).
+    pub dtype: String,
+    /// The element count as written (`2 * STAGES`).
+    pub len: Option<crate::ast::Expr>,
 }
 
 /// Classes of an inheritance chain followed, at most.

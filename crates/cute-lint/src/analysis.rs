@@ -244,6 +244,11 @@ pub(crate) fn check_slice_with(
             .iter()
             .map(|r| mbarrier_init_hazard::repeated_init_diagnostic(ctx, &model, r))
             .collect();
+        findings.extend(
+            mbarrier_init_hazard::storage_overruns(&model)
+                .into_iter()
+                .map(|(site, overruns)| mbarrier_init_hazard::storage_overrun_diagnostic(ctx, site, &overruns, crate::Severity::Error)),
+        );
         findings.extend(single_lane_collective::diagnostics(ctx, &model));
         findings.extend(vacuous_wait::stale_tokens(ctx, &model));
         // They rest on what the model assumed (an assumed block decides how

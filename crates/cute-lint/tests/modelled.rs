@@ -765,3 +765,79 @@ def host(x: cute.Tensor):
     let found = names(&src("96"));
     assert!(found.iter().any(|(n, m)| n == "named-barrier-deadlock" && m.contains("96")), "{found:?}");
 }
+
+/// A ring whose storage is a field of a shared-storage struct defined in
+/// the host method, sized from `self` as CUTLASS's examples size it.
+/// `FIELDS` declares the fields; `EXTRA` is more of the kernel.
+fn ring_in_struct(fields: &str, extra: &str) -> String {
+    format!(
+        "{HEAD}{}",
+        r#"
+class Ring:
+    def __init__(self):
+        self.stages = 2
+
+    @cute.jit
+    def __call__(self, x: cute.Tensor):
+        @cute.struct
+        class SharedStorage:
+FIELDS
+            data: cute.struct.MemRange[cutlass.Float32, 64]
+
+        self.shared_storage = SharedStorage
+        self.kernel(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+    @cute.kernel
+    def kernel(self, x: cute.Tensor):
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        storage = utils.SmemAllocator().allocate(self.shared_storage)
+        pipe = pipeline.PipelineAsync.create(
+            num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            barrier_storage=storage.full_mbar.data_ptr(),
+        )
+EXTRA
+        if warp == 0:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+            for i in cutlass.range(4, unroll=1):
+                pipe.producer_acquire(state)
+                pipe.producer_commit(state)
+                state.advance()
+            pipe.producer_tail(state)
+        if warp == 1:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+            for i in cutlass.range(4, unroll=1):
+                pipe.consumer_wait(state)
+                pipe.consumer_release(state)
+                state.advance()
+
+def run(x):
+    cute.compile(Ring(), x)
+"#
+        .replace("FIELDS", fields)
+        .replace("EXTRA", extra)
+    )
+}
+
+/// A pipeline's `2 * stages` barriers in a field of `stages`: the `empty`
+/// half lies past its end, in the data that follows (reported); in a
+/// companion field of `stages` the kernel never names (CUTLASS's
+/// `acc_full_mbar_ptr` / `acc_empty_mbar_ptr`), where the layout puts it on
+/// purpose (silent); in a companion field the kernel uses for barriers of
+/// its own, on top of them (reported).
+#[test]
+fn barriers_past_the_end_of_their_storage_field_are_reported() {
+    let overruns = |found: &[(String, String)]| found.iter().filter(|(n, m)| n == "mbarrier-init-hazard" && m.contains("past the end of `full_mbar`")).count();
+    let alone = names(&ring_in_struct("            full_mbar: cute.struct.MemRange[cutlass.Int64, self.stages]", ""));
+    assert_eq!(overruns(&alone), 1, "{alone:?}");
+    assert!(alone.iter().any(|(_, m)| m.contains("holds 2 mbarriers where 4")), "{alone:?}");
+    let sized = names(&ring_in_struct("            full_mbar: cute.struct.MemRange[cutlass.Int64, self.stages * 2]", ""));
+    assert_eq!(overruns(&sized), 0, "{sized:?}");
+    let companion = "            full_mbar: cute.struct.MemRange[cutlass.Int64, self.stages]\n            empty_mbar: cute.struct.MemRange[cutlass.Int64, self.stages]";
+    let found = names(&ring_in_struct(companion, ""));
+    assert_eq!(overruns(&found), 0, "{found:?}");
+    let used = "        if warp == 0:\n            with cute.arch.elect_one():\n                cute.arch.mbarrier_init(storage.empty_mbar.data_ptr(), 1)";
+    let found = names(&ring_in_struct(companion, used));
+    assert_eq!(overruns(&found), 1, "{found:?}");
+}

@@ -112,7 +112,8 @@ fn merge<'r>(
             break;
         }
         steps += run_results.iter().map(|r| r.steps).sum::<usize>();
-        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, barrier_uses, .. } = shared;
+        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, .. } =
+            shared;
         let table = &mut merged.barriers;
         let barrier_map = absorb(
             (&mut table.keys, &mut table.list, &mut table.named_in_kernel),
@@ -132,6 +133,9 @@ fn merge<'r>(
         merged.notes.extend(notes);
         for (site, stale) in stale_tokens {
             merged.stale_tokens.entry(site).or_insert(stale);
+        }
+        for (key, overrun) in storage_overruns {
+            merged.storage_overruns.entry(key).or_insert(overrun);
         }
         merged.unresolved.extend(unresolved);
         merged.bounded |= bounded;

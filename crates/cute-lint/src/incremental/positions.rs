@@ -200,6 +200,9 @@ pub fn model(m: &mut Model, r: &mut dyn Remap) {
         t.site = r.range(t.site);
         t.token_site = r.range(t.token_site);
     }
+    for o in &mut m.storage_overruns {
+        o.site = r.range(o.site);
+    }
     for u in &mut m.barrier_uses {
         u.site = r.range(u.site);
     }
@@ -292,6 +295,7 @@ pub fn memory_key(model: &Model) -> (Model, Ranks) {
         unresolved: Vec::new(),
         partial_warp_collectives: Vec::new(),
         stale_tokens: Vec::new(),
+        storage_overruns: Vec::new(),
         ..model.clone()
     };
     let ranks = Ranks::of(|r| self::model(&mut key, r));

@@ -1,7 +1,8 @@
 //! CUTE005 mbarrier-init-hazard: an mbarrier initialised by more than one
-//! thread, or used before its initialisation. See `mbarrier_init_hazard.md`.
+//! thread, used before its initialisation, or initialised outside its
+//! storage. See `mbarrier_init_hazard.md`.
 
-use cute_check::model::{describe_threads, BarrierKind, Model, OpKind};
+use cute_check::model::{describe_threads, BarrierKind, Model, OpKind, StorageOverrun};
 use cute_check::semantics::Hazard;
 use cute_ir::api::Api;
 use cute_ir::ast::{Expr, Stmt, StmtKind};
@@ -15,7 +16,7 @@ pub const RULE: Rule = Rule {
     code: "CUTE005",
     name: "mbarrier-init-hazard",
     default_severity: Severity::Error,
-    summary: "an mbarrier is initialised by several threads or used before its initialisation",
+    summary: "an mbarrier is initialised by several threads, used before its initialisation, or initialised past the end of its storage",
     doc: include_str!("mbarrier_init_hazard.md"),
 };
 
@@ -83,6 +84,56 @@ pub fn repeated_init_diagnostic(
         notes: Vec::new(),
         help: Some("guard the initialisation with `if cute.arch.warp_idx() == 0:` around `elect_one`".to_string()),
         fixes: if per_warp { guard_with_first_warp(ctx, *site).into_iter().collect() } else { Vec::new() },
+    }
+}
+
+/// The initialisations that put mbarriers past the end of their storage
+/// field, one per site: (site, the overruns there).
+pub fn storage_overruns(model: &Model) -> Vec<(TextRange, Vec<&StorageOverrun>)> {
+    let mut out: Vec<(TextRange, Vec<&StorageOverrun>)> = Vec::new();
+    for o in &model.storage_overruns {
+        match out.iter_mut().find(|(site, _)| *site == o.site) {
+            Some((_, found)) => found.push(o),
+            None => out.push((o.site, vec![o])),
+        }
+    }
+    out
+}
+
+/// An initialisation that puts mbarriers past the end of their storage
+/// field: they lie in what follows it (another ring's barriers, a buffer,
+/// padding), which their initialisation and arrivals overwrite.
+pub fn storage_overrun_diagnostic(ctx: &KernelContext<'_>, site: TextRange, overruns: &[&StorageOverrun], severity: Severity) -> crate::Diagnostic {
+    let first = overruns[0];
+    let needed = overruns.iter().map(|o| o.index + 1).max().unwrap_or(first.len);
+    let named: Vec<String> = overruns.iter().take(3).map(|o| format!("`{}`", o.barrier)).collect();
+    let what = match overruns.len() {
+        1 => format!("{} lies", named[0]),
+        2 => format!("{} and {} lie", named[0], named[1]),
+        3 => format!("{}, {} and {} lie", named[0], named[1], named[2]),
+        n => format!("{} mbarriers ({}, ...) lie", n, named.join(", ")),
+    };
+    crate::Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity,
+        message: format!(
+            "`{}`: {what} past the end of `{}`, which holds {} mbarrier{} where {needed} are initialised from it",
+            ctx.kernel.display_name(),
+            first.field,
+            first.len,
+            if first.len == 1 { "" } else { "s" }
+        ),
+        range: site,
+        label: "initialises mbarriers outside their storage".to_string(),
+        related: overruns
+            .iter()
+            .take(8)
+            .map(|o| Related { range: site, message: format!("{} is element {} of `{}` ({} elements)", o.barrier, o.index, o.field, o.len) })
+            .collect(),
+        notes: Vec::new(),
+        help: Some(format!("declare `{}` with room for every barrier it holds (`MemRange[cutlass.Int64, {needed}]`)", first.field)),
+        fixes: Vec::new(),
     }
 }
 
