@@ -3469,6 +3469,11 @@ impl CallHandler for ThreadRun<'_> {
         if tile_scheduler::creates_scheduler(call) {
             return self.create_tile_scheduler(call);
         }
+        // A shared-storage struct defined in the kernel (see
+        // `eval::struct_definition`).
+        if call.qualname.as_deref() == Some(cute_ir::layout::STRUCT_DEFINITION) {
+            return eval::pure_call(call, &args, &kwargs).unwrap_or_else(|| Value::unknown("a shared-storage struct"));
+        }
         if let Some(api) = Api::of_call(call) {
             // Casts, `cutlass.const_expr` and ranges evaluate to values; the
             // layout algebra and builtins `pure_call` also knows have no
