@@ -229,3 +229,44 @@ def host(x: cute.Tensor):
     let line = src[..diags[0].range.start as usize].matches('\n').count() + 1;
     assert_eq!(line, src[..src.find("drain(pipe, x)").unwrap()].matches('\n').count() + 1);
 }
+
+/// A `PipelineOrder` whose group or size is known only at run time, and a
+/// method of it the model does not know, are reported where they are.
+#[test]
+fn a_pipeline_order_not_known_statically_is_reported() {
+    let src = |group: &str, call: &str| {
+        format!(
+            r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+@cute.kernel
+def k(x: cute.Tensor, g: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    order = pipeline.PipelineOrder.create(
+        barrier_storage=storage,
+        depth=2,
+        length=2,
+        group_id={group},
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+    )
+    order.wait()
+    {call}
+
+@cute.jit
+def host(x: cute.Tensor, g: cutlass.Int32):
+    k(x, g).launch(grid=[1, 1, 1], block=[256, 1, 1])
+"#
+        )
+    };
+    let found = analyze_text(&src("g", "order.arrive()"), &AnalysisOptions::default());
+    assert!(found.iter().any(|d| d.name == "analysis-incomplete" && d.message.contains("its `group_id` is not known statically")), "{found:?}");
+    let found = analyze_text(&src("tidx // 128", "order.get_barrier_for_current_stage_idx(0)"), &AnalysisOptions::default());
+    assert!(
+        found.iter().any(|d| d.name == "analysis-incomplete" && d.message.contains("`get_barrier_for_current_stage_idx` of a `PipelineOrder`")),
+        "{found:?}"
+    );
+}
