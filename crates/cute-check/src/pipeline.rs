@@ -593,6 +593,27 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             let Some(pipe) = receiver.filter(|r| matches!(r, Value::Object(o) if o.class == PIPELINE)) else {
                 return Action::NotAPipeline(call.func.dotted().unwrap_or(method.to_string()));
             };
+            // flash-attention's pipelines (its `create` returns subclasses of
+            // the package's) add `producer_acquire_w_index_phase(index,
+            // phase)`, `producer_commit_w_index(index)` and their consumer
+            // twins: the method of that name on the state (index, phase).
+            if let Some(base) = method.strip_suffix("_w_index_phase").or_else(|| method.strip_suffix("_w_index")) {
+                let phase = if method.ends_with("_phase") { args.get(1).cloned() } else { Some(Value::Int(0)) };
+                let state = obj(
+                    STATE,
+                    &[
+                        ("stages", attr(pipe, "stages").unwrap_or(Value::None)),
+                        ("index", args.first().cloned().unwrap_or(Value::None)),
+                        ("phase", phase.unwrap_or(Value::None)),
+                        ("count", Value::Int(0)),
+                    ],
+                );
+                let token = if method.ends_with("_phase") { args.get(2).or_else(|| kwarg(kwargs, "try_wait_token")).or_else(|| kwarg(kwargs, "try_acquire_token")) } else { None };
+                return match token.filter(|t| !matches!(t, Value::None)) {
+                    Some(token) => with_token(pipe, base, &state, token),
+                    None => stage_action(pipe, base, &state),
+                };
+            }
             let state = args.first().cloned().unwrap_or(Value::None);
             if matches!(method, "consumer_try_wait" | "producer_try_acquire") {
                 return try_wait(pipe, method, &state, call.range);

@@ -841,3 +841,49 @@ fn barriers_past_the_end_of_their_storage_field_are_reported() {
     let found = names(&ring_in_struct(companion, used));
     assert_eq!(overruns(&found), 1, "{found:?}");
 }
+
+/// flash-attention's pipelines (its module's `create` returns subclasses of
+/// the package's) take a stage's index and phase instead of a state:
+/// `producer_acquire_w_index_phase(index, phase)`, `producer_commit_w_index
+/// (index)` and their consumer twins, the state-taking methods on
+/// (index, phase). A consumer phase that never flips waits on a phase
+/// already passed.
+#[test]
+fn index_and_phase_forms_of_the_pipeline_methods_are_followed() {
+    let src = |consumer_phase: &str| {
+        format!(
+            "{HEAD}{}",
+            r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 2)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=1,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    phase = cutlass.Int32(0)
+    if warp == 0:
+        for i in cutlass.range(4, unroll=1):
+            pipe.producer_acquire_w_index_phase(0, phase ^ 1)
+            pipe.producer_commit_w_index(0)
+            phase = phase ^ 1
+    if warp == 1:
+        for i in cutlass.range(4, unroll=1):
+            pipe.consumer_wait_w_index_phase(0, phase)
+            pipe.consumer_release_w_index(0)
+            phase = CONSUMER_PHASE
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+            .replace("CONSUMER_PHASE", consumer_phase)
+        )
+    };
+    assert_eq!(names(&src("phase ^ 1")), vec![]);
+    let found = names(&src("phase"));
+    assert!(found.iter().any(|(n, _)| n == "untoggled-phase" || n == "deadlock" || n == "vacuous-wait"), "{found:?}");
+}
