@@ -2578,7 +2578,6 @@ impl<'a> ThreadRun<'a> {
         self.push(OpKind::Wait { bar, parity }, site);
     }
 
-    /// A barrier of a pipeline's ring (named when the ring is created).
     /// Records the mbarrier `bar` at `s` when it lies past the end of the
     /// shared-storage field it is taken from, whose element count is known
     /// (`storage.mbar` of a struct allocated in the kernel).
@@ -2638,6 +2637,7 @@ impl<'a> ThreadRun<'a> {
         named
     }
 
+    /// A barrier of a pipeline's ring (named when the ring is created).
     fn ring_barrier(&mut self, s: &SmemRef, name: &str) -> BarrierIx {
         let cta = s.cta.unwrap_or(self.cta);
         // Unnamed (an arrival from a peer CTA may come first, since CTAs

@@ -252,7 +252,7 @@ fn kwarg<'a>(kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
     kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
-fn obj(class: &str, attrs: &[(&str, Value)]) -> Value {
+pub(crate) fn obj(class: &str, attrs: &[(&str, Value)]) -> Value {
     Value::Object(std::sync::Arc::new(Object {
         class: class.to_string(),
         attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
@@ -599,14 +599,10 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             // twins: the method of that name on the state (index, phase).
             if let Some(base) = method.strip_suffix("_w_index_phase").or_else(|| method.strip_suffix("_w_index")) {
                 let phase = if method.ends_with("_phase") { args.get(1).cloned() } else { Some(Value::Int(0)) };
-                let state = obj(
-                    STATE,
-                    &[
-                        ("stages", attr(pipe, "stages").unwrap_or(Value::None)),
-                        ("index", args.first().cloned().unwrap_or(Value::None)),
-                        ("phase", phase.unwrap_or(Value::None)),
-                        ("count", Value::Int(0)),
-                    ],
+                let state = state(
+                    attr(pipe, "stages").unwrap_or(Value::None),
+                    args.first().cloned().unwrap_or(Value::None),
+                    phase.unwrap_or(Value::None),
                 );
                 let token = if method.ends_with("_phase") { args.get(2).or_else(|| kwarg(kwargs, "try_wait_token")).or_else(|| kwarg(kwargs, "try_acquire_token")) } else { None };
                 return match token.filter(|t| !matches!(t, Value::None)) {
@@ -687,11 +683,17 @@ fn with_token(pipe: &Value, method: &str, state: &Value, token: &Value) -> Actio
     }
 }
 
+/// A `PipelineState` at `index` and `phase` of a ring of `stages`, not yet
+/// advanced.
+fn state(stages: Value, index: Value, phase: Value) -> Value {
+    obj(STATE, &[("stages", stages), ("index", index), ("phase", phase), ("count", Value::Int(0))])
+}
+
 /// The state a participant starts from: index 0, phase 1 for a producer (a
 /// free ring lets its first acquire pass), 0 for a consumer.
 pub fn initial_state(pipe: &Value, producer: bool) -> Value {
     let stages = attr(pipe, "stages").unwrap_or(Value::unknown("the stage count"));
-    obj(STATE, &[("stages", stages), ("index", Value::Int(0)), ("phase", Value::Int(producer as i64)), ("count", Value::Int(0))])
+    state(stages, Value::Int(0), Value::Int(producer as i64))
 }
 
 /// A handle on the stage `state` of `pipe`.

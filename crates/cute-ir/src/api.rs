@@ -357,6 +357,9 @@ impl Api {
         if let Some(e) = primitives_entry(qualname) {
             return Some(e.api);
         }
+        if let Some((_, api)) = pipeline_named_barrier(qualname) {
+            return Some(api);
+        }
         match qualname {
             "range" | "cutlass.range" | "cutlass.range_constexpr" | "cutlass.range_dynamic" | "cutlass.cute.range"
             | "cutlass.cute.range_constexpr" | "cutlass.cute.range_dynamic" => return Some(Api::Range),
@@ -364,7 +367,6 @@ impl Api {
             "cutlass.cute.copy" => return Some(Api::Copy),
             // `cute.arch.barrier(barrier_id=...)` under another name.
             PIPELINE_SYNC => return Some(Api::Barrier),
-            q if pipeline_named_barrier(q).is_some() => return pipeline_named_barrier(q).map(|(_, api)| api),
             q if q.starts_with("cutlass.pipeline.") || q.starts_with("cutlass.utils.pipeline.") => return Some(Api::Pipeline),
             // `cutlass.utils.TmemAllocator` (also `cutlass.memory.TmemAllocator`):
             // its `wait_for_alloc` is a named barrier (see cute-check's

@@ -636,11 +636,12 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
 
 /// Calls whose meaning needs no thread: numeric casts, ranges, `const_expr`,
 /// `min`/`max`/`len`. Returns `None` for anything else.
-/// A shared-storage struct defined in a function, as it is lowered: a
-/// keyword per field, the field's element type as written and its element
-/// count evaluated (see `lower.rs`, `nested_struct`). The struct a
-/// module-level class makes is the same (`launch::module_env`).
-fn struct_definition(fields: &[(String, Value)]) -> Value {
+/// A shared-storage struct from its fields: per field, its name and the
+/// pair (element type as written, element count evaluated, or `None`). A
+/// struct defined in a function is lowered to a call giving these (see
+/// `lower.rs`, `nested_struct`); one defined at module level is made with
+/// the module's constants (`launch::module_env`).
+pub fn struct_definition(fields: &[(String, Value)]) -> Value {
     let mut attrs = BTreeMap::new();
     attrs.insert(crate::layout::STRUCT_FIELDS.to_string(), Value::Tuple(fields.iter().map(|(name, _)| Value::Str(name.clone())).collect()));
     for (name, field) in fields {

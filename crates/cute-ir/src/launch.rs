@@ -64,13 +64,16 @@ pub fn module_env(module: &Module) -> Env {
     // tensors a kernel takes from them (`storage.tiles.get_tensor(layout)`)
     // have that element type.
     let structs = || module.classes.iter().filter(|c| !c.memrange_fields.is_empty());
-    for c in structs() {
-        let attrs = c
-            .memrange_fields
+    // Each field as `struct_definition` takes it, its count evaluated by
+    // `count` (`None` before the module's constants are).
+    let fields = |c: &crate::module::ClassDef, count: &mut dyn FnMut(&crate::ast::Expr) -> Value| -> Vec<(String, Value)> {
+        c.memrange_fields
             .iter()
-            .map(|f| (f.name.clone(), crate::layout::dtype_named(&f.dtype).unwrap_or_else(|| Value::unknown(format!("`{}`", f.dtype)))))
-            .collect();
-        env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs })));
+            .map(|f| (f.name.clone(), Value::Tuple(vec![Value::Str(f.dtype.clone()), f.len.as_ref().map_or(Value::None, &mut *count)])))
+            .collect()
+    };
+    for c in structs() {
+        env.insert(c.name.clone(), crate::eval::struct_definition(&fields(c, &mut |_| Value::None)));
     }
     let mut handler = HostCalls::new(module);
     // Module statements and class definitions in the order they run.
@@ -100,20 +103,9 @@ pub fn module_env(module: &Module) -> Env {
     }
     // The fields' element counts, from the module's constants
     // (`MemRange[cutlass.Int64, 2 * STAGES]`).
-    for c in structs() {
-        let Some(Value::Object(o)) = env.get(&c.name).cloned() else { continue };
-        let mut with_lens = (*o).clone();
-        with_lens.attrs.insert(
-            crate::layout::STRUCT_FIELDS.to_string(),
-            Value::Tuple(c.memrange_fields.iter().map(|f| Value::Str(f.name.clone())).collect()),
-        );
-        for f in &c.memrange_fields {
-            if let Some(len) = &f.len {
-                with_lens.attrs.insert(crate::layout::struct_len_key(&f.name), eval(len, &env, &mut handler));
-            }
-        }
-        env.insert(c.name.clone(), Value::Object(std::sync::Arc::new(with_lens)));
-    }
+    let with_counts: Vec<(String, Value)> =
+        structs().map(|c| (c.name.clone(), crate::eval::struct_definition(&fields(c, &mut |len| eval(len, &env, &mut handler))))).collect();
+    env.extend(with_counts);
     env
 }
 

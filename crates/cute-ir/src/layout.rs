@@ -111,9 +111,9 @@ pub fn dtype_of(v: &Value) -> Option<(String, u32)> {
     Some((name, width as u32))
 }
 
-/// The element type of a struct field annotation (`MemRange[dtype, n]`,
-/// possibly inside `Align[...]`), as it is written.
-pub fn memrange_dtype(annotation: &Expr) -> Option<String> {
+/// The element type (as written) and the element count of a struct field
+/// annotation (`MemRange[dtype, n]`, possibly inside `Align[...]`).
+pub fn memrange_parts(annotation: &Expr) -> Option<(String, Option<&Expr>)> {
     let Expr::Subscript { base, index } = annotation else {
         return None;
     };
@@ -123,30 +123,10 @@ pub fn memrange_dtype(annotation: &Expr) -> Option<String> {
         e => vec![e],
     };
     if base.ends_with("MemRange") {
-        return items.first().and_then(|e| e.dotted());
+        return Some((items.first()?.dotted()?, items.get(1).copied()));
     }
     if base.ends_with("Align") {
-        return items.first().and_then(|e| memrange_dtype(e));
-    }
-    None
-}
-
-/// The element count of a struct field annotation (`MemRange[dtype, n]`,
-/// possibly inside `Align[...]`), as it is written.
-pub fn memrange_len(annotation: &Expr) -> Option<&Expr> {
-    let Expr::Subscript { base, index } = annotation else {
-        return None;
-    };
-    let base = base.dotted()?;
-    let items: Vec<&Expr> = match index.as_ref() {
-        Expr::Tuple(items) => items.iter().collect(),
-        e => vec![e],
-    };
-    if base.ends_with("MemRange") {
-        return items.get(1).copied();
-    }
-    if base.ends_with("Align") {
-        return items.first().and_then(|e| memrange_len(e));
+        return items.first().and_then(|e| memrange_parts(e));
     }
     None
 }

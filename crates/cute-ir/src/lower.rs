@@ -560,9 +560,8 @@ impl<'a> Lowerer<'a> {
         let ty = field(inner, "type")?;
         let ty = if ty.kind() == "type" { ty.named_child(0)? } else { ty };
         let annotation = self.expr(ty);
-        let dtype = crate::layout::memrange_dtype(&annotation)?;
-        let len = crate::layout::memrange_len(&annotation).cloned();
-        Some(crate::module::MemRangeField { name: self.text(left).to_string(), dtype, len })
+        let (dtype, len) = crate::layout::memrange_parts(&annotation)?;
+        Some(crate::module::MemRangeField { name: self.text(left).to_string(), dtype, len: len.cloned() })
     }
 
     fn assignment(&mut self, node: Node<'_>) -> StmtKind {

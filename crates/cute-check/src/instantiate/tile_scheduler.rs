@@ -21,9 +21,10 @@
 //! [`InstantiateOptions::unknown_trip_count`]: super::InstantiateOptions
 
 use cute_ir::ast::Call;
-use cute_ir::eval::{Object, Value};
+use cute_ir::eval::Value;
 
 use super::ThreadRun;
+use crate::pipeline::obj as object;
 
 /// The scheduler object: attribute `id`, the key of its cursor in
 /// [`ThreadRun::tile_cursors`].
@@ -42,10 +43,6 @@ pub(super) fn creates_scheduler(call: &Call) -> bool {
     })
 }
 
-fn object(class: &str, attrs: Vec<(&str, Value)>) -> Value {
-    Value::Object(std::sync::Arc::new(Object { class: class.to_string(), attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect() }))
-}
-
 impl ThreadRun<'_> {
     /// `StaticPersistentTileScheduler.create(...)`: a scheduler at the CTA's
     /// first tile. A scheduler is an object (a copy of the name is the same
@@ -54,7 +51,7 @@ impl ThreadRun<'_> {
     pub(super) fn create_tile_scheduler(&mut self, call: &Call) -> Value {
         let id = format!("scheduler@{}", call.range.start);
         self.tile_cursors.insert(id.clone(), Some(0));
-        object(SCHEDULER, vec![("id", Value::Str(id))])
+        object(SCHEDULER, &[("id", Value::Str(id))])
     }
 
     /// A method of a scheduler [`Self::create_tile_scheduler`] made.
@@ -91,9 +88,8 @@ impl ThreadRun<'_> {
                     }
                     None => Value::unknown("whether the tile scheduler's work tile is valid (it was advanced by a count not known statically)"),
                 };
-                object(WORK_TILE, vec![("is_valid_tile", valid)])
+                object(WORK_TILE, &[("is_valid_tile", valid)])
             }
-            "num_tiles_executed" => Value::unknown("the tiles the scheduler has handed out"),
             _ => Value::unknown(format!("`{method}` of a tile scheduler")),
         }
     }

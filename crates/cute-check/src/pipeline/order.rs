@@ -24,7 +24,7 @@
 
 use cute_ir::eval::{SmemRef, Value};
 
-use super::{attr, group_threads, kwarg, obj, Action, Caller, InitSync, STATE};
+use super::{attr, group_threads, kwarg, obj, state, Action, Caller, InitSync};
 
 /// A `PipelineOrder` object: attributes `order` (its first barrier),
 /// `depth`, `length`, `group_id`, `id`.
@@ -80,7 +80,7 @@ pub(super) fn create(written: &str, site_start: u32, kwargs: &[(String, Value)],
 pub fn initial_state(order: &Value) -> Value {
     let depth = attr(order, "depth").unwrap_or(Value::None);
     let first = matches!(attr(order, "group_id"), Some(Value::Int(0)));
-    obj(STATE, &[("stages", depth), ("index", Value::Int(0)), ("phase", Value::Int(first as i64)), ("count", Value::Int(0))])
+    state(depth, Value::Int(0), Value::Int(first as i64))
 }
 
 /// The barrier of group `group` at `state`'s index, and the state's phase.
