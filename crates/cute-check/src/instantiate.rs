@@ -2339,31 +2339,49 @@ impl<'a> ThreadRun<'a> {
         tx_bytes(&v, lanes)
     }
 
-    fn sync_call(&mut self, api: Api, call: &Call, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> Value {
-        let site = call.range;
-        let bar_expr = api::arg(call, "mbar_ptr");
+    /// A call of the API table: the index calls, then each family's own.
+    fn sync_call(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
         if let Some(v) = self.place().index(api) {
             return v;
         }
         match api {
-            Api::MakeWarpUniform => args.into_iter().next().unwrap_or(Value::unknown("make_warp_uniform")),
-            Api::ElectOne => Value::Bool(self.lane() == 0),
-            Api::MapSharedCluster => match (args.first(), args.get(1).or(kwargs.first().map(|(_, v)| v))) {
-                (Some(Value::Smem(s)), Some(rank)) => match rank.as_int() {
-                    Some(r) if (0..self.ctas as i64).contains(&r) => {
-                        Value::Smem(SmemRef { cta: Some(self.cluster_base + r as u32), ..s.clone() })
-                    }
-                    Some(r) => {
-                        self.unresolved(site, format!("the peer rank {r} is outside the cluster of {} CTAs", self.ctas));
-                        Value::unknown("a peer rank outside the cluster")
-                    }
-                    None => Value::unknown("a peer rank computed at run time"),
-                },
-                _ => Value::unknown("a mapped shared-memory pointer"),
-            },
+            Api::MbarrierInit
+            | Api::MbarrierArrive
+            | Api::MbarrierArriveAndExpectTx
+            | Api::MbarrierWait
+            | Api::MbarrierTryWait
+            | Api::MbarrierTestWait
+            | Api::MbarrierExpectTx => self.mbarrier_call(api, call, args, kwargs),
+            Api::SyncThreads | Api::Barrier | Api::BarrierArrive => self.barrier_call(api, call, args, kwargs),
+            Api::ClusterArrive | Api::ClusterArriveRelaxed | Api::ClusterWait | Api::MapSharedCluster => self.cluster_call(api, call, args, kwargs),
+            Api::Load
+            | Api::Atomic
+            | Api::Store
+            | Api::FenceProxy
+            | Api::FenceViewAsyncShared
+            | Api::FenceAcqRel
+            | Api::InlineAsm
+            | Api::Copy => self.memory_operation(api, call, args, kwargs),
+            Api::MakeWarpUniform
+            | Api::ElectOne
+            | Api::SyncWarp
+            | Api::Shuffle
+            | Api::Vote
+            | Api::WarpReduction
+            | Api::WarpRedux => self.warp_call(api, call, args, kwargs),
+            _ => Value::None,
+        }
+    }
+
+    /// An mbarrier call: `mbarrier_init`, arrives (with a count, on a peer CTA,
+    /// announcing transaction bytes), waits and try-waits, `expect_tx`.
+    fn mbarrier_call(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        let bar_expr = api::arg(call, "mbar_ptr");
+        match api {
             Api::MbarrierInit => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let count = self.arg_value(call, "cnt", &["expected", "count"], &args, &kwargs);
+                let count = self.arg_value(call, "cnt", &["expected", "count"], args, kwargs);
                 let bar = self.barrier_of(&bar_v, bar_expr, site);
                 match count.as_ref().and_then(Value::as_int) {
                     Some(c) if c > 0 && c < (1 << 20) => self.push(OpKind::Init { bar, count: c as u32 }, site),
@@ -2384,7 +2402,7 @@ impl<'a> ThreadRun<'a> {
             }
             Api::MbarrierArrive | Api::MbarrierArriveAndExpectTx => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
+                let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], args, kwargs);
                 let target = match (&bar_v, peer.as_ref()) {
                     (Value::Smem(s), Some(p)) if !matches!(p, Value::None) => match p.as_int() {
                         Some(r) if (0..self.ctas as i64).contains(&r) => {
@@ -2404,7 +2422,7 @@ impl<'a> ThreadRun<'a> {
                 }
                 let bar = self.barrier_of(&target, bar_expr, site);
                 if api == Api::MbarrierArriveAndExpectTx {
-                    let bytes = self.expect_tx_bytes(call, &args, &kwargs);
+                    let bytes = self.expect_tx_bytes(call, args, kwargs);
                     self.record_mem(MemKind::ExpectTx { barrier: bar, arrives: true, bytes }, site);
                 }
                 // An arrive releases at CTA scope unless told otherwise
@@ -2424,7 +2442,7 @@ impl<'a> ThreadRun<'a> {
                     self.record_mem(MemKind::ArriveRelease { scope: Some(scope.unwrap_or(default_scope)) }, site);
                 }
                 // `count=` in `cutlass.experimental.primitives`.
-                let n = match self.arg_value(call, "arrive_count", &["count"], &args, &kwargs).filter(|_| api == Api::MbarrierArrive) {
+                let n = match self.arg_value(call, "arrive_count", &["count"], args, kwargs).filter(|_| api == Api::MbarrierArrive) {
                     None | Some(Value::None) => 1,
                     Some(v) => match v.as_int() {
                         Some(n) if n > 0 => n as u32,
@@ -2438,14 +2456,14 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Api::MbarrierWait => {
-                self.mbarrier_wait(call, bar_expr, &args, &kwargs, site);
+                self.mbarrier_wait(call, bar_expr, args, kwargs, site);
                 Value::None
             }
             // The try-wait a spin loop repeats until it succeeds: a wait
             // (see `spins_on_try_wait`), after which it gives true.
             Api::MbarrierTryWait | Api::MbarrierTestWait if self.try_wait_blocks => {
                 self.try_wait_blocks = false;
-                self.mbarrier_wait(call, bar_expr, &args, &kwargs, site);
+                self.mbarrier_wait(call, bar_expr, args, kwargs, site);
                 Value::Bool(true)
             }
             Api::MbarrierExpectTx => {
@@ -2453,7 +2471,7 @@ impl<'a> ThreadRun<'a> {
                 // on barriers the kernel allocates (the rest is not
                 // synchronization the model needs).
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
-                let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], &args, &kwargs);
+                let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], args, kwargs);
                 let target = match (&bar_v, peer.as_ref().map(|p| (p, p.as_int()))) {
                     (Value::Smem(_), None | Some((Value::None, _))) => bar_v,
                     (Value::Smem(s), Some((_, Some(r)))) if (0..self.ctas as i64).contains(&r) => {
@@ -2462,11 +2480,19 @@ impl<'a> ThreadRun<'a> {
                     _ => return Value::None,
                 };
                 let bar = self.barrier_of(&target, bar_expr, site);
-                let bytes = self.expect_tx_bytes(call, &args, &kwargs);
+                let bytes = self.expect_tx_bytes(call, args, kwargs);
                 self.record_mem(MemKind::ExpectTx { barrier: bar, arrives: false, bytes }, site);
                 Value::None
             }
             Api::MbarrierTryWait | Api::MbarrierTestWait => Value::unknown("the result of a try-wait"),
+            _ => Value::None,
+        }
+    }
+
+    /// `sync_threads` and the named barriers (`barrier`, `barrier_arrive`).
+    fn barrier_call(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        match api {
             Api::SyncThreads => {
                 self.record_use(0, self.threads_per_cta, true, true, true, site);
                 let bar = self.pseudo_barrier(BarrierKind::CtaBarrier, self.cta, self.threads_per_cta);
@@ -2475,10 +2501,10 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Api::Barrier | Api::BarrierArrive => {
-                let id = self.arg_value(call, "barrier_id", &[], &args, &kwargs);
+                let id = self.arg_value(call, "barrier_id", &[], args, kwargs);
                 // `thread_count` in `cutlass.experimental.primitives`,
                 // `num_threads` in `cutlass.pipeline`'s functions.
-                let n = self.arg_value(call, "number_of_threads", &["thread_count", "num_threads"], &args, &kwargs).filter(|v| !matches!(v, Value::None));
+                let n = self.arg_value(call, "number_of_threads", &["thread_count", "num_threads"], args, kwargs).filter(|v| !matches!(v, Value::None));
                 // `bar.sync` is aligned; `barrier_arrive` is `bar.arrive`
                 // (aligned) unless `aligned=False` makes it
                 // `barrier.cta.arrive`. The primitives say which in their
@@ -2492,6 +2518,14 @@ impl<'a> ThreadRun<'a> {
                 };
                 self.named_barrier(id, n, api == Api::Barrier, aligned, site)
             }
+            _ => Value::None,
+        }
+    }
+
+    /// The cluster barrier and `mapa` onto a peer CTA's shared memory.
+    fn cluster_call(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        match api {
             Api::ClusterArrive | Api::ClusterArriveRelaxed => {
                 self.cluster_arrive(api == Api::ClusterArriveRelaxed, site);
                 Value::None
@@ -2500,28 +2534,50 @@ impl<'a> ThreadRun<'a> {
                 self.cluster_wait(site);
                 Value::None
             }
+            Api::MapSharedCluster => match (args.first(), args.get(1).or(kwargs.first().map(|(_, v)| v))) {
+                (Some(Value::Smem(s)), Some(rank)) => match rank.as_int() {
+                    Some(r) if (0..self.ctas as i64).contains(&r) => {
+                        Value::Smem(SmemRef { cta: Some(self.cluster_base + r as u32), ..s.clone() })
+                    }
+                    Some(r) => {
+                        self.unresolved(site, format!("the peer rank {r} is outside the cluster of {} CTAs", self.ctas));
+                        Value::unknown("a peer rank outside the cluster")
+                    }
+                    None => Value::unknown("a peer rank computed at run time"),
+                },
+                _ => Value::unknown("a mapped shared-memory pointer"),
+            },
+            _ => Value::None,
+        }
+    }
+
+    /// Loads and atomics of synchronization variables, fences, inline PTX and
+    /// copies: recorded for the memory-ordering analysis.
+    fn memory_operation(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        match api {
             Api::Load => {
-                self.record_observe(call, None, &args, &kwargs);
+                self.record_observe(call, None, args, kwargs);
                 opaque_result(api).expect("a load's value")
             }
             Api::Atomic | Api::Store => {
-                self.record_update(api, call, &args, &kwargs);
+                self.record_update(api, call, args, kwargs);
                 opaque_result(api).expect("an update's value")
             }
             Api::FenceProxy | Api::FenceViewAsyncShared | Api::FenceAcqRel => {
-                self.record_fence(api, call, &args);
+                self.record_fence(api, call, args);
                 Value::None
             }
             Api::InlineAsm => {
-                self.record_inline_ptx(call, &args, &kwargs);
+                self.record_inline_ptx(call, args, kwargs);
                 opaque_result(api).expect("inline PTX's value")
             }
             Api::Copy if primitive_name(call) == Some("cp_async_bulk_tensor_global_shared_cta") => {
-                self.record_primitive_tma_store(call, &args);
+                self.record_primitive_tma_store(call, args);
                 Value::None
             }
             Api::Copy if is_primitive(call) => {
-                self.record_primitive_tma_load(call, &args);
+                self.record_primitive_tma_load(call, args);
                 Value::None
             }
             Api::Copy => {
@@ -2532,12 +2588,22 @@ impl<'a> ThreadRun<'a> {
                         FULL_MASK,
                     );
                 }
-                self.record_copy(call, &args, &kwargs);
+                self.record_copy(call, args, kwargs);
                 Value::None
             }
+            _ => Value::None,
+        }
+    }
+
+    /// `elect_one`, `make_warp_uniform` and the warp collectives.
+    fn warp_call(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        match api {
+            Api::MakeWarpUniform => args.first().cloned().unwrap_or(Value::unknown("make_warp_uniform")),
+            Api::ElectOne => Value::Bool(self.lane() == 0),
             Api::SyncWarp | Api::Shuffle | Api::Vote | Api::WarpReduction | Api::WarpRedux => {
                 if !self.converged() {
-                    if let Some(mask) = self.member_mask(api, call, &args, &kwargs) {
+                    if let Some(mask) = self.member_mask(api, call, args, kwargs) {
                         let what = collective_what(api, call, mask);
                         self.partial_collective(site, &what, mask);
                         if api == Api::SyncWarp {
@@ -2985,20 +3051,20 @@ impl<'a> ThreadRun<'a> {
         match name {
             "pipeline_init_arrive" => {
                 if clustered {
-                    self.sync_call(arrive, call, Vec::new(), Vec::new());
+                    self.sync_call(arrive, call, &[], &[]);
                 }
             }
             "pipeline_init_wait" => {
                 let api = if clustered { Api::ClusterWait } else { Api::SyncThreads };
-                self.sync_call(api, call, Vec::new(), Vec::new());
+                self.sync_call(api, call, &[], &[]);
             }
             "agent_sync" => {
                 let group = call.args.first().or(call.kwargs.iter().find(|(k, _)| k == "group").map(|(_, e)| e)).and_then(Expr::dotted)?;
                 if group.ends_with("ThreadBlockCluster") {
-                    self.sync_call(arrive, call, Vec::new(), Vec::new());
-                    self.sync_call(Api::ClusterWait, call, Vec::new(), Vec::new());
+                    self.sync_call(arrive, call, &[], &[]);
+                    self.sync_call(Api::ClusterWait, call, &[], &[]);
                 } else if group.ends_with("ThreadBlock") {
-                    self.sync_call(Api::SyncThreads, call, Vec::new(), Vec::new());
+                    self.sync_call(Api::SyncThreads, call, &[], &[]);
                 } else {
                     return None;
                 }
@@ -3504,7 +3570,7 @@ impl CallHandler for ThreadRun<'_> {
                 self.note_lane_varying(&call.func);
                 self.note_lane_varying_argument_values(call, &args, &kwargs, env);
             }
-            return self.sync_call(api, call, args, kwargs);
+            return self.sync_call(api, call, &args, &kwargs);
         }
         // Methods of pipeline participants and handles, and of named barrier
         // objects, that the API table does not name (`handle.commit()`,
