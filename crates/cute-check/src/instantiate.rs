@@ -1478,50 +1478,10 @@ impl<'a> ThreadRun<'a> {
                 // Every lane runs the same iterations unless the lanes were
                 // set apart just now.
                 self.bind_same_in_stood_in_lanes(target);
-                let mut stop_known = false;
                 let trips_known = it.iteration().is_some();
-                let values = match it.iteration() {
-                    Some(v) => v,
-                    None => {
-                        self.shared.bounded = true;
-                        let why = match &it { Value::Unknown(w) => w.to_string(), _ => "the loop's trip count".to_string() };
-                        self.shared.notes.insert(format!(
-                            "{why} is not known statically: the loop is explored for {} iterations",
-                            self.options.unknown_trip_count
-                        ));
-                        let mut trips = match self.trips_off_the_unknown_count(iter, env) {
-                            Some(offset) if offset != 0 => {
-                                self.shared.notes.insert(
-                                    "a loop whose bound is an unknown count minus or plus a constant (`range(n - 1)`) is explored for that many fewer or more iterations"
-                                        .to_string(),
-                                );
-                                (self.options.unknown_trip_count as i64 + offset).max(0) as usize
-                            }
-                            _ => self.options.unknown_trip_count as usize,
-                        };
-                        if let Some(bound) = self.known_bound_on_trips(iter, env).filter(|&b| b < trips) {
-                            self.shared.notes.insert(
-                                "a loop whose unknown trip count is bounded by a known one (`range(min(stages, n))`) is explored for no more iterations than that bound"
-                                    .to_string(),
-                            );
-                            trips = bound;
-                        }
-                        // The iterations explored are the loop's first: where it
-                        // starts and steps is known, so is its counter in them
-                        // (`if k == 0:` holds in the first alone), and so is its
-                        // stop, as far as they go.
-                        match self.known_start_and_step(iter, env) {
-                            Some((start, step)) => {
-                                let trips = trips as i64;
-                                if let Some((stop, offset)) = stop_call(iter) {
-                                    self.known_stops.push((stop, self.inline_depth, Value::Int(start + trips * step - offset)));
-                                    stop_known = true;
-                                }
-                                (0..trips).map(|k| Value::Int(start + k * step)).collect()
-                            }
-                            None => (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect(),
-                        }
-                    }
+                let (values, stop_known) = match it.iteration() {
+                    Some(v) => (v, false),
+                    None => self.explored_iterations(iter, &it, env),
                 };
                 let mut flow = Flow::Normal;
                 self.loops_of_unknown_length += u32::from(!trips_known);
@@ -1798,6 +1758,53 @@ impl<'a> ThreadRun<'a> {
                 self.keep_lanes_alike(bound, &value, true, env);
             }
         }
+    }
+
+    /// The values of a loop's target in the iterations a loop over `iter`,
+    /// whose trip count is not known (it evaluated to `it`), is explored for,
+    /// and whether the loop's stop was then pushed onto `known_stops`.
+    /// The verdict becomes a bounded one.
+    fn explored_iterations(&mut self, iter: &'a Expr, it: &Value, env: &Env) -> (Vec<Value>, bool) {
+        let mut stop_known = false;
+        self.shared.bounded = true;
+        let why = match it { Value::Unknown(w) => w.to_string(), _ => "the loop's trip count".to_string() };
+        self.shared.notes.insert(format!(
+            "{why} is not known statically: the loop is explored for {} iterations",
+            self.options.unknown_trip_count
+        ));
+        let mut trips = match self.trips_off_the_unknown_count(iter, env) {
+            Some(offset) if offset != 0 => {
+                self.shared.notes.insert(
+                    "a loop whose bound is an unknown count minus or plus a constant (`range(n - 1)`) is explored for that many fewer or more iterations"
+                        .to_string(),
+                );
+                (self.options.unknown_trip_count as i64 + offset).max(0) as usize
+            }
+            _ => self.options.unknown_trip_count as usize,
+        };
+        if let Some(bound) = self.known_bound_on_trips(iter, env).filter(|&b| b < trips) {
+            self.shared.notes.insert(
+                "a loop whose unknown trip count is bounded by a known one (`range(min(stages, n))`) is explored for no more iterations than that bound"
+                    .to_string(),
+            );
+            trips = bound;
+        }
+        // The iterations explored are the loop's first: where it
+        // starts and steps is known, so is its counter in them
+        // (`if k == 0:` holds in the first alone), and so is its
+        // stop, as far as they go.
+        let values = match self.known_start_and_step(iter, env) {
+            Some((start, step)) => {
+                let trips = trips as i64;
+                if let Some((stop, offset)) = stop_call(iter) {
+                    self.known_stops.push((stop, self.inline_depth, Value::Int(start + trips * step - offset)));
+                    stop_known = true;
+                }
+                (0..trips).map(|k| Value::Int(start + k * step)).collect()
+            }
+            None => (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect(),
+        };
+        (values, stop_known)
     }
 
     /// `k_tiles = cute.size(...)`, not known statically, where `k_tiles` is
@@ -3315,6 +3322,91 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// `smem.allocate_tensor(...)`, `allocate_array(...)`, `allocate(...)`
+    /// (an `alloc*` method): a fresh allocation of shared memory per call
+    /// site, with its tile when the element type and layout are known, and
+    /// a shared-storage struct's fields when it allocates one.
+    fn allocate_shared(&mut self, call: &Call, attr: &str, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        let mut smem = SmemRef::new(format!("smem@{}", site.start));
+        let arg = |name: &str, pos: usize| kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or(args.get(pos));
+        match attr {
+            "allocate_tensor" => {
+                if let (Some(t), Some(l)) = (arg("element_type", 0), arg("layout", 1)) {
+                    smem.tile = cute_ir::layout::Tile::new(t, l).map(std::sync::Arc::new);
+                }
+            }
+            "allocate_array" => {
+                let dtype = arg("element_type", 0).and_then(cute_ir::layout::dtype_of);
+                let n = arg("num_elems", 1).map_or(Some(1), Value::as_int);
+                if let (Some((dtype, width)), Some(n)) = (dtype, n) {
+                    smem.tile = Some(std::sync::Arc::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
+                }
+            }
+            "allocate" => {
+                if let Some(v @ Value::Object(o)) = arg("size_or_type", 0) {
+                    if o.class == cute_ir::layout::STRUCT {
+                        self.structs.insert(smem.alloc.to_string(), v.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+        Value::Smem(smem)
+    }
+
+    /// A method of a pointer or number (`ptr.toint()`, `Int32(v).ir_value()`:
+    /// the operands of inline assembly keep the pointer or number they
+    /// convert), or a view of a shared pointer, which is the same pointer;
+    /// `None` for anything else.
+    fn pointer_method(&self, base_v: Value, attr: &str, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+        if matches!(base_v, Value::Gmem(_) | Value::Int(_)) && matches!(attr, "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr") {
+            return Some(base_v);
+        }
+        let Value::Smem(s) = &base_v else { return None };
+        Some(match attr {
+            // A struct field as a tensor of the given layout, of
+            // the field's element type.
+            "get_tensor" => {
+                let dtype = s.alloc.rsplit_once('.').and_then(|(parent, field)| match self.structs.get(parent) {
+                    Some(Value::Object(o)) => o.attrs.get(field).cloned(),
+                    _ => None,
+                });
+                let layout = kwargs.iter().find(|(k, _)| k == "layout").map(|(_, v)| v).or(args.first());
+                let tile = match (dtype, layout) {
+                    (Some(t), Some(l)) => cute_ir::layout::Tile::new(&t, l).map(std::sync::Arc::new),
+                    _ => None,
+                };
+                Value::Smem(SmemRef { tile, ..s.clone() })
+            }
+            "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
+            "subview" => match args.first().and_then(Value::as_int) {
+                Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
+                None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc).into(), ..s.clone() }),
+            },
+            _ => Value::unknown(format!("`.{attr}(...)` on shared memory")),
+        })
+    }
+
+    /// `cutlass.Array(dtype, n, space=cutlass.AddressSpace.smem)`: an
+    /// array of `n` elements in shared memory (the experimental
+    /// primitives' barriers and buffers), a fresh allocation per call site.
+    fn shared_array(call: &Call, args: &[Value]) -> Option<Value> {
+        if call.qualname.as_deref() != Some("cutlass.Array") {
+            return None;
+        }
+        let in_smem = api::arg(call, "space").and_then(Expr::dotted_last).is_some_and(|s| s == "smem");
+        if !in_smem {
+            return None;
+        }
+        let mut smem = SmemRef::new(format!("smem@{}", call.range.start));
+        let dtype = args.first().and_then(cute_ir::layout::dtype_of);
+        if let (Some((dtype, width)), Some(n)) = (dtype, args.get(1).and_then(Value::as_int)) {
+            smem.tile = Some(std::sync::Arc::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
+        }
+        Some(Value::Smem(smem))
+    }
+
     /// Helpers inlined into each other at most.
     const MAX_INLINE_DEPTH: u32 = 8;
 
@@ -3717,78 +3809,16 @@ impl CallHandler for ThreadRun<'_> {
             }
             // Allocation of shared memory: a fresh allocation per call site.
             if attr.starts_with("alloc") {
-                let site = call.range;
-                let mut smem = SmemRef::new(format!("smem@{}", site.start));
-                let arg = |name: &str, pos: usize| kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or(args.get(pos));
-                match attr.as_str() {
-                    "allocate_tensor" => {
-                        if let (Some(t), Some(l)) = (arg("element_type", 0), arg("layout", 1)) {
-                            smem.tile = cute_ir::layout::Tile::new(t, l).map(std::sync::Arc::new);
-                        }
-                    }
-                    "allocate_array" => {
-                        let dtype = arg("element_type", 0).and_then(cute_ir::layout::dtype_of);
-                        let n = arg("num_elems", 1).map_or(Some(1), Value::as_int);
-                        if let (Some((dtype, width)), Some(n)) = (dtype, n) {
-                            smem.tile = Some(std::sync::Arc::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
-                        }
-                    }
-                    "allocate" => {
-                        if let Some(v @ Value::Object(o)) = arg("size_or_type", 0) {
-                            if o.class == cute_ir::layout::STRUCT {
-                                self.structs.insert(smem.alloc.to_string(), v.clone());
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                return Value::Smem(smem);
+                return self.allocate_shared(call, attr, &args, &kwargs);
             }
             // Views of a shared pointer are the same pointer.
             let base_v = eval(base, env, self);
-            // `ptr.toint()`, `Int32(v).ir_value()`: the operands of inline
-            // assembly keep the pointer or number they convert.
-            if matches!(base_v, Value::Gmem(_) | Value::Int(_)) && matches!(attr.as_str(), "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr") {
-                return base_v;
-            }
-            if let Value::Smem(s) = &base_v {
-                return match attr.as_str() {
-                    // A struct field as a tensor of the given layout, of
-                    // the field's element type.
-                    "get_tensor" => {
-                        let dtype = s.alloc.rsplit_once('.').and_then(|(parent, field)| match self.structs.get(parent) {
-                            Some(Value::Object(o)) => o.attrs.get(field).cloned(),
-                            _ => None,
-                        });
-                        let layout = kwargs.iter().find(|(k, _)| k == "layout").map(|(_, v)| v).or(args.first());
-                        let tile = match (dtype, layout) {
-                            (Some(t), Some(l)) => cute_ir::layout::Tile::new(&t, l).map(std::sync::Arc::new),
-                            _ => None,
-                        };
-                        Value::Smem(SmemRef { tile, ..s.clone() })
-                    }
-                    "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
-                    "subview" => match args.first().and_then(Value::as_int) {
-                        Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
-                        None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc).into(), ..s.clone() }),
-                    },
-                    _ => Value::unknown(format!("`.{attr}(...)` on shared memory")),
-                };
+            if let Some(v) = self.pointer_method(base_v, attr, &args, &kwargs) {
+                return v;
             }
         }
-        // `cutlass.Array(dtype, n, space=cutlass.AddressSpace.smem)`: an
-        // array of `n` elements in shared memory (the experimental
-        // primitives' barriers and buffers), a fresh allocation per call site.
-        if call.qualname.as_deref() == Some("cutlass.Array") {
-            let in_smem = api::arg(call, "space").and_then(Expr::dotted_last).is_some_and(|s| s == "smem");
-            if in_smem {
-                let mut smem = SmemRef::new(format!("smem@{}", call.range.start));
-                let dtype = args.first().and_then(cute_ir::layout::dtype_of);
-                if let (Some((dtype, width)), Some(n)) = (dtype, args.get(1).and_then(Value::as_int)) {
-                    smem.tile = Some(std::sync::Arc::new(cute_ir::layout::Tile { dtype, width, modes: vec![n] }));
-                }
-                return Value::Smem(smem);
-            }
+        if let Some(v) = Self::shared_array(call, &args) {
+            return v;
         }
         if let Some(v) = eval::pure_call(call, &args, &kwargs) {
             return self.single_cta_mmas(v);
