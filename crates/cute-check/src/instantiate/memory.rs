@@ -10,13 +10,15 @@
 //! not memory the analysis can reason about and is left out.
 
 use cute_ir::api::{self, Api};
-use cute_ir::ast::{CmpOp, Expr, Target};
+use cute_ir::ast::{Call, CmpOp, Expr, Target};
 use cute_ir::ptx::{self, PtxSync};
 use cute_ir::slice::callee_name;
 use cute_ir::eval::{eval, Env, GmemRef, SmemRef, Value};
 use cute_ir::layout::Tile;
 use cute_syntax::TextRange;
 
+use super::calls::{is_primitive, opaque_result, primitive_name};
+use super::warp::FULL_MASK;
 use super::{lanes, ThreadRun};
 use crate::model::*;
 
@@ -714,5 +716,51 @@ fn primitive_buffer_name(e: &Expr) -> Option<String> {
             _ => None,
         },
         e => e.dotted(),
+    }
+}
+
+impl<'a> ThreadRun<'a> {
+    /// Loads and atomics of synchronization variables, fences, inline PTX and
+    /// copies: recorded for the memory-ordering analysis.
+    pub(super) fn memory_operation(&mut self, api: Api, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+        let site = call.range;
+        match api {
+            Api::Load => {
+                self.record_observe(call, None, args, kwargs);
+                opaque_result(api).expect("a load's value")
+            }
+            Api::Atomic | Api::Store => {
+                self.record_update(api, call, args, kwargs);
+                opaque_result(api).expect("an update's value")
+            }
+            Api::FenceProxy | Api::FenceViewAsyncShared | Api::FenceAcqRel => {
+                self.record_fence(api, call, args);
+                Value::None
+            }
+            Api::InlineAsm => {
+                self.record_inline_ptx(call, args, kwargs);
+                opaque_result(api).expect("inline PTX's value")
+            }
+            Api::Copy if primitive_name(call) == Some("cp_async_bulk_tensor_global_shared_cta") => {
+                self.record_primitive_tma_store(call, args);
+                Value::None
+            }
+            Api::Copy if is_primitive(call) => {
+                self.record_primitive_tma_load(call, args);
+                Value::None
+            }
+            Api::Copy => {
+                if call.kwargs.iter().any(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr") && !self.converged() {
+                    self.partial_collective(
+                        site,
+                        "this TMA/bulk `cute.copy` elects a lane itself, over the full warp (`elect.sync`, member mask 0xffffffff)",
+                        FULL_MASK,
+                    );
+                }
+                self.record_copy(call, args, kwargs);
+                Value::None
+            }
+            _ => Value::None,
+        }
     }
 }

@@ -19,7 +19,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::{Setup, Shared, ThreadResult};
+use super::run::ThreadResult;
+use super::{Setup, Shared};
 use crate::model::{BarrierIx, BufferIx, MemKind, OpKind};
 
 /// Threads below which one core is used: spreading them costs more than it

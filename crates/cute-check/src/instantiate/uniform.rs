@@ -554,7 +554,7 @@ fn names_read<'e>(e: &'e Expr, lane_dependent: &BTreeSet<String>, out: &mut Vec<
 pub(super) struct LaneEvaluator<'g> {
     pub place: Place,
     pub globals: &'g Env,
-    pub functions: &'g super::FunctionIndex<'g>,
+    pub functions: &'g super::functions::FunctionIndex<'g>,
     pub failed: bool,
 }
 
@@ -563,7 +563,7 @@ impl CallHandler for LaneEvaluator<'_> {
         let value = match Api::of_call(call) {
             Some(Api::IntCast | Api::ConstExpr | Api::Range) => eval::pure_call(call, &args, &kwargs),
             Some(Api::MakeWarpUniform) => args.into_iter().next(),
-            Some(api) => self.place.index(api).or_else(|| super::opaque_result(api)),
+            Some(api) => self.place.index(api).or_else(|| super::calls::opaque_result(api)),
             None => self.effect_free_call(call, func, &args, &kwargs, env),
         };
         value.unwrap_or_else(|| {

@@ -1,0 +1,110 @@
+//! Which statements a thread runs: the kernel's slice, and the slice of each
+//! helper of the file it inlines, made once when a thread first inlines it.
+//!
+//! [`FunctionIndex`] finds a callee as `Module::function` does (the first
+//! definition of a name, or a method a class of the file inherits), since every
+//! call a thread evaluates looks its callee up.
+
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use cute_ir::ast::{FunctionDef, StmtId};
+use cute_ir::Module;
+use cute_syntax::TextRange;
+
+/// [`cute_ir::Kept`] as flags by statement id: every thread asks about every
+/// statement it meets.
+pub(super) struct KeptStatements {
+    /// Per statement id: kept, and kept for memory ordering alone.
+    flags: Vec<(bool, bool)>,
+}
+
+impl KeptStatements {
+    pub(super) fn of_ids(ids: &std::collections::BTreeSet<StmtId>) -> Self {
+        Self::of(&cute_ir::Kept { ids: ids.clone(), memory_only: Default::default() })
+    }
+
+    pub(super) fn of(kept: &cute_ir::Kept) -> Self {
+        let last = |ids: &std::collections::BTreeSet<StmtId>| ids.last().map_or(0, |&l| l as usize + 1);
+        let len = last(&kept.ids).max(last(&kept.memory_only));
+        let mut flags = vec![(false, false); len];
+        for &id in &kept.ids {
+            flags[id as usize].0 = true;
+        }
+        for &id in &kept.memory_only {
+            flags[id as usize].1 = true;
+        }
+        KeptStatements { flags }
+    }
+
+    pub(super) fn contains(&self, id: StmtId) -> bool {
+        self.flags.get(id as usize).is_some_and(|f| f.0)
+    }
+
+    pub(super) fn memory_only(&self, id: StmtId) -> bool {
+        self.flags.get(id as usize).is_some_and(|f| f.1)
+    }
+}
+
+/// The file's functions and methods by class and name, found as
+/// `Module::function` finds them (the first of a name): every call a thread
+/// evaluates looks its callee up.
+pub(super) struct FunctionIndex<'m> {
+    module: &'m Module,
+    pub(super) sync_helpers: &'m BTreeSet<String>,
+    /// What the file's functions do, for slicing them (`sync_helpers`, and
+    /// those that advance something, found when a thread first inlines one).
+    helpers: std::sync::OnceLock<cute_ir::slice::Helpers>,
+    by_name: HashMap<(Option<&'m str>, &'m str), &'m FunctionDef>,
+    /// Each function's slice as a helper (`cute_ir::slice::slice_helper`),
+    /// made when a thread first inlines it.
+    slices: HashMap<TextRange, std::sync::OnceLock<KeptStatements>>,
+}
+
+impl<'m> FunctionIndex<'m> {
+    pub(super) fn of(module: &'m Module, sync_helpers: &'m BTreeSet<String>) -> Self {
+        let mut by_name = HashMap::default();
+        for f in &module.functions {
+            by_name.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
+        }
+        let slices = module.functions.iter().map(|f| (f.range, std::sync::OnceLock::new())).collect();
+        FunctionIndex { module, sync_helpers, helpers: std::sync::OnceLock::new(), by_name, slices }
+    }
+
+    pub(super) fn get(&self, class: Option<&str>, name: &str) -> Option<&'m FunctionDef> {
+        let index: &HashMap<(Option<&str>, &str), &'m FunctionDef> = &self.by_name;
+        if let Some(f) = index.get(&(class, name)) {
+            return Some(f);
+        }
+        // A method the class inherits from a class of the file.
+        let class = class?;
+        let module: &'m Module = self.module;
+        module.class_lineage(class).into_iter().skip(1).find_map(|c| index.get(&(Some(c), name)).copied())
+    }
+
+    /// The statements of helper `f` a thread inlining it runs.
+    pub(super) fn slice_of(&self, f: &FunctionDef) -> Body<'_> {
+        match self.slices.get(&f.range) {
+            Some(slice) => Body::Helper(slice.get_or_init(|| {
+                let helpers = self.helpers.get_or_init(|| cute_ir::slice::Helpers {
+                    synchronizing: self.sync_helpers.clone(),
+                    advancing: cute_ir::slice::advancing_helpers(self.module),
+                });
+                KeptStatements::of_ids(&cute_ir::slice::slice_helper(f, helpers))
+            })),
+            None => Body::Whole,
+        }
+    }
+}
+
+/// Which statements of a block a thread runs.
+#[derive(Clone, Copy)]
+pub(super) enum Body<'k> {
+    /// The kernel's: those its slice keeps (see [`KeptStatements`]).
+    Kernel,
+    /// An inlined helper's: those its own slice keeps.
+    Helper(&'k KeptStatements),
+    /// Every statement (a function the index does not hold).
+    Whole,
+}

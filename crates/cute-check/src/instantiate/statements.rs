@@ -1,0 +1,345 @@
+//! Statements and control flow of one thread: the kernel's kept statements
+//! (or a helper's) run in order, with that thread's indices.
+//!
+//! Conditions on thread indices, loop counters and constants are decided
+//! exactly. A condition on a runtime value is open: it is decided by the
+//! scenario, alike in every thread (`same_condition.rs` makes conditions
+//! written alike one), and the caller runs the kernel again for the other ways
+//! of deciding it. A branch on a value read from a synchronization variable is
+//! decided the same way and guards the read that decides it. A spin loop on a
+//! synchronization variable (`while ld_acquire(flag) == 0: pass`) is one
+//! blocking read, and a loop that spins on an mbarrier try-wait is the wait.
+//! `with elect_one():` runs its body in lane 0 of the warp. Loops with a known
+//! trip count run it; the others are explored (`loops.rs`).
+
+use cute_ir::api::Api;
+use cute_ir::ast::{Expr, Stmt, StmtKind, Target};
+use cute_ir::eval::{self, assign, eval, Env, Value};
+
+use super::{functions::Body, mbarrier::spins_on_try_wait, warp::FULL_MASK, OpenCondition, ThreadRun};
+use crate::model::*;
+
+pub(super) enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+impl<'a> ThreadRun<'a> {
+    /// Run a block of the kernel's or of a helper's `body`, skipping the
+    /// statements outside its slice.
+    pub(super) fn exec_block(&mut self, stmts: &'a [Stmt], env: &mut Env, body: Body<'a>) -> Flow {
+        for s in stmts {
+            self.apply_write_backs(env);
+            if self.overflow {
+                return Flow::Return(Value::None);
+            }
+            let kept = match body {
+                Body::Kernel => self.kept.contains(s.id),
+                Body::Helper(kept) => kept.contains(s.id),
+                Body::Whole => true,
+            };
+            if !kept {
+                continue;
+            }
+            // Loads and stores only memory ordering needs: a lane that
+            // records none (its warp's lane 0 acts for it) skips them; the
+            // last lane runs them for the elements it would touch, and so
+            // do the others where lanes could race (`lanes::race_points`).
+            if matches!(body, Body::Kernel)
+                && self.converged()
+                && self.lane() != 0
+                && !self.is_last_lane()
+                && self.kept.memory_only(s.id)
+                && !self.race_points.contains_key(&(s.range, self.stretch()))
+            {
+                continue;
+            }
+            match self.exec(s, env, body) {
+                Flow::Normal => {}
+                other => return other,
+            }
+        }
+        self.apply_write_backs(env);
+        Flow::Normal
+    }
+
+    pub(super) fn exec(&mut self, s: &'a Stmt, env: &mut Env, body: Body<'a>) -> Flow {
+        self.steps += 1;
+        if self.inline_depth == 0 {
+            self.kernel_stmt = s.id;
+        }
+        if self.steps > self.options.max_steps_per_thread {
+            self.overflow = true;
+            return Flow::Return(Value::None);
+        }
+        if self.steps % 1024 == 0 && std::time::Instant::now() > self.shared.deadline {
+            self.shared.out_of_time = true;
+        }
+        if self.shared.out_of_time {
+            return Flow::Return(Value::None);
+        }
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                let mut v = eval(value, env, self);
+                if self.inline_depth == 0 {
+                    self.take_unknown_count_as_explored(targets, value, &mut v, env);
+                }
+                self.record_reads(value, env, s.range);
+                for t in targets {
+                    self.bind_in_stood_in_lanes(t, value, env);
+                }
+                for t in targets {
+                    self.record_store(t, env, s.range, false);
+                    self.bind_stored_object(t, env);
+                    assign(t, v.clone(), env);
+                }
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                let cur = match target {
+                    Target::Name(n) => match env.get(n).or_else(|| self.globals.get(n)) {
+                        Some(v) => v.clone(),
+                        None => Value::unknown(format!("`{n}`")),
+                    },
+                    Target::Attr { base, attr } => eval(&Expr::Attr { base: Box::new(base.clone()), attr: attr.clone() }, env, self),
+                    _ => Value::unknown("an augmented store"),
+                };
+                let r = eval(value, env, self);
+                self.record_reads(value, env, s.range);
+                self.record_store(target, env, s.range, true);
+                self.aug_assign_in_stood_in_lanes(target, *op, (&cur, &r), value, env);
+                let v = eval::binary(*op, &cur, &r);
+                self.bind_stored_object(target, env);
+                assign(target, v, env);
+            }
+            StmtKind::Expr(e) => {
+                // `state.advance()` changes the state it is called on.
+                if let Expr::Call(c) = e {
+                    if let Expr::Attr { base, attr } = &c.func {
+                        if let (Expr::Name(v), "advance") = (base.as_ref(), attr.as_str()) {
+                            if let Some(next) = env.get(v).and_then(crate::pipeline::advanced) {
+                                self.advance_in_stood_in_lanes(v, env);
+                                env.insert(v.clone(), next);
+                                return Flow::Normal;
+                            }
+                            if matches!(env.get(v), Some(Value::Object(o)) if o.class == crate::pipeline::STATE) {
+                                // A state that cannot advance: its later
+                                // waits would name the wrong phases.
+                                self.unresolved(c.range, format!("`{v}.advance()` on a pipeline state not known statically"));
+                                return Flow::Normal;
+                            }
+                        }
+                    }
+                }
+                eval(e, env, self);
+                self.record_reads(e, env, s.range);
+            }
+            StmtKind::If { cond, then, orelse } => {
+                // `if load(flag, ...) >= N:` decides on a synchronization
+                // variable: the branch taken is guarded by the value read.
+                if let Some((call, guard)) = self.spin_guard(cond, env, true, None) {
+                    self.note_lane_varying(cond);
+                    let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
+                    if let Some(c) = self.shared.open.get_mut(&s.id) {
+                        c.on_memory = true;
+                    }
+                    let guard = if taken { guard } else { Guard { exit_when: guard.exit_when.negated(), ..guard } };
+                    self.observe_with(call, guard, env);
+                    return if taken { self.exec_block(then, env, body) } else { self.exec_block(orelse, env, body) };
+                }
+                let c = eval(cond, env, self);
+                self.note_lane_varying_condition(cond, &c, env);
+                self.record_reads(cond, env, s.range);
+                let taken = match c.as_bool() {
+                    Some(b) => b,
+                    None => self.open_condition(s, &c),
+                };
+                // A condition unknown in every lane of the warp is decided
+                // by the scenario, alike in all of them: it splits no warp.
+                let splits_warp = self.is_lane_varying(cond) && !(c.as_bool().is_none() && self.unknown_in_every_lane(cond, env));
+                self.divergence += splits_warp as u32;
+                let flow = if taken { self.exec_block(then, env, body) } else { self.exec_block(orelse, env, body) };
+                self.divergence -= splits_warp as u32;
+                return flow;
+            }
+            StmtKind::For { target, iter, body: block } => {
+                let it = eval(iter, env, self);
+                self.note_lane_varying_value(iter, &it, env);
+                if it.is_unknown() {
+                    self.keep_lanes_running_as_many_trips(iter, env);
+                }
+                // Every lane runs the same iterations unless the lanes were
+                // set apart just now.
+                self.bind_same_in_stood_in_lanes(target);
+                let trips_known = it.iteration().is_some();
+                let (values, stop_known) = match it.iteration() {
+                    Some(v) => (v, false),
+                    None => self.explored_iterations(iter, &it, env),
+                };
+                let mut flow = Flow::Normal;
+                self.loops_of_unknown_length += u32::from(!trips_known);
+                for v in values {
+                    assign(target, v, env);
+                    match self.exec_block(block, env, body) {
+                        Flow::Break => break,
+                        Flow::Return(v) => {
+                            flow = Flow::Return(v);
+                            break;
+                        }
+                        _ => {}
+                    }
+                    if self.overflow {
+                        break;
+                    }
+                }
+                self.loops_of_unknown_length -= u32::from(!trips_known);
+                if stop_known {
+                    self.known_stops.pop();
+                }
+                if let Flow::Return(_) = flow {
+                    return flow;
+                }
+            }
+            StmtKind::While { cond, body: block } => {
+                // `while not mbarrier_try_wait(bar, phase): pass` is the
+                // wait on that phase: the thread goes on once it completes.
+                if block.iter().all(|b| matches!(b.kind, StmtKind::Pass)) && spins_on_try_wait(cond) {
+                    self.try_wait_blocks = true;
+                    eval(cond, env, self);
+                    self.try_wait_blocks = false;
+                    return Flow::Normal;
+                }
+                // A spin loop on a synchronization variable is one blocking
+                // read: the thread goes on once the value satisfies the exit
+                // condition.
+                if block.iter().all(|b| matches!(b.kind, StmtKind::Pass)) {
+                    if let Some((call, guard)) = self.spin_guard(cond, env, false, None) {
+                        self.observe_with(call, guard, env);
+                        return Flow::Normal;
+                    }
+                }
+                // `while v != n: v = ld_acquire(ctr)`: the same, through a
+                // variable (unless it already holds the exit value).
+                if let [Stmt { kind: StmtKind::Assign { targets, value }, .. }] = block.as_slice() {
+                    if let ([Target::Name(var)], true) = (targets.as_slice(), self.is_observing_call(value)) {
+                        if let Some((call, guard)) = self.spin_guard(cond, env, false, Some((var, value))) {
+                            if eval(cond, env, self).as_bool() != Some(false) {
+                                let v = self.observe_with(call, guard, env);
+                                if self.following_stood_in_lanes() {
+                                    // A value read from memory: not followed.
+                                    self.stood_in.as_mut().expect("followed").bind_values(&Target::Name(var.clone()), None);
+                                }
+                                env.insert(var.clone(), v);
+                            }
+                            return Flow::Normal;
+                        }
+                    }
+                }
+                let mut iterations = 0;
+                loop {
+                    let c = eval(cond, env, self);
+                    self.note_lane_varying_condition(cond, &c, env);
+                    let explored = c.as_bool().is_none();
+                    let go = match c.as_bool() {
+                        Some(b) => b,
+                        None => {
+                            self.shared.bounded = true;
+                            self.shared.notes.insert(format!(
+                                "a `while` condition depends on a runtime value: the loop is explored for {} iterations",
+                                self.options.unknown_trip_count
+                            ));
+                            iterations < self.options.unknown_trip_count
+                        }
+                    };
+                    if !go || iterations > 100_000 || self.overflow {
+                        break;
+                    }
+                    iterations += 1;
+                    self.loops_of_unknown_length += u32::from(explored);
+                    let flow = self.exec_block(block, env, body);
+                    self.loops_of_unknown_length -= u32::from(explored);
+                    match flow {
+                        Flow::Break => break,
+                        Flow::Return(v) => return Flow::Return(v),
+                        _ => {}
+                    }
+                }
+            }
+            StmtKind::With { items, body: block } => {
+                let mut elect = false;
+                for (e, t) in items {
+                    let is_elect = matches!(e, Expr::Call(c) if Api::of_call(c) == Some(Api::ElectOne));
+                    if is_elect {
+                        elect = true;
+                    } else {
+                        self.note_lane_varying(e);
+                        let v = eval(e, env, self);
+                        if let Some(t) = t {
+                            self.bind_same_in_stood_in_lanes(t);
+                            assign(t, v, env);
+                        }
+                    }
+                }
+                if elect && !self.converged() {
+                    self.partial_collective(s.range, "`elect_one` elects over the full warp (`elect.sync`, member mask 0xffffffff)", FULL_MASK);
+                }
+                if elect {
+                    // elect.sync picks one lane of each warp: lane 0 when the
+                    // whole warp is converged.
+                    let mut flow = Flow::Normal;
+                    self.divergence += 1;
+                    if self.lane() == 0 {
+                        self.elect_depth += 1;
+                        flow = self.exec_block(block, env, body);
+                        self.elect_depth -= 1;
+                    }
+                    self.divergence -= 1;
+                    return flow;
+                }
+                return self.exec_block(block, env, body);
+            }
+            StmtKind::Return(e) => {
+                let v = e.as_ref().map(|e| eval(e, env, self)).unwrap_or(Value::None);
+                self.return_in_stood_in_lanes(e.as_ref(), &v, env);
+                return Flow::Return(v);
+            }
+            StmtKind::Break => return Flow::Break,
+            StmtKind::Continue => return Flow::Continue,
+            StmtKind::Pass | StmtKind::Unsupported(_) => {}
+        }
+        Flow::Normal
+    }
+
+    /// Rebinds the names that [`Self::write_backs`] holds.
+    pub(super) fn apply_write_backs(&mut self, env: &mut Env) {
+        for (name, value) in self.write_backs.drain(..) {
+            env.insert(name, value);
+        }
+    }
+
+    /// Binds here the module-level object whose attribute `target` stores
+    /// into (`config.x = v`), so that the store is seen by the rest of this
+    /// frame, as it was when frames began as copies of the module's names.
+    pub(super) fn bind_stored_object(&self, target: &Target, env: &mut Env) {
+        match target {
+            Target::Attr { base: Expr::Name(b), .. } if !env.contains_key(b) => {
+                if let Some(v) = self.globals.get(b) {
+                    env.insert(b.clone(), v.clone());
+                }
+            }
+            Target::Tuple(items) => items.iter().for_each(|t| self.bind_stored_object(t, env)),
+            _ => {}
+        }
+    }
+
+    pub(super) fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
+        let why = match value {
+            Value::Unknown(w) => w.to_string(),
+            _ => "a runtime value".to_string(),
+        };
+        let (stmt, site, negated) = self.same_conditions.deciding(s);
+        self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false });
+        self.scenario.get(&stmt).copied().unwrap_or(false) != negated
+    }
+}

@@ -1,0 +1,156 @@
+//! Tensor memory: `TmemAllocator` and its methods.
+//!
+//! A one-CTA allocator synchronizes only through `barrier_for_retrieve`
+//! (`wait_for_alloc` is its `arrive_and_wait`). A two-CTA one
+//! (`is_two_cta=True`: the CTAs of ranks `2i` and `2i + 1` share their tensor
+//! memory) also has its allocator warp's elected lane initialise an mbarrier of
+//! 32 arrivals, on which the allocator warps of the pair meet before
+//! deallocating. Allocating, retrieving the pointer, relinquishing the permit
+//! and a one-CTA `free` synchronize nothing. Under one CTA per cluster, tcgen05
+//! MMAs whose CTA group is not known span one CTA (said as a note).
+
+use cute_ir::ast::Call;
+use cute_ir::layout::SINGLE_CTA_MMA;
+use cute_ir::eval::{self, SmemRef, Value};
+use cute_syntax::TextRange;
+
+use super::ThreadRun;
+use crate::model::*;
+
+impl<'a> ThreadRun<'a> {
+    /// `TmemAllocator(alloc_result_dst_smem_ptr, *, barrier_for_retrieve=,
+    /// allocator_warp_id=0, is_two_cta=False, ...)`. A one-CTA allocator
+    /// synchronizes only through `barrier_for_retrieve`. A two-CTA one (the
+    /// CTAs of ranks `2i` and `2i + 1` share their tensor memory) also has
+    /// its allocator warp's elected lane initialise an mbarrier of 32
+    /// arrivals (`two_cta_tmem_dealloc_mbar_ptr`, or one of its own), on
+    /// which the allocator warps of the pair meet before deallocating (see
+    /// `tmem_method`).
+    pub(super) fn tmem_allocator(&mut self, call: &Call, kwargs: &[(String, Value)]) -> Value {
+        let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let two_cta = kw("is_two_cta").unwrap_or(Value::Bool(false));
+        let warp = kw("allocator_warp_id").unwrap_or(Value::Int(0));
+        let mut dealloc = Value::None;
+        match two_cta.as_bool() {
+            Some(false) => {}
+            Some(true) if self.ctas % 2 == 1 => {
+                self.unresolved(
+                    call.range,
+                    format!(
+                        "it makes a two-CTA `TmemAllocator` (`is_two_cta=True`) in a cluster of {} CTA{}, which has no pairs of CTAs",
+                        self.ctas,
+                        if self.ctas == 1 { "" } else { "s" }
+                    ),
+                );
+                return Value::unknown("a two-CTA `TmemAllocator`");
+            }
+            Some(true) => {
+                let bar = match kw("two_cta_tmem_dealloc_mbar_ptr") {
+                    None | Some(Value::None) => SmemRef::new(format!("tmem_dealloc@{}", call.range.start)),
+                    Some(Value::Smem(s)) => s,
+                    Some(other) => {
+                        let why = match other {
+                            Value::Unknown(w) => w.to_string(),
+                            _ => "not a shared-memory pointer".to_string(),
+                        };
+                        self.unresolved(call.range, format!("the deallocation barrier of this two-CTA `TmemAllocator` is not known statically ({why})"));
+                        return Value::unknown("a two-CTA `TmemAllocator`");
+                    }
+                };
+                let Some(w) = warp.as_int() else {
+                    self.unresolved(call.range, "the allocator warp of this two-CTA `TmemAllocator` is not known statically".to_string());
+                    return Value::unknown("a two-CTA `TmemAllocator`");
+                };
+                let initialises = !matches!(kw("initialize_mbarrier"), Some(Value::Bool(false)));
+                if initialises && i64::from(self.tid) == w * 32 {
+                    let b = self.ring_barrier(&bar, "TmemAllocator deallocation barrier");
+                    self.push_op(Op { kind: OpKind::Init { bar: b, count: 32 }, site: call.range }, self.warp_point, false);
+                }
+                dealloc = Value::Smem(bar);
+            }
+            None if self.ctas == 1 => {
+                self.shared.notes.insert(
+                    "whether a `TmemAllocator` spans two CTAs (`is_two_cta`) is not known statically: with one CTA per cluster there is no peer CTA, so it spans one".to_string(),
+                );
+            }
+            None => {
+                self.unresolved(
+                    call.range,
+                    "whether this `TmemAllocator` spans two CTAs (`is_two_cta`) is not known statically".to_string(),
+                );
+                return Value::unknown("a `TmemAllocator`");
+            }
+        }
+        let barrier = kw("barrier_for_retrieve").unwrap_or(Value::unknown("the `barrier_for_retrieve` of a `TmemAllocator`"));
+        Value::Object(std::sync::Arc::new(eval::Object {
+            class: crate::pipeline::TMEM_ALLOCATOR.to_string(),
+            attrs: [("barrier".to_string(), barrier), ("warp".to_string(), warp), ("dealloc".to_string(), dealloc)]
+                .into_iter()
+                .collect(),
+        }))
+    }
+
+    /// A method of a `TmemAllocator`, as the package implements it:
+    /// `wait_for_alloc` (and `reserve`, which allocates first) is
+    /// `barrier_for_retrieve.arrive_and_wait()`; `free` of a two-CTA
+    /// allocator is the pair's handshake on the deallocation barrier.
+    /// Allocating, retrieving the pointer, relinquishing the permit and a
+    /// one-CTA `free` are per-warp operations that synchronize nothing.
+    pub(super) fn tmem_method(&mut self, obj: &Value, method: &str, site: TextRange) -> Value {
+        match method {
+            "wait_for_alloc" | "reserve" => {
+                let barrier = crate::pipeline::attribute(obj, "barrier").unwrap_or(Value::None);
+                match &barrier {
+                    Value::Object(o) if o.class == eval::NAMED_BARRIER => {
+                        self.named_barrier_method(&barrier, "arrive_and_wait", &[], site);
+                    }
+                    other => {
+                        let why = match other {
+                            Value::Unknown(w) => w.to_string(),
+                            _ => "not a `NamedBarrier`".to_string(),
+                        };
+                        self.unresolved(site, format!("the `barrier_for_retrieve` of this `TmemAllocator` is not known statically ({why})"));
+                    }
+                }
+                Value::unknown("a tensor memory pool")
+            }
+            // Two CTAs deallocate together: each lane of the allocator
+            // warp arrives on the peer's barrier (rank ^ 1), then waits for
+            // the peer's on its own.
+            "free" => {
+                let warp = crate::pipeline::attribute(obj, "warp").and_then(|w| w.as_int());
+                if let (Some(Value::Smem(bar)), Some(warp)) = (crate::pipeline::attribute(obj, "dealloc"), warp) {
+                    if i64::from(self.tid / 32) == warp {
+                        let peer = self.cluster_base + ((self.cta - self.cluster_base) ^ 1);
+                        let at_peer = self.ring_barrier(&SmemRef { cta: Some(peer), ..bar.clone() }, "");
+                        self.push(OpKind::Arrive { bar: at_peer, count: 1 }, site);
+                        let own = self.ring_barrier(&bar, "");
+                        self.push(OpKind::Wait { bar: own, parity: 0 }, site);
+                    }
+                }
+                Value::None
+            }
+            "allocate" | "relinquish_alloc_permit" | "check_valid_num_columns" => Value::None,
+            "retrieve_ptr" => Value::unknown("a tensor memory pointer"),
+            _ => {
+                self.unresolved(site, format!("it synchronizes through `TmemAllocator.{method}`, which is not modelled"));
+                Value::None
+            }
+        }
+    }
+
+    /// With one CTA per cluster, the tcgen05 MMAs whose CTA group is not
+    /// known span one CTA (said once).
+    pub(super) fn single_cta_mmas(&mut self, v: Value) -> Value {
+        if self.ctas != 1 {
+            return v;
+        }
+        match cute_ir::layout::with_single_cta_mmas(&v, 0) {
+            Some(new) => {
+                self.shared.notes.insert(SINGLE_CTA_MMA.to_string());
+                new
+            }
+            None => v,
+        }
+    }
+}
