@@ -1,0 +1,171 @@
+//! One memory operation of one thread, recorded as an event: fences, the
+//! transaction bytes an arrive announces, async copies (each a clock of its
+//! own, whose bytes complete a phase of its barrier), counter updates, reads
+//! of counters (a spin loop goes on once the value satisfies it) and
+//! accesses. A read of a counter that does not wait is taken to see no update,
+//! which a schedule where the consumer runs first allows.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::model::*;
+
+use super::clock::{join, same_except, Clock, Stamp};
+use super::event::Event;
+use super::step::BarrierRun;
+use super::Execution;
+
+pub(super) struct UpdateRec {
+    pub(super) actor: usize,
+    pub(super) ctl: Clock,
+    pub(super) mmo: Clock,
+    /// The release scope, if the update releases.
+    pub(super) release: Option<Scope>,
+}
+
+pub(super) struct CounterRun {
+    pub(super) value: Option<i64>,
+    pub(super) updates: Vec<UpdateRec>,
+    /// Updates the model performs on this counter in total.
+    pub(super) total_updates: usize,
+}
+
+impl<'m> Execution<'m> {
+    pub(super) fn mem_step(
+        &mut self,
+        a: usize,
+        m: MemOp,
+        _model: &Model,
+        barriers: &mut [BarrierRun],
+        counters: &mut HashMap<(BufferIx, Option<i64>), CounterRun>,
+        next_async: &mut usize,
+    ) -> bool {
+        let mut async_id = None;
+        match &m.kind {
+            MemKind::ExpectTx { barrier, arrives: true, .. } => self.actors[a].expect_next_arrive = Some(*barrier),
+            // Bytes alone: the phase they belong to is the next arrive's.
+            MemKind::ExpectTx { arrives: false, .. } | MemKind::CopyTx { .. } => {}
+            MemKind::ArriveRelease { scope } => self.actors[a].next_arrive_release = Some(*scope),
+            MemKind::Fence { scope } => {
+                let actor = &mut self.actors[a];
+                actor.fence = Some((*scope, actor.mmo.clone()));
+                // A fence after a relaxed read of a counter acquires what
+                // the read saw.
+                for (clock, _) in std::mem::take(&mut actor.pending_acquire) {
+                    join(&mut actor.mmo, &clock);
+                }
+            }
+            MemKind::AsyncCopy { write, barrier, .. } => {
+                let id = *next_async;
+                *next_async += 1;
+                async_id = Some(id);
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+                self.issues.push((a, actor.ctl.clone()));
+                if let (true, Some(bar)) = (*write, barrier) {
+                    // The copy's bytes complete a phase of its barrier: the
+                    // announced one, else the phase in progress.
+                    let mut ctl = actor.ctl.clone();
+                    let mut mmo = actor.mmo.clone();
+                    ctl[id] = 1;
+                    mmo[id] = 1;
+                    let b = &mut barriers[*bar as usize];
+                    let target = actor.open_expects.iter().rev().find(|(eb, _)| eb == bar).map_or(b.phase, |(_, phase)| *phase);
+                    if target == b.phase {
+                        join(&mut b.ctl, &ctl);
+                        join(&mut b.mmo, &mmo);
+                    } else if let Some(done) = b.completed.get_mut(target as usize) {
+                        // Copy on write: events stamped with the phase's
+                        // clocks keep what they saw.
+                        join(Rc::make_mut(&mut done.0), &ctl);
+                        join(Rc::make_mut(&mut done.1), &mmo);
+                    }
+                }
+            }
+            MemKind::Update { buffer, offset, update, order, scope } => {
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+                let (release, mmo) = match (order.releases(), &actor.fence) {
+                    (true, _) => (Some(*scope), actor.mmo.clone()),
+                    (false, Some((s, clock))) => (Some(*s), clock.clone()),
+                    (false, None) => (None, actor.mmo.clone()),
+                };
+                let c = counters.get_mut(&(*buffer, *offset)).expect("counted before the run");
+                c.value = match (c.value, update) {
+                    (Some(v), Update::Add(d)) => Some(v + d),
+                    (_, Update::Set(v)) => Some(*v),
+                    _ => None,
+                };
+                c.updates.push(UpdateRec { actor: a, ctl: actor.ctl.clone(), mmo, release });
+            }
+            MemKind::Observe { buffer, offset, order, scope, guard } => {
+                if let Some(guard) = guard {
+                    let Some(c) = counters.get(&(*buffer, *offset)) else {
+                        // Nobody updates it: the guard holds at the initial
+                        // value or never.
+                        if !guard.target.is_some_and(|t| guard.exit_when.holds(0, t)) {
+                            return false;
+                        }
+                        return self.record(a, m, None);
+                    };
+                    let all_done = c.updates.len() == c.total_updates;
+                    let holds = match (c.value, guard.target) {
+                        (Some(v), Some(t)) => guard.exit_when.holds(v, t),
+                        _ => all_done,
+                    };
+                    if !holds {
+                        return false;
+                    }
+                    let cta = self.actors[a].thread.0;
+                    let acquires = order.acquires();
+                    let mut edges = Vec::new();
+                    for u in &c.updates {
+                        let other = self.actors[u.actor].thread.0;
+                        let released = u.release.is_some_and(|s| self.scope_contains(s, other, cta));
+                        let in_scope = self.scope_contains(*scope, cta, other);
+                        edges.push((u.ctl.clone(), u.mmo.clone(), released && in_scope));
+                    }
+                    let actor = &mut self.actors[a];
+                    for (ctl, mmo, ordered) in edges {
+                        join(&mut actor.ctl, &ctl);
+                        if ordered && acquires {
+                            join(&mut actor.mmo, &mmo);
+                        } else if ordered {
+                            actor.pending_acquire.push((mmo, m.site));
+                        }
+                    }
+                }
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+            }
+            MemKind::Access { .. } | MemKind::ProxyFence => {
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+            }
+            // A meeting point of the warp, taken in `step`.
+            MemKind::WarpSync | MemKind::LaneSync { .. } => {}
+        }
+        self.record(a, m, async_id)
+    }
+
+    fn record(&mut self, a: usize, m: MemOp, async_id: Option<usize>) -> bool {
+        let actor = &mut self.actors[a];
+        let index = actor.next_mem;
+        actor.next_mem += 1;
+        // Between two synchronizations only the thread's own entry moves:
+        // its events share the rest.
+        let shared = actor.stamp_base.as_ref().is_some_and(|(bc, bm)| same_except(bc, &actor.ctl, a) && same_except(bm, &actor.mmo, a));
+        if !shared {
+            actor.stamp_base = Some((Rc::from(&actor.ctl[..]), Rc::from(&actor.mmo[..])));
+        }
+        let (c, m_base) = actor.stamp_base.clone().expect("set above");
+        let ctl = Stamp { base: c, own: a, value: actor.ctl[a] };
+        let mmo = Stamp { base: m_base, own: a, value: actor.mmo[a] };
+        self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, stmt: m.stmt, ctl, mmo, async_id });
+        true
+    }
+}

@@ -1,0 +1,176 @@
+//! The run of the whole model: one actor per thread, a clock entry per thread
+//! and per async copy, then one step at a time in a fixed schedule (a spin
+//! loop as soon as it can exit, otherwise the thread that has synchronized
+//! least). One schedule suffices on the assumption that which phase an
+//! arrival belongs to does not depend on it, as in a protocol free of
+//! deadlocks and of vacuous waits.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::model::*;
+
+use super::actor::{Actor, Blocked};
+use super::mem_ops::CounterRun;
+use super::step::BarrierRun;
+use super::{out_of_time, Execution};
+
+/// At most this many threads and async copies are tracked; larger models
+/// are not analysed for memory ordering.
+const MAX_CLOCKS: usize = 4096;
+
+impl<'m> Execution<'m> {
+    pub(super) fn run(model: &'m Model, deadline: std::time::Instant) -> Result<Execution<'m>, String> {
+        let mut memory: HashMap<(u32, u32), &'m ThreadMemory> = HashMap::new();
+        for t in &model.memory {
+            memory.insert(t.thread, t);
+        }
+        let mut programs: Vec<((u32, u32), &'m [Op], &'m [MemOp], &'m [WarpPoint])> = Vec::new();
+        for g in &model.groups {
+            for &t in &g.threads {
+                let (mem, points) = memory.remove(&t).map_or((&[][..], &[][..]), |m| (&m.ops[..], &m.op_points[..]));
+                programs.push((t, &g.ops, mem, points));
+            }
+        }
+        let mut rest: Vec<_> = memory.into_iter().collect();
+        rest.sort_by_key(|(t, _)| *t);
+        programs.extend(rest.into_iter().map(|(t, m)| (t, &[][..], &m.ops[..], &m.op_points[..])));
+        let asyncs: usize = programs
+            .iter()
+            .map(|(_, _, m, _)| m.iter().filter(|o| matches!(o.kind, MemKind::AsyncCopy { .. })).count())
+            .sum();
+        let width = programs.len() + asyncs;
+        if width > MAX_CLOCKS {
+            return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis"));
+        }
+        let leaders: HashMap<(u32, u32), usize> =
+            programs.iter().enumerate().filter(|(_, p)| p.0 .1 % 32 == 0).map(|(i, p)| ((p.0 .0, p.0 .1 / 32), i)).collect();
+        let mut actors: Vec<Actor> = programs
+            .into_iter()
+            .map(|(thread, ops, mem, points)| Actor {
+                thread,
+                ops,
+                mem,
+                points,
+                leader: if thread.1 % 32 != 0 { leaders.get(&(thread.0, thread.1 / 32)).copied() } else { None },
+                lanes: Vec::new(),
+                snapshots: Vec::new(),
+                joined_point: 0,
+                next_op: 0,
+                next_mem: 0,
+                ctl: vec![0; width],
+                mmo: vec![0; width],
+                expect_next_arrive: None,
+                open_expects: Vec::new(),
+                next_arrive_release: None,
+                fence: None,
+                pending_acquire: Vec::new(),
+                stamp_base: None,
+                blocked: None,
+                lane_syncs: Vec::new(),
+            })
+            .collect();
+        for i in 0..actors.len() {
+            if let Some(l) = actors[i].leader {
+                actors[l].lanes.push(i);
+            }
+        }
+        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), cluster_ctas: model.cluster_ctas.max(1) };
+        let mut barriers: Vec<BarrierRun> = model
+            .barriers
+            .iter()
+            .map(|b| BarrierRun {
+                expected: b.preset_count,
+                arrived: 0,
+                phase: 0,
+                open_expects: 0,
+                ctl: vec![0; width],
+                mmo: vec![0; width],
+                completed: Vec::new(),
+            })
+            .collect();
+        let mut counters: HashMap<(BufferIx, Option<i64>), CounterRun> = HashMap::new();
+        for t in &model.memory {
+            for op in &t.ops {
+                if let MemKind::Update { buffer, offset, .. } = op.kind {
+                    counters
+                        .entry((buffer, offset))
+                        .or_insert(CounterRun { value: Some(0), updates: Vec::new(), total_updates: 0 })
+                        .total_updates += 1;
+                }
+            }
+        }
+        let mut next_async = exec.actors.len();
+        // One step at a time. A spin loop goes on as soon as it can, so it
+        // exits on the first value that satisfies it (what it then reads is
+        // ordered after as little as possible). Otherwise the thread that
+        // has synchronized least moves: threads stay in step, so no thread
+        // laps another and lends a barrier phase arrivals of a later round.
+        //
+        // `order` holds (synchronization operations done, thread) of every
+        // thread, `spinners` the threads whose next item is a spin loop;
+        // both change only when their thread steps.
+        let n = exec.actors.len();
+        let mut order: BTreeSet<(usize, usize)> = (0..n).map(|a| (0, a)).collect();
+        let mut placed = vec![0usize; n];
+        let mut spinners: BTreeSet<usize> = (0..n).filter(|&a| exec.next_spins(a)).collect();
+        for step in 0u64.. {
+            if step % 4096 == 0 && std::time::Instant::now() > deadline {
+                return Err(out_of_time());
+            }
+            let spun = spinners.iter().copied().find(|&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
+            let a = match spun {
+                Some(a) => a,
+                None => {
+                    let found = order.iter().map(|&(_, a)| a).find(|&a| {
+                        !exec.still_blocked(a, &barriers) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async)
+                    });
+                    let Some(a) = found else { break };
+                    // Its memory operations that no other thread can observe
+                    // the timing of run on at once (the order above is about
+                    // synchronization, and re-sorting per access is what
+                    // costs).
+                    while exec.next_is_local(a) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async) {}
+                    a
+                }
+            };
+            order.remove(&(placed[a], a));
+            placed[a] = exec.actors[a].next_op;
+            order.insert((placed[a], a));
+            if exec.next_spins(a) {
+                spinners.insert(a);
+            } else {
+                spinners.remove(&a);
+            }
+        }
+        Ok(exec)
+    }
+
+    /// Whether the actor's next item is a memory operation whose timing no
+    /// other thread can tell: not a counter update or a guarded read.
+    fn next_is_local(&self, a: usize) -> bool {
+        let actor = &self.actors[a];
+        actor.mem.get(actor.next_mem).filter(|m| m.after as usize <= actor.next_op).is_some_and(|m| {
+            !matches!(m.kind, MemKind::Update { .. } | MemKind::Observe { guard: Some(_), .. })
+        })
+    }
+
+    /// Whether the actor's next item is a guarded read of a counter.
+    fn next_spins(&self, a: usize) -> bool {
+        let actor = &self.actors[a];
+        actor
+            .mem
+            .get(actor.next_mem)
+            .filter(|m| m.after as usize <= actor.next_op)
+            .is_some_and(|m| matches!(m.kind, MemKind::Observe { guard: Some(_), .. }))
+    }
+
+    /// Whether retrying actor `a` would fail again (see [`Blocked`]).
+    fn still_blocked(&self, a: usize, barriers: &[BarrierRun]) -> bool {
+        match self.actors[a].blocked {
+            None => false,
+            Some(Blocked::Done) => true,
+            Some(Blocked::Wait { bar, phase }) => barriers[bar as usize].phase == phase,
+            Some(Blocked::Leader { leader, point }) => self.actors[leader].snapshots.len() < point as usize,
+        }
+    }
+}
