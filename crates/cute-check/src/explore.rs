@@ -1,32 +1,44 @@
-//! The explorer: depth-first search over the states of a [`Model`], with
-//! two reductions that keep it exact for deadlock.
+//! The explorer: depth-first search over the states of a [`Model`],
+//! `(threads per position of each group, barrier states)`, with two reductions
+//! that keep it exact for deadlock.
 //!
 //! **Counting symmetry.** Threads of one group run the same operations, so a
-//! state records how many threads of each group stand at each position,
-//! not which ones. Any permutation of a group's threads maps runs to runs and
+//! state records how many threads of each group stand at each position, not
+//! which ones. Any permutation of a group's threads maps runs to runs and
 //! deadlocks to deadlocks, so the quotient has a deadlock iff the model has.
 //!
-//! **Stubborn singletons.** In a state, one thread's next operation `t` is
-//! explored alone (instead of every enabled operation) when it is provably
-//! independent of everything the other threads can do before it:
+//! **Persistent sets.** In each state the explorer looks for a set of thread
+//! classes (a group at a position) whose next moves are independent of
+//! everything the other threads can do without them, as small as it finds:
 //!
-//! 1. Compute `F`, the barriers that cannot complete their current phase
-//!    without `t`: start from all initialised barriers and drop those whose
-//!    pending count could be met by the others, where each other thread
-//!    contributes the arrivals on its path up to its first wait that is
-//!    blocked on a barrier of `F` (a greatest fixpoint; waits on barriers
-//!    outside `F` are assumed to pass, which over-approximates).
-//! 2. A wait of `t` on a barrier of `F` that is enabled stays enabled (its
-//!    parity cannot change without `t`) and commutes with every operation of
-//!    the others (none of them changes that parity).
-//! 3. An arrive of `t` on a barrier `b` of `F` commutes with the others'
-//!    operations when no other thread can pass a wait on `b` before `t`
-//!    moves: arrivals add up in any order, and nothing else reads `b`.
+//! 1. A least fixpoint bounds how many more phases each barrier can complete
+//!    while the set stays put: completions let waits pass, passed waits let
+//!    arrivals happen, arrivals complete phases.
+//! 2. A wait in the set needs its barrier frozen: no completion without the
+//!    set, so its parity cannot change and it commutes with every operation of
+//!    the others.
+//! 3. An arrive in the set needs that no other thread can pass a wait on its
+//!    barrier at a completion count the set's arrivals could shift. Arrivals
+//!    commute with one another (only their sum matters), so this is the only
+//!    way an order between them can be observed.
 //!
-//! `{t}` is then a stubborn set with `t` as key transition (Valmari), and
-//! exploring only stubborn sets preserves every reachable deadlock. When no
-//! thread qualifies, all enabled operations are explored. The naive
-//! per-thread explorer in `naive.rs` is the oracle the tests compare against.
+//! Such a set is persistent (Godefroid), and exploring only persistent sets
+//! preserves every reachable deadlock; the state graph has no cycles (every
+//! move advances a thread), so no cycle proviso is needed. When no set smaller
+//! than every thread is found, all enabled moves are explored. [`Reduction`]
+//! offers the same sets to a search that watches some moves (`overrun.rs`).
+//!
+//! **Budgets.** States and time are bounded ([`Budget`]: 2,000,000 states and 2
+//! s by default); running out gives [`Verdict::Incomplete`], which the kernel
+//! reports as `analysis-incomplete`, never silence. A state is stored once (in
+//! the visited index; the stack holds those still to expand). The walks the
+//! persistent-set search caches are each as long as the model has barriers, so
+//! the cache is bounded to 2^20 barrier counters and starts over past them: a
+//! four-CTA model with hundreds of barriers has few states but tens of
+//! thousands of walks.
+//!
+//! The naive per-thread explorer in `naive.rs` is the oracle the tests compare
+//! against.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};

@@ -9,7 +9,17 @@
 //! uniformly on data far more often than not); the caller enumerates both
 //! outcomes through `Scenario`. Loops without a known trip count run
 //! `unknown_trip_count` times in every thread, and the verdict says it is
-//! bounded.
+//! bounded. The result is a straight-line operation list per thread.
+//!
+//! One cluster of the launch is run (see `model.rs` for why that is
+//! enough), with the block and cluster shapes of the launch, or the shapes
+//! `cute_ir::launch` assumes when it does not resolve (said in the model's
+//! assumptions). A kernel that synchronizes through global memory runs a
+//! few clusters (at most 4), with `block_idx` known per CTA. Host values
+//! (`cutlass.Constexpr` arguments, `self.*` of the kernel's object) are
+//! those the launch gives. A name the kernel's loops run up to is taken as
+//! the count explored (`loops.rs`), a stage count not known as two stages
+//! (`crate::pipeline`); both are said.
 //!
 //! This module holds the entry point ([`instantiate`]) and the state of a
 //! run: what every thread shares ([`Setup`], `Shared`) and what one thread

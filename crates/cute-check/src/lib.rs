@@ -1,9 +1,14 @@
-//! The checker of cute-lsp: build a model of one cluster from a kernel's
-//! sync slice (`instantiate`), explore its interleavings (`explore`, with the
-//! reductions documented there; `naive` is the unreduced oracle), and turn a
-//! counterexample into readable steps (`trace`); `memory` checks the
-//! ordering of memory accesses over one execution of the same model;
-//! `overrun` looks for named-barrier generations that get mixed up.
+//! The checker of cute-lsp: build a model of one cluster from a kernel's sync
+//! slice (`instantiate`, with `pipeline` for what the `cutlass.pipeline`
+//! classes do), explore its interleavings under the transition relation of
+//! `semantics` (`explore`, with the reductions documented there; `naive` is the
+//! unreduced oracle, `promela` the export to SPIN), and turn a counterexample
+//! into readable steps (`trace`); `memory` checks the ordering of memory
+//! accesses over one execution of the same model; `overrun` looks for
+//! named-barrier generations that get mixed up.
+//!
+//! It returns verdicts and findings with the notes that explain them; which
+//! rule they are, and how they read to a user, is `cute-lint`'s.
 
 pub mod explore;
 pub mod instantiate;

@@ -1,6 +1,23 @@
 //! The checkable model of a kernel: one cluster of CTAs, each thread a
-//! straight-line sequence of synchronization operations, threads with equal
-//! sequences grouped (they are interchangeable, which the explorer exploits).
+//! straight-line sequence of synchronization operations (`Init`, `Arrive`,
+//! `Wait`), threads with equal sequences grouped (they are interchangeable,
+//! which the explorer exploits).
+//!
+//! One cluster is enough: mbarriers, CTA and named barriers live in a CTA or a
+//! cluster, so one cluster of the launch holds their protocols. (A kernel that
+//! synchronizes through global memory has a few clusters modelled, with their
+//! block indices known.)
+//!
+//! Besides the operations, a [`Model`] carries what the rules read off it
+//! directly: the assumptions it rests on (`assumptions`, said in every
+//! finding), the constructs it could not represent (`unresolved`: the kernel is
+//! then not checked), every registration with a hardware barrier id
+//! ([`BarrierUse`]: site, the count it names, the round, that is the thread's
+//! how-many-th use of that id, and every lane that makes it), warp collectives
+//! reached by part of a warp, stale try-wait tokens ([`StaleToken`]), barriers
+//! initialised past their storage ([`StorageOverrun`]), and the memory
+//! operations of each thread between its synchronization operations
+//! ([`ThreadMemory`], for `crate::memory`).
 
 use cute_syntax::TextRange;
 

@@ -1,6 +1,8 @@
-//! The reference explorer: every thread named, every enabled operation of
-//! every thread explored, no reduction at all. Exponential, so only for small
-//! models; the tests use it as the oracle for `explore`.
+//! The reference explorer: every thread named, every enabled operation of every
+//! thread explored, no reduction at all. Exponential, so only for small models;
+//! the tests use it as the oracle for `explore` on generated protocols
+//! (`tests/oracle.rs`), and compare both with SPIN on the Promela export
+//! (`tests/spin.rs`).
 
 use std::collections::HashSet;
 

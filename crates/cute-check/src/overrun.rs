@@ -3,28 +3,44 @@
 //! A named barrier knows no generations: it counts registrations until the
 //! count is reached, releases the waiters and starts over. A thread's k-th
 //! registration with a barrier is meant for generation k; it lands in the
-//! generation that is filling when it arrives, which is `completed`, the
-//! number of generations completed so far. The two differ when a thread
-//! overruns (registers for k+1 while generation k is still filling, e.g. a
+//! generation that is filling when it arrives, which is `completed`, the number
+//! of generations completed so far. The two differ when a thread overruns
+//! (registers for k+1 while generation k is still filling, e.g. a
 //! `barrier_arrive` producer with no back-pressure), or comes late (its
 //! generation completed without it, filled by someone else's overrun).
 //!
 //! Most kernels are cleared without a search, by happens-before alone (see
 //! [`generations_ordered`]): a thread's next registration is safe when every
 //! registration of the generation before it happens before it, through the
-//! thread's own order and the waits on barriers it and others pass. Only
-//! what that cannot prove goes to the search, which runs over the
-//! interleavings of the model within a budget. What it looks for depends
-//! only on the order of the registrations with the barriers reused (the
-//! number of completed generations is a function of the positions, since
+//! thread's own order and the waits on named, CTA and cluster barriers it and
+//! others pass, and every generation is meant to receive exactly the count (an
+//! induction on the first arrival that would land wrong). Only what that cannot
+//! prove goes to the search, which runs over the interleavings of the model
+//! within a budget of states the caller gives (`cute-lint` gives 100,000; a
+//! search out of budget makes the kernel `analysis-incomplete`). What it looks
+//! for depends only on the order of the registrations with the barriers reused
+//! (the number of completed generations is a function of the positions, since
 //! arrivals only add up, and needs no state of its own), so it explores the
 //! moves between two registrations in one order: the explorer's persistent
 //! sets, widened to every enabled move where they hold a registration
-//! (`explore::Reduction`).
+//! (`explore::Reduction`). [`search_unreduced`] is the same search over every
+//! interleaving, which the tests (`tests/overrun_proof.rs`) and
+//! `benches/overrun.rs` compare it with.
 //!
 //! Groups of threads may also take turns at one barrier (two warp groups
 //! running the same epilogue one after the other, ordered by a
-//! `PipelineOrder`): see [`turn_taking`].
+//! `PipelineOrder`): see [`turn_taking`]. The count of registrations per round
+//! does not report turns; the search looks instead for a registration made
+//! while another turn has received part of its arrivals, and once the turns are
+//! known apart, the explorer and the memory analysis run on the model with one
+//! barrier per party ([`separate_turns`]).
+//!
+//! The rules this serves are `cute-lint`'s: `barrier-recycling` (this search,
+//! and more threads in a round than its count), `named-barrier-count-mismatch`
+//! and `divergent-barrier` (read off `Model::barrier_uses`), and
+//! `named-barrier-deadlock` (a deadlock whose blocked threads all wait at named
+//! barriers). Each takes the place of the generic `deadlock` and carries its
+//! trace.
 
 use std::collections::HashSet;
 use std::time::Instant;

@@ -32,7 +32,8 @@
 //!   advance to the last stage used and acquire it once.
 //! - `make_pipeline_state(Producer|Consumer, S)`: index 0, phase 1 for a
 //!   producer (a fresh barrier lets its first acquire pass) and 0 for a
-//!   consumer; `advance()` steps the index and flips the phase on wrap.
+//!   consumer (a `ProducerConsumer` state starts as a producer's);
+//!   `advance()` steps the index and flips the phase on wrap.
 //!
 //! - `PipelineTmaStore.create(num_stages=, producer_group=)`: no mbarriers;
 //!   `producer_commit()` commits the thread's bulk (TMA store) group,
@@ -44,14 +45,23 @@
 //!   `bar.arrive_and_wait()`; `allocate`, `retrieve_ptr`,
 //!   `relinquish_alloc_permit` and `free` synchronize nothing in one CTA; a
 //!   two-CTA allocator's `free` is the pair's handshake on its deallocation
-//!   barrier (see `instantiate.rs`).
+//!   barrier (see `instantiate/tmem.rs`).
 //! - Over a cluster of more than one CTA, the Blackwell pipelines signal the
 //!   CTAs their `cta_layout_vmnk` names (see `cluster.rs`).
 //!
 //! - `PipelineOrder` (groups that take turns): see `order.rs`.
 //!
-//! Other pipeline classes stay unresolved, so their kernels are reported as
-//! not checked.
+//! A stage count that is a kernel argument not known statically
+//! (`num_stages=self.ab_stage`) is the two stages the ring is modelled with
+//! wherever the kernel reads it ([`assume_stage_counts`]); the finding or
+//! verdict then states it. Other pipeline classes, and a `create(...)`
+//! argument the model does not know (masks, a `tidx=` in another lane,
+//! `enable_multicast_signaling=` on the Hopper pipelines), stay unresolved:
+//! their kernels are reported as not checked, naming the call.
+//!
+//! How a thread runs these (states advancing per statement, try-wait
+//! tokens, participants and their handles) is `instantiate/pipelines.rs` and
+//! `instantiate/participants.rs`.
 
 mod cluster;
 mod order;

@@ -1,11 +1,15 @@
-//! The transition relation shared by the explorers: what one operation does
-//! to the barriers, and when it can run.
+//! The transition relation shared by the explorers: what one operation does to
+//! the barriers, and when it can run.
 //!
 //! An mbarrier holds an expected count, a pending count and a phase parity.
-//! `Arrive` lowers the pending count; reaching zero completes the phase:
-//! the parity flips and the pending count is reloaded. `Wait(p)` can run once
-//! the phase with parity `p` has completed, i.e. while the current parity is
-//! not `p` (a fresh barrier is in phase 0, so `Wait(1)` passes at once).
+//! `Arrive` lowers the pending count; reaching zero completes the phase: the
+//! parity flips and the pending count is reloaded. `Wait(p)` can run once the
+//! phase with parity `p` has completed, i.e. while the current parity is not
+//! `p` (a fresh barrier is in phase 0, so `Wait(1)` passes at once).
+//!
+//! `sync_threads`, named barriers and the cluster barrier are modelled as
+//! barriers initialised before any thread runs, with one arrival per
+//! participant and the generation's parity as the phase.
 
 use crate::model::{Model, OpKind};
 

@@ -5,6 +5,25 @@
 //!
 //! `tests/python/api_surface.json` is the reference dump of the real
 //! signatures; a test keeps this table in step with it.
+//!
+//! Other spellings of the same operations read as the `cute.arch` functions
+//! they call:
+//! - `cutlass.pipeline`'s functions on a named barrier id
+//!   (`arrive_and_wait(barrier_id, num_threads)` and the like) are the
+//!   `cute.arch` barriers;
+//! - the functions of `cutlass.experimental.primitives` (`PRIMITIVES_TABLE`)
+//!   are their `cute.arch` counterparts: mbarriers, CTA and cluster barriers,
+//!   `elect_sync`, warp shuffles, votes and reductions, the TMA load into the
+//!   CTA and the TMA store out of it, `mapa` and `tcgen05_commit`; so are the
+//!   bulk-group commit and wait, whose `cute.arch` counterparts are the
+//!   datapath;
+//! - a call of `llvm.inline_asm` whose assembly synchronizes is
+//!   [`Api::InlineAsm`] (see `ptx.rs`).
+//!
+//! The synchronization of modules that are not modelled (the other primitives
+//! that synchronize, `cutlass.experimental.task_scheduling`) is
+//! [`Api::Unmodelled`]: it makes a kernel not checked where it is reached,
+//! never passed over.
 
 use crate::ast::{Call, Expr};
 

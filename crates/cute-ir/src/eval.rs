@@ -1,15 +1,36 @@
 //! Values of expressions, as far as they can be known before run time.
 //!
-//! The analysis evaluates the sync slice once per thread of a modelled
-//! cluster: thread and CTA indices are concrete there, so role guards such
-//! as `warp_idx == 0` and parities such as `phase ^ 1` evaluate to numbers.
-//! What cannot be known (tensor data, runtime arguments) is `Unknown`, and
-//! callers decide what that means (a nondeterministic branch, an assumption,
-//! an incomplete analysis).
+//! The analysis evaluates the sync slice once per thread of a modelled cluster:
+//! thread and CTA indices are concrete there, so role guards such as
+//! `warp_idx == 0` and parities such as `phase ^ 1` or `1 - phase` evaluate to
+//! numbers. What cannot be known (tensor data, runtime arguments) is `Unknown`,
+//! and callers decide what that means (a nondeterministic branch, an
+//! assumption, an incomplete analysis).
 //!
 //! Calls are delegated to a [`CallHandler`], which is where the API meaning
-//! lives; this module only does Python's arithmetic, comparisons, attribute
-//! and item access on the values it knows.
+//! lives; this module only does Python's arithmetic, comparisons, attribute and
+//! item access on the values it knows, and the calls that need no thread
+//! ([`pure_call`]: numeric casts, ranges, `const_expr`, `min`/`max`/`len`).
+//!
+//! Some values and how they read:
+//! - Counts are integers. Hosts compute counts with Python's true division
+//!   (`self.num_warps_per_warp_group = 128 / 32`), floats that the package's
+//!   groups and barriers take as the integers they equal: in [`binary`], a
+//!   quotient that comes out whole is that integer, any other a float of no
+//!   known value.
+//! - A function of the file named without a call (`helper`, `self.method`) is a
+//!   [`Value::Function`]; `functools.partial(f, *args, **kwargs)` of one is a
+//!   [`Value::Partial`], which calls `f` with the bound arguments first and the
+//!   call's keyword arguments overriding the bound ones, as Python does.
+//! - An object's private `_x` that it does not hold is its `x` (the field
+//!   behind a property, as `PipelineState._index` is behind `index`), so a
+//!   state advanced by hand through its fields (`state._index = ...`,
+//!   `state._phase ^= 1`) has those written.
+//! - `types.SimpleNamespace(...)`, bundling pipelines, states and tensors for
+//!   a helper, is a record of those values: the helper's calls on
+//!   `params.pipe` are the kernel's own.
+//! - A `@cute.struct` class is a value holding its fields' element types,
+//!   element counts and order ([`struct_definition`], `layout::STRUCT`).
 
 use std::collections::BTreeMap;
 

@@ -2,14 +2,28 @@
 //! run time: what transaction byte counts are computed from.
 //!
 //! `cute.size_in_bytes(dtype, layout)` is how kernels declare the bytes a TMA
-//! copy delivers, and the copy delivers its destination tensor (a shared
-//! memory view of known element type and shape). Both sides are evaluated
-//! here from the constants of the file: `cutlass.Float16` is a type of 16
-//! bits, `cute.make_layout((BM, BK, STAGES))` a layout of that shape with
-//! compact column-major strides, `cute.slice_(layout, (None, None, 0))` the
-//! layout of its first two modes. Anything else (a layout built by a helper of
-//! the package, a swizzle atom, a runtime shape) stays unknown, and so does
-//! every size computed from it.
+//! copy delivers, and the copy delivers its destination tensor (a shared memory
+//! view of known element type and shape). Both sides are evaluated here from
+//! the constants of the file: `cutlass.Float16` is a type of 16 bits,
+//! `cute.make_layout((BM, BK, STAGES))` a layout of that shape with compact
+//! column-major strides, `cute.slice_(layout, (None, None, 0))` the layout of
+//! its first two modes; `make_ordered_layout` and `tile_to_shape` make layouts
+//! too, followed through `group_modes`, `tma_partition` and slicing. Values
+//! carry their element type (`cutlass.Float16`, a struct's `MemRange` field,
+//! `allocate_tensor`). Anything else (a layout built by a helper of the
+//! package, a swizzle atom, a runtime shape, a multicast copy) stays unknown,
+//! and so does every size computed from it.
+//!
+//! Shared-storage structs: a `@cute.struct` class ([`STRUCT`]) holds its
+//! fields' element types, their element counts and their order. One defined at
+//! module level is evaluated with the module's constants
+//! (`launch::module_env`); one defined in a function (the host method, as most
+//! examples write it) is lowered to a binding of its name evaluated where the
+//! class statement runs, so its counts read `self` (`lower.rs`,
+//! `eval::struct_definition`).
+//!
+//! With one CTA per cluster, a tcgen05 MMA whose CTA group is not known spans
+//! one CTA ([`SINGLE_CTA_MMA`] is the note that says so).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,10 +1,16 @@
 //! The synchronization IR of cute-lsp.
 //!
-//! `lower` turns a parsed file into an owned AST (`ast`) with callee names
-//! resolved through the imports; `api` recognises the CuTe DSL sync calls;
-//! `slice` keeps the statements synchronization depends on; `eval` gives
-//! values to names (module constants, `cutlass.Constexpr` arguments from the
-//! launch, class attributes) and `launch` reads the launch configuration.
+//! `lower` turns a parsed file into an owned AST (`ast`, a `module` per file)
+//! with callee names resolved through the imports; `api` recognises the CuTe
+//! DSL sync calls, and `ptx` the synchronization written as inline PTX; `slice`
+//! keeps the statements synchronization depends on; `eval` gives values to
+//! names (module constants, `cutlass.Constexpr` arguments from the launch,
+//! class attributes), `layout` evaluates element types and layouts, and
+//! `launch` runs the host code for the launch configuration.
+//!
+//! Nothing here runs the threads of a kernel: values are evaluated for whoever
+//! asks (`cute-check` asks once per thread), and what a call means to a thread
+//! is the [`eval::CallHandler`] the caller supplies.
 
 pub mod api;
 pub mod ast;

@@ -1,4 +1,18 @@
 //! tree-sitter nodes -> the owned AST of `ast.rs`.
+//!
+//! Callee names are resolved through the file's imports here. A function
+//! defined inside a function, and a lambda, is lowered as a function of the
+//! module named as Python qualifies it (`Kernel.kernel.<locals>._cg`), and the
+//! definition binds the local name to that function, so calls through the name
+//! inline it as any helper of the file. One that reads a name its enclosing
+//! function binds is a closure, whose values depend on that call: it stays
+//! unmodelled (what it computes is unknown, not read from a global of the same
+//! name) and is kept in `Module::closures` to tell whether it synchronizes. A
+//! shared-storage struct defined in a function is lowered to a binding of its
+//! name, evaluated where the class statement runs (`nested_struct`).
+//!
+//! A file with a syntax error is lowered without the sections that hold the
+//! error ([`lower_recovering`], through `cute_syntax::recover`).
 
 use cute_syntax::{kernels::decorator_kind_of, node_text, tree_sitter::Node, ImportMap, SyntaxTree, TextRange};
 

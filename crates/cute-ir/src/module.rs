@@ -1,5 +1,22 @@
 //! A lowered file: its functions (kernels, host functions, helpers, methods),
 //! classes, module-level statements and imports.
+//!
+//! Classes of the file inherit from each other: a class's methods and class
+//! attributes not in its body come from its bases in the file (`class B(A):`,
+//! [`Module::class_lineage`], nearest first), so the kernel's `self.helper()`
+//! and the host's `super().__init__(...)` find the base's, and the object a
+//! constructor makes holds the base's class attributes under its own. A base in
+//! another file is not seen: a `self.method()` that the object's class neither
+//! defines nor inherits in the file, where a method of that name synchronizes,
+//! makes the kernel not checked.
+//!
+//! The device code to check ([`Module::kernels`]) is every `@cute.kernel`, and
+//! every `@cute.jit` function that synchronizes and that no function of the
+//! file calls or hands on (a kernel body shown under `@cute.jit`). Closures
+//! (functions defined in another that read its names, [`Module::closures`]) are
+//! not functions of the module; they are kept to tell whether they synchronize
+//! (by their local name): a call of one that does, or one handed on as a value,
+//! makes the kernel not checked, naming it.
 
 use cute_syntax::{DecoratorKind, ImportMap, TextRange};
 

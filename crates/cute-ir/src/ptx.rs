@@ -10,11 +10,23 @@
 //! ```
 //!
 //! This module reads the assembly text into the instructions that matter to
-//! synchronization (loads and stores with memory semantics, reductions and
-//! atomics, fences) with their qualifiers and the operands they address,
-//! and names the ones the checker does not model (branches, barriers,
-//! mbarrier operations written by hand) so that they are reported instead of
-//! ignored. Arithmetic and register moves are of no interest and dropped.
+//! synchronization (loads and stores with memory semantics, `red` and `atom`,
+//! `fence.acq_rel`/`fence.sc`/`membar`, `fence.proxy.async`) with their
+//! qualifiers and the operands they address, and names the ones the checker
+//! does not model (branches, a predicate on a synchronizing instruction,
+//! barriers and mbarrier operations written by hand) so that they are reported
+//! instead of ignored: the kernel is `analysis-incomplete`, naming the
+//! instruction. Arithmetic and register moves are of no interest and dropped.
+//!
+//! A call whose assembly synchronizes is an API call like the DSL's
+//! (`Api::InlineAsm`): each instruction's address operand (`[$k]`, numbered
+//! after the outputs of the constraint string, [`output_count`]) is looked up
+//! among the call's operands, through `ptr.toint().ir_value()`. The helpers
+//! that wrap such calls (`@dsl_user_op def ld_acquire(ptr)`) are inlined as any
+//! helper of the file, so a spin loop on one,
+//! `while v != n: v = ld_acquire(ptr)` included, is a blocking read; helpers in
+//! other files are not followed. The quick fixes rewrite the qualifiers in the
+//! string ([`with_semantics`], [`with_scope`]: `red.relaxed` to `red.release`).
 
 /// One synchronization-relevant instruction of an inline PTX string.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,12 +1,42 @@
 //! The synchronization slice of a kernel: a backward slice from the sync call
-//! sites through data dependences (a statement is kept when it defines a name
-//! a kept statement reads) and control dependences (the `if`/`for`/`while`/
-//! `with` headers around a kept statement are kept). Everything else is
-//! datapath and is dropped before checking.
+//! sites through data dependences (a statement is kept when it defines a name a
+//! kept statement reads) and control dependences (the `if`/`for`/`while`/`with`
+//! headers around a kept statement are kept). Everything else is datapath and
+//! is dropped before checking.
 //!
 //! The data dependence is flow-insensitive (any definition of a name counts),
 //! which keeps a little more than needed and never drops a statement the
 //! synchronization depends on.
+//!
+//! The seeds are the calls of the sync API, and besides them:
+//! - the loads, stores and copies of buffers, for the memory-ordering analysis
+//!   (shown as `mem` by `cute-lsp slice`; a lane that records nothing skips
+//!   them), except those of the tensors `inert` finds no finding can involve;
+//! - the warp collectives (a TMA or bulk `cute.copy`, `elect_one`, `sync_warp`,
+//!   shuffles, votes, warp reductions): their member mask is what they depend
+//!   on, so a kernel that only shuffles is checked too;
+//! - the calls of methods on the objects a pipeline call returns, and the calls
+//!   the objects a pipeline call creates are handed to (so that handing them to
+//!   a function the file does not define is seen, and reported);
+//! - a `return` before synchronization, or a `break`/`continue` in a loop that
+//!   synchronizes, kept with the branch around it: the threads that take it
+//!   skip what follows (CuTe DSL compiles them only under conditions decided at
+//!   compile time, which every thread takes alike).
+//!
+//! A helper of the file that synchronizes ([`sync_helpers`],
+//! [`helpers_calling`]) is one whether it is called by name, through a name
+//! bound to a `functools.partial` of it (`partial_bindings`), or as a closure,
+//! by its local name. A thread that inlines a helper runs the helper's own
+//! slice ([`slice_helper`], shown by `cute-lsp slice --kernel HELPER`): what
+//! its synchronization and memory accesses depend on, as in a kernel (every
+//! parameter may be a buffer), and what its caller may see of it: the values it
+//! returns, the calls it makes for their effect, its stores into and method
+//! calls on what it did not create. A pipeline state a helper advances
+//! (`def step(s): s.advance()`) is advanced in the caller: the call's statement
+//! defines the names it passes.
+//!
+//! [`slice_kernel`] is also the table `cute-lsp slice` prints: every statement,
+//! kept or dropped, and why ([`Reason`]).
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,5 +1,43 @@
-//! From source text to diagnostics, without the database (the CLI's path,
-//! and what the salsa queries bottom out in).
+//! From source text to diagnostics, without the database (the CLI's path, and
+//! what the salsa queries bottom out in): [`analyze_text`] parses, lowers,
+//! slices and launches every kernel of a file, and [`check_kernel`] checks one.
+//!
+//! What a kernel is reported for is decided by the models instantiated from its
+//! slice (`check_slice_with`); its text and positions only shape the
+//! diagnostics. In order:
+//!
+//! 1. The first run of the threads decides every condition on a runtime value
+//!    as false. If it meets a construct the model does not represent, or runs
+//!    out of time, the kernel is `analysis-incomplete` (naming the construct)
+//!    and nothing else is run. If the other ways of deciding the conditions it
+//!    met would not fit in the statement budget, none is run (a verdict needs
+//!    them all) and the kernel is reported as not checked, naming the
+//!    conditions' lines.
+//! 2. Each way of deciding the conditions (`ways.rs`) is a model of its own;
+//!    ways that build the same model are explored and analysed once. One way
+//!    that meets an unmodelled construct makes the kernel not checked, whatever
+//!    the others gave. The ways share the configured time budget
+//!    (`max-time-ms`) besides each check's own.
+//! 3. Per model, the findings read off the model itself (repeated or misplaced
+//!    initialisations, partial-warp collectives, stale tokens, transaction
+//!    bytes); then the search for mixed named-barrier generations
+//!    (`cute_check::overrun`), and the exploration, on the model with one
+//!    barrier per party where groups take turns. A deadlock gets its most
+//!    specific explanation (a named-barrier rule, `arrive-count-mismatch`,
+//!    `named-barrier-deadlock`, `untoggled-phase`, `vacuous-wait`, else
+//!    `deadlock`), which carries the trace. A clean model goes on to the
+//!    memory-ordering analysis.
+//! 4. Across the ways: a finding is reported only when every way has one
+//!    (otherwise it rests on a guess about the data, and the kernel is
+//!    `analysis-incomplete`, naming the condition that parts two ways deciding
+//!    everything else alike). A condition past what a way decides is decided
+//!    only as false: a finding then may rest on it alone and is not reported,
+//!    and a clean kernel is "checked only in part", naming the conditions
+//!    explored one way.
+//!
+//! A finding that rests on an assumption of the model (an assumed block, a host
+//! value taken from a default, a condition decided one way) is a warning, with
+//! the assumption as a note (`context::severity_for`).
 
 use std::time::Duration;
 

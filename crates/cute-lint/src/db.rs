@@ -2,9 +2,20 @@
 //!
 //! The queries between the text and the diagnostics are in
 //! [`crate::incremental`]: chunks of the file lowered one by one, then one
-//! query per kernel. This module holds the database, the file input, the
-//! entry points and the two memoized checks (instantiation and exploration)
-//! with their in-flight state.
+//! query per kernel. This module holds the database, the file input, the entry
+//! points and the three memoized checks with their in-flight state: an
+//! instantiation keyed by the kernel cut down to its slice with positions
+//! ranked (`instantiate_key`), an exploration keyed by the model with positions
+//! taken out (`explore_model`), and a memory-ordering analysis keyed by the
+//! model with its memory operations, positions ranked (`analyze_memory`). Each
+//! key outlives its last use by 1,024 revisions (`KEPT_REVISIONS`), so an edit
+//! to a kernel's datapath or comments checks nothing, an edit to its
+//! synchronization instantiates and explores that kernel only, and restoring a
+//! previous version checks nothing.
+//!
+//! [`check_counts`] says how many explorations, instantiations and
+//! memory-ordering analyses the process has run (the server's
+//! `cute-lsp/checkCounts`, which the tests and the latency benchmark read).
 
 use std::sync::Arc;
 

@@ -1,7 +1,9 @@
 //! What an editor shows on hover over a synchronization call: the protocol of
 //! the barrier it touches, as the checker models it (who initialises it and
 //! with which count, which sites arrive and how often, who waits on which
-//! parity), so the reason behind a diagnostic can be read at any call.
+//! parity), so the reason behind a diagnostic can be read at any call. Like
+//! code actions, it is recomputed from the current text, never taken from the
+//! client.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;

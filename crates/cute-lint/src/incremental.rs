@@ -13,21 +13,40 @@
 //!   ──lint──▶ diagnostics moved to where the chunks are, suppressions, order
 //! ```
 //!
-//! Early cutoff: `chunks`, `facts` and `launch_modules` hold no positions and
-//! compare equal when an edit leaves them alone; a kernel's unit holds its
-//! chunk's text but no position, so moving a kernel (lines inserted above)
-//! reuses its result, and it holds only the helper chunks the kernel can
-//! reach by name, so editing a host function or another kernel's helper
-//! reuses it too; an instantiation is keyed by the kernel's slice with
+//! Early cutoff: `chunks`, `facts` (functions, kernels, the sync-helper
+//! fixpoint) and `launch_modules` (the launch of every kernel, searched with
+//! kernel bodies left out) hold no positions and compare equal when an edit
+//! leaves them alone, so salsa stops an edit inside a kernel there; a kernel's
+//! unit holds its chunk's text but no position, so moving a kernel (lines
+//! inserted above) reuses its result, and it holds only the helper chunks the
+//! kernel can reach by name, so editing a host function or another kernel's
+//! helper reuses it too; an instantiation is keyed by the kernel's slice with
 //! positions ranked, so editing a kernel's datapath or comments re-runs its
 //! rules on the memoized model (well under a millisecond) but no check.
+//!
+//! The helper chunks of a kernel are those it can reach by name
+//! (`frame_helpers`: a chunk defining a function or class that the kernel's
+//! chunk spells, or that the launch's values hold, then the chunks those spell,
+//! to a fixpoint), since instantiation finds functions only by the names the
+//! code spells. The rules run on a text made of those chunks alone, and the
+//! diagnostics are moved to where the chunks are. Diagnostics whose messages
+//! name lines (found by checking them a second time with every chunk moved) are
+//! keyed by those lines too. A kernel found clean is remembered by its
+//! instantiation key (`clean.rs`), and long checks run on threads the query can
+//! walk away from (`abandon.rs`).
+//!
+//! A file with a syntax error is chunked after the sections holding the error
+//! are left out (`cute_syntax::recover`), as the whole-file path lowers it:
+//! while a line is half typed, its own kernel is named in the syntax-error note
+//! and not checked, and every other kernel keeps its key, so nothing else is
+//! checked again (`syntax.rs`).
 //!
 //! Exactness: the result equals `analysis::analyze_text`'s for the same text
 //! (`tests/incremental.rs` compares them on every fixture and corpus file and
 //! along random edits). Where that cannot be guaranteed (a syntax error whose
 //! recovery differs between the chunk and the file, an import bound twice, a
-//! diagnostic pointing outside its kernel's frame) the whole file is checked
-//! as one, still with memoized checks.
+//! diagnostic pointing outside its kernel's frame) the whole file is checked as
+//! one, still with memoized checks.
 
 pub(crate) mod abandon;
 pub(crate) mod canonical;

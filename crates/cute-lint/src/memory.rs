@@ -1,5 +1,8 @@
 //! Findings of the memory-ordering analysis (`cute_check::memory`) as
-//! diagnostics: the rule each finding names, its evidence as related
+//! diagnostics of the nine memory-ordering rules (`read-before-wait`,
+//! `fence-after-sync`, `missing-proxy-fence`, `missing-acquire`,
+//! `missing-release`, `scope-too-narrow`, `missing-wait`, `smem-race`,
+//! `dsmem-race`): the rule each finding names, its evidence as related
 //! information, and the quick fix its repair describes.
 
 use cute_check::memory::{MemoryFinding, MemoryRule, Repair};

@@ -1,14 +1,15 @@
 //! The language server: tower-lsp-server over stdin/stdout.
 //!
 //! Edits are applied to the salsa database synchronously at the top of each
-//! notification handler (see [`state`]); diagnostics are computed afterwards
-//! on a blocking thread with a database clone. They are pushed
-//! (`publishDiagnostics`) only if the document is still at the generation
-//! they were computed for, and publishing is serialised so that a result that
-//! was current when checked cannot be overtaken on the wire by an older one.
-//! A client that declares pull diagnostics (and can be asked to pull again)
-//! asks for them instead (`textDocument/diagnostic`), and nothing is pushed
-//! to it.
+//! notification handler, under a mutex and before its first `.await`, so they
+//! apply in order; a change whose version is older than the one held is ignored
+//! (see [`state`]). Diagnostics are computed afterwards on a blocking thread
+//! with a database clone. They are pushed (`publishDiagnostics`) only if the
+//! document is still at the generation they were computed for, and publishing
+//! is serialised so that a result that was current when checked cannot be
+//! overtaken on the wire by an older one. A client that declares pull
+//! diagnostics (and can be asked to pull again) asks for them instead
+//! (`textDocument/diagnostic`), and nothing is pushed to it.
 //!
 //! A configuration change (editor settings, a `pyproject.toml`) moves every
 //! open document to a new generation: results computed under the old
@@ -18,9 +19,20 @@
 //! they unwind with `salsa::Cancelled` at their next query boundary (checks
 //! running on their own threads are waited for in short slices, see
 //! `cute_lint`'s `incremental::abandon`), the clone is dropped, the write
-//! proceeds, and only the newest generation is analysed and published. A
-//! check that takes longer than [`PROGRESS_AFTER`] is shown as work-done
-//! progress to a client that supports it.
+//! proceeds, and only the newest generation is analysed and published. A check
+//! that takes longer than [`PROGRESS_AFTER`] (200 ms) is shown as work-done
+//! progress (`window/workDoneProgress/create`, then `$/progress` begin and end)
+//! to a client that supports it.
+//!
+//! Code actions (quick fixes, "suppress on this line", `actions.rs`) and hover
+//! (`cute_lint`'s `hover`: a barrier's init count, its arrival sites, its waits
+//! and their parities) are recomputed from the current text, never taken from
+//! the client. Configuration is `[tool.cute-lsp]` of the nearest
+//! `pyproject.toml`, overridden by the editor's `cute-lsp` settings
+//! (`settings.rs`); `cute-lsp check` reads the same table. The custom request
+//! `cute-lsp/checkCounts` returns how many explorations, instantiations and
+//! memory-ordering analyses the server has run (the tests and the latency
+//! benchmark read it).
 
 mod actions;
 mod convert;

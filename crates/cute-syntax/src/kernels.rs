@@ -1,5 +1,9 @@
-//! Finding the functions that CuTe DSL compiles: `@cute.kernel` (device
-//! code) and `@cute.jit` (host code that launches kernels, or device helpers).
+//! Finding the functions that CuTe DSL compiles: `@cute.kernel` (device code)
+//! and `@cute.jit` (host code that launches kernels, or device helpers).
+//!
+//! [`may_define_kernels`] reads off the text alone whether a file can define
+//! one at all (a decorator line spelling `kernel` or `jit`, or an import
+//! renaming one): the command line parses no other file.
 
 use tree_sitter::{Node, QueryCursor, StreamingIterator};
 

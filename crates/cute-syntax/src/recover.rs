@@ -3,28 +3,34 @@
 //! tree-sitter recovers from an error by reading on: an unclosed `(` typed in
 //! one kernel can swallow the functions after it and leave statements of its
 //! body at the top level of the file, where they read as module constants.
-//! Checked as parsed, a half-typed line makes the model of its own kernel
-//! wrong (barriers or loops go missing) and changes what every other kernel
-//! sees of the file.
+//! Checked as parsed, a half-typed line makes the model of its own kernel wrong
+//! (barriers or loops go missing) and changes what every other kernel sees of
+//! the file.
 //!
 //! So a file with a syntax error is cut into top-level sections (a section
-//! starts at each line that starts a statement in column 0, outside strings,
-//! a decorated definition's decorators and `def` line staying together), and
-//! every section that does not parse on its own is left out: each of its
-//! lines becomes a comment of the same length (lines and offsets stay where
-//! they are) and the rest is parsed again. The errors reported are those of
-//! the sections left out, parsed on their own: where the user typed, not
-//! where tree-sitter's recovery gave up. Comments, not spaces: tree-sitter
-//! re-parses a text incrementally around an edit inside a comment, but an
-//! edit inside a run of blank lines makes the Python scanner read everything
-//! after it again, which is a whole parse on every keystroke while a section
-//! stays broken. What the broken sections define is missing from the file
-//! until they parse; the kernels they define are named, so that the user is
-//! told they are not checked.
+//! starts at each line that starts a statement in column 0, outside strings and
+//! backslash continuations, a decorated definition's decorators and `def` line
+//! staying together), and every section that does not parse on its own is left
+//! out: each of its lines becomes a comment of the same length (lines and
+//! offsets stay where they are) and the rest is parsed again. The errors
+//! reported are those of the sections left out, parsed on their own: where the
+//! user typed, not where tree-sitter's recovery gave up. Comments, not spaces:
+//! tree-sitter re-parses a text incrementally around an edit inside a comment,
+//! but an edit inside a run of blank lines makes the Python scanner read
+//! everything after it again, which is a whole parse on every keystroke while a
+//! section stays broken. What the broken sections define is missing from the
+//! file until they parse; the kernels they define are named, so that the user
+//! is told they are not checked, and a half-typed line is kept to its own
+//! definition.
 //!
+//! How the text is parsed is the caller's ([`Parses`]): the editor reuses its
+//! trees and remembers which sections parse on their own, [`Fresh`] parses
+//! every text from scratch. Both the whole-file path
+//! (`cute_ir::lower_recovering`) and the editor's per-chunk layout
+//! (`cute-lint`'s `incremental/syntax.rs`) recover through this module.
 //! Sections are found from the text alone and judged each on its own, so an
-//! editor that knows which sections parse (they did before the edit) finds
-//! the same recovery without parsing the whole broken text ([`leave_out`]).
+//! editor that knows which sections parse (they did before the edit) finds the
+//! same recovery without parsing the whole broken text ([`leave_out`]).
 
 use tree_sitter::Tree;
 

@@ -1,9 +1,13 @@
-//! CTA and named barriers: `sync_threads`, `barrier(barrier_id=,
-//! number_of_threads=)`, `barrier_arrive`, the functions of `cutlass.pipeline`
-//! that call them, and `cutlass.pipeline.NamedBarrier` objects.
+//! CTA and named barriers: `sync_threads`,
+//! `barrier(barrier_id=, number_of_threads=)`, `barrier_arrive`, the functions
+//! of `cutlass.pipeline` that call them, and `cutlass.pipeline.NamedBarrier`
+//! objects (built in the kernel or in `__init__`), which are their id and
+//! thread count: `arrive()` registers, `arrive_and_wait()`, `wait()` and
+//! `sync()` register and wait, and the `_w_index` forms add the index to the
+//! id.
 //!
-//! The 16 hardware barriers are counted in generations per thread: the parity
-//! a thread's wait observes is that of the generation it arrived in. Every
+//! The 16 hardware barriers are counted in generations per thread: the parity a
+//! thread's wait observes is that of the generation it arrived in. Every
 //! registration is also recorded with its id, count, round and kind
 //! ([`BarrierUse`]) for the four named-barrier rules. `bar.sync` and
 //! `bar.arrive` are aligned (every lane of the warp must reach them);

@@ -6,7 +6,21 @@
 //! unrolled; calls nest at most [`ThreadRun::MAX_INLINE_DEPTH`] deep. Pipeline
 //! states are values here, bound per frame: a state a helper advances
 //! (`def advance(s): s.advance()`) is written back to the name the caller
-//! passed, as the object it is in Python.
+//! passed, as the object it is in Python (`write_backs`).
+//!
+//! A thread runs a helper's own slice (`cute_ir::slice::slice_helper`, made
+//! once by `functions.rs`); a datapath loop over a runtime count in a helper is
+//! not run, so it does not make the verdict a bounded one. The kernel's
+//! `self.helper()` finds a method its class inherits in the file.
+//!
+//! Functions are values too: a function or partial handed to a function of the
+//! file is followed there (the helper's slice keeps the calls it makes for
+//! their effect). Handed to a function the file does not define, or as a value
+//! not known (a closure, a method of an unknown object), it makes the kernel
+//! not checked (`calls.rs`, `handed_helper_not_followed`). Through a partial a
+//! lane stops standing in for others, and a pipeline state the partial binds
+//! and its function advances is reported as not modelled (Python's states are
+//! objects the partial shares; here states are values).
 
 use cute_ir::ast::{Call, Expr, FunctionDef};
 use cute_ir::eval::{self, eval, Env, Value};

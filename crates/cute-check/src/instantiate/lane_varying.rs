@@ -1,5 +1,5 @@
-//! Which names and expressions can differ between the lanes of one warp,
-//! and which conditions split a warp.
+//! Which names and expressions can differ between the lanes of one warp, and
+//! which conditions split a warp.
 //!
 //! An expression varies across lanes when it reads the thread or lane index, or
 //! a name assigned from one, except through `warp_idx()`,
@@ -7,10 +7,15 @@
 //! (`tidx // 32`, `tidx >> 5`) or the extent of a tile (`cute.size(...)`). A
 //! condition of the kernel's own code that compares its thread index with a
 //! warp's edge (`tidx < 64`, the index bound once from `thread_idx()` and the
-//! block's x extent a multiple of 32) decides whole warps and splits none.
+//! block's x extent a multiple of 32) decides whole warps and splits none. So
+//! does a condition unknown in every lane (`tidx < n`, `n` known only at run
+//! time), which the scenario decides alike for every thread; and a thread's
+//! slice of a tiled MMA, `get_slice(tidx)`, is the same unknown in every lane.
 //! Inside a helper, the names that vary are those its lane-dependent parameters
-//! reach ([`ThreadRun::helper_scope`]); an attribute holding a lane-dependent
-//! value that outlives the call is not followed.
+//! reach ([`ThreadRun::helper_scope`]: the parameters given a value that
+//! differs between the lanes); a helper's result counts as varying in the
+//! helper only when its caller did not already take it so, and an attribute
+//! holding a lane-dependent value that outlives the call is not followed.
 
 use std::collections::BTreeSet;
 

@@ -1,27 +1,27 @@
 //! The lanes of one converged warp and what they touch in shared memory.
 //!
-//! Lane 0 records the warp's accesses for all its lanes. For an element
-//! that differs across lanes (`buf[tidx + 1]`) the other lanes say which
-//! element each touches, and those elements are added next to lane 0's
-//! ([`add_lane_elements`]), so that the memory-ordering analysis sees what
-//! the warp touches, not only lane 0's part of it. The last lane always
-//! reports: a neighbour's element that belongs to the next warp
-//! (`buf[31 + 1]`) then meets that warp's access.
+//! Lane 0 records the warp's accesses for all its lanes. For an element that
+//! differs across lanes (`buf[tidx + 1]`) the other lanes say which element
+//! each touches, and those elements are added next to lane 0's
+//! ([`add_lane_elements`]), so that the memory-ordering analysis sees what the
+//! warp touches, not only lane 0's part of it. The last lane always reports: a
+//! neighbour's element that belongs to the next warp (`buf[31 + 1]`) then meets
+//! that warp's access.
 //!
 //! Lanes of one warp also race with each other: code that exchanges data
 //! through shared memory on the assumption that a warp runs in lock-step
-//! (`smem[lane] = v; w = smem[lane ^ 1]`) races on every GPU with
-//! independent thread scheduling. Nothing between two accesses orders the
-//! lanes unless it is `sync_warp` or an operation of the whole warp, so
-//! accesses are grouped by [`Stretch`]. So that the lanes between lane 0
-//! and the last need not evaluate every access of every kernel, lane 0
-//! first names the accesses where lanes could race at all
-//! ([`race_points`]): those of a buffer the warp both writes and reads in
-//! one stretch. Only those are evaluated by every lane, and their elements
-//! are compared between lanes ([`lane_races`]). Where lanes also touch the
-//! buffer on their own in that stretch, in a branch that splits the warp
-//! (`if lane < 16: buf[lane] += buf[lane + 16]`), the elements are added
-//! for the analysis too, which pairs them with those accesses.
+//! (`smem[lane] = v; w = smem[lane ^ 1]`) races on every GPU with independent
+//! thread scheduling. Nothing between two accesses orders the lanes unless it
+//! is `sync_warp` or an operation of the whole warp, so accesses are grouped by
+//! [`Stretch`]. So that the lanes between lane 0 and the last need not evaluate
+//! every access of every kernel, lane 0 first names the accesses where lanes
+//! could race at all ([`race_points`]): those of a buffer the warp both writes
+//! and reads in one stretch. Only those are evaluated by every lane, and their
+//! elements are compared between lanes ([`lane_races`], `LaneRace` in the
+//! model, which `smem-race` reports). Where lanes also touch the buffer on
+//! their own in that stretch, in a branch that splits the warp
+//! (`if lane < 16: buf[lane] += buf[lane + 16]`), the elements are added for
+//! the analysis too, which pairs them with those accesses.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 

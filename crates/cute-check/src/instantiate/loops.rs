@@ -1,16 +1,33 @@
 //! Loops whose trip count is not known statically: explored for
-//! `InstantiateOptions::unknown_trip_count` iterations (3), and the verdict says
-//! it is bounded.
+//! `InstantiateOptions::unknown_trip_count` iterations (3), and the verdict
+//! says it is bounded.
 //!
-//! Every unknown count is taken to be that same number, so loops over `n` and
-//! `n - 1` keep the difference the code has (a consumer that waits once before
-//! its loop and once per iteration of it); a count bounded by a known one
-//! (`range(min(stages, n))`) runs no more than that bound (`trip_bound.rs`);
-//! where the loop's start and step are known, its counter is known in the
-//! iterations explored (`if k == 0:` holds in the first alone), and so is its
-//! stop as far as they go. A count the kernel's loops run up to
-//! (`k_tiles = cute.size(...)`) is taken as the explored count for the rest of
-//! the kernel too.
+//! Every unknown count is taken to be that same number, and a bound that is
+//! such a count minus or plus a constant (`range(k_tiles - 1)`) that many fewer
+//! or more, so loops over `n` and `n - 1` keep the difference the code has (a
+//! consumer that waits once before its loop and once per iteration of it); a
+//! count bounded by a known one (`range(min(stages, n))`) runs no more than
+//! that bound (`trip_bound.rs`).
+//!
+//! A name the kernel's loops run up to (`k_tiles = cute.size(gA, mode=[3])`, or
+//! a kernel argument) takes that count of three itself, so that the rest of the
+//! kernel agrees with its loops (`state.count < k_tiles` refills exactly the
+//! tiles the consumer takes). Not when lanes may compute it differently (the
+//! extent of a thread's own slice, `cute.size(tCrA, mode=[2])`, is the same in
+//! every lane), nor when the kernel compares it with the thread index
+//! (`if tidx < num_bins:` decides which threads take part, and three would be a
+//! launch no caller makes). A count so taken makes a finding a warning with the
+//! assumption stated, and a clean verdict an `analysis-incomplete` note.
+//!
+//! The iterations explored are the loop's first ones. Where the loop's start
+//! and step are known (`range(n)`, `cutlass.range(1, n, 2)`), so is its counter
+//! in them (`if k == 0:` holds in the first alone), and, in the loop, a call
+//! written as its stop has the value those iterations give it
+//! (`if idx == cute.size(t, mode=[1]) - 1:` holds in the last one explored of
+//! `for idx in cutlass.range(cute.size(t, mode=[1]))`). Otherwise a condition
+//! on the counter of such a loop is decided alike in every iteration of a
+//! scenario, which no run does: findings that need it are not reported, and the
+//! kernel is "checked only in part".
 
 use cute_ir::api::Api;
 use cute_ir::ast::{BinOp, Call, Expr, Target};

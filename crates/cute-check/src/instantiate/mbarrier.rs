@@ -11,8 +11,11 @@
 //! peer's barrier releases at cluster scope, as the package writes its PTX.
 //! Transaction bytes announced are assumed to arrive (said as a note); their
 //! count is compared with the copies' by `tx-count-mismatch`. A barrier
-//! initialised past the end of the `@cute.struct` field it is taken from is
-//! recorded for `mbarrier-init-hazard`.
+//! initialised past the end of the `@cute.struct` field it is taken from (by an
+//! `mbarrier_init` or a pipeline's creation) is recorded for
+//! `mbarrier-init-hazard` (`StorageOverrun`), unless it lands in a following
+//! field of mbarriers the file never names (two halves of one array declared
+//! apart).
 
 use cute_ir::api::{self, Api};
 use cute_ir::ast::{Call, Expr};

@@ -1,13 +1,37 @@
-//! What a thread does to memory, recorded next to its synchronization for
-//! the memory-ordering analysis (`crate::memory`): loads and stores of
-//! shared and global buffers, TMA and bulk copies (the async proxy), fences,
-//! and the atomics and loads of synchronization variables, including spin
-//! loops, which are blocking reads.
+//! What a thread does to memory, recorded next to its synchronization for the
+//! memory-ordering analysis (`crate::memory`): loads and stores of shared and
+//! global buffers, TMA and bulk copies (the async proxy), fences, and the
+//! atomics and loads of synchronization variables, including spin loops, which
+//! are blocking reads.
 //!
 //! Buffers are known by where their pointer comes from: a shared-memory
-//! allocation of this kernel, or a kernel parameter annotated as a tensor or
-//! pointer. Anything else (register fragments, values of unknown origin) is
-//! not memory the analysis can reason about and is left out.
+//! allocation of one CTA of this kernel (peers reach it through
+//! `map_dsmem_ptr`; a `cutlass.Array(..., space=cutlass.AddressSpace.smem)` is
+//! one like any other, `allocation.rs`), or a kernel parameter annotated as a
+//! tensor or pointer (global memory). Anything else (register fragments, values
+//! of unknown origin) is not memory the analysis can reason about and is left
+//! out. An access names the part it touches: a stage (`sA[None, None, s]`), a
+//! known element, or the whole tile (a TMA copy). A subscript that keeps a mode
+//! (`t[None, None, stage]`) is a view and loads nothing. Element accesses of a
+//! staged buffer (`stiles[row, col, s]`) take their last coordinate as the
+//! stage, as CuTe lays staged shared memory out.
+//!
+//! Each thread's memory operations sit between its synchronization operations,
+//! and each remembers the kernel statement that performs it (`MemOp::stmt`), so
+//! that "the update after the write" and "the read after the wait" compare
+//! places in the kernel, wherever the helper that performs them is written.
+//!
+//! Transaction bytes: each announcement (`arrive_and_expect_tx`, `expect_tx`, a
+//! `PipelineTmaAsync` `producer_acquire` with the pipeline's `tx_count`) and
+//! each TMA load naming a barrier records its bytes (`MemKind::ExpectTx`,
+//! `MemKind::CopyTx`). A load delivers its destination, whose size comes from
+//! its element type and layout (`cute_ir::layout`); anything else (a multicast
+//! copy, a layout from a package helper) leaves the bytes unknown with the
+//! reason, and `tx-count-mismatch` judges a barrier only when every count on it
+//! is known.
+//!
+//! Inline PTX (`cute_ir::ptx`) is read here like the DSL's calls: its loads,
+//! stores, reductions, atomics and fences, at the operand each addresses.
 
 use cute_ir::api::{self, Api};
 use cute_ir::ast::{Call, CmpOp, Expr, Target};

@@ -14,7 +14,8 @@
 //! an unmodelled construct, as the sequential run does, and no run after it
 //! is merged. Where a run out of time stops
 //! depends on the machine: the runs before it are kept, and the model is
-//! not checked either way.
+//! not checked either way. `tests/parallel.rs` compares the model built on
+//! several cores with the sequential one on every fixture and corpus kernel.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

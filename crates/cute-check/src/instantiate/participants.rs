@@ -3,11 +3,13 @@
 //!
 //! A participant holds its pipeline state for the thread, advanced in place by
 //! its methods (`acquire_and_advance`, `advance`), as the package does over the
-//! pipeline's own methods; a kernel may also read it where the package keeps
-//! it (`producer._PipelineProducer__state`) to acquire a stage by hand. A
-//! `PipelineOrder` holds the state of the thread's group (`.state`); `arrive`
-//! advances the state it is passed in place, and one that is the object's own
-//! is taken to be that object.
+//! pipeline's own methods; a kernel may also read it where the package keeps it
+//! (`producer._PipelineProducer__state`, to hand-roll an acquire on the ring's
+//! own barriers as CUTLASS's FMHA does), which reads the thread's current state
+//! of it. The handles a participant gives out commit or release the stage they
+//! were taken on. A `PipelineOrder` holds the state of the thread's group
+//! (`.state`); `arrive` advances the state it is passed in place, and one that
+//! is the object's own is taken to be that object.
 
 use cute_ir::ast::{Call, Expr};
 use cute_ir::eval::Value;

@@ -1,5 +1,5 @@
-//! `cutlass.pipeline` rings in a thread: a pipeline's creation initialises
-//! its ring of mbarriers (by warp 0's elected lane, named after the storage it
+//! `cutlass.pipeline` rings in a thread: a pipeline's creation initialises its
+//! ring of mbarriers (by warp 0's elected lane, named after the storage it
 //! lives in) and synchronizes as the package does (a CTA barrier, a relaxed
 //! cluster arrive and wait, or nothing with `defer_sync=True`); its methods
 //! become the mbarrier operations the installed package performs
@@ -7,8 +7,31 @@
 //!
 //! A method called on something that is not a pipeline this kernel creates (a
 //! pipeline handed in by a caller this check does not see) makes the kernel not
-//! checked: its stages and groups are known only where it is created. A
-//! method the model does not cover is reported the same way.
+//! checked: its stages and groups are known only where it is created. A method
+//! the model does not cover is reported the same way.
+//!
+//! A pipeline carries its ring (`full[i]`, `empty[i]` on the barrier storage)
+//! and its class's signals: every calling thread arrives; one elected lane per
+//! warp arrives, as a `tcgen05.commit` or a TMA consumer release does; or the
+//! TMA producer arrives with the bytes. `PipelineState` values advance per
+//! statement (`state.advance()`); a state advanced by hand through its fields
+//! (`state._index = ...`, `state._phase ^= 1`) has those written.
+//!
+//! `consumer_try_wait` and `producer_try_acquire` return a token that remembers
+//! the stage and phase it tested. The wait it is handed to is made (a true
+//! token skips only a wait that would pass at once), unless the token tested
+//! another stage or phase: then the wait can pass before its own phase
+//! completes, which is recorded (`StaleToken` in the model) and reported as
+//! `vacuous-wait`. The index-and-phase forms flash-attention's pipelines add
+//! (`producer_acquire_w_index_phase(index, phase)`,
+//! `producer_commit_w_index(index)`, `consumer_wait_w_index_phase`,
+//! `consumer_release_w_index`) are the state-taking methods on that stage and
+//! phase.
+//!
+//! For the memory-ordering analysis, a `PipelineTmaAsync` copy names its
+//! stage's `full` barrier (`producer_get_barrier(state)`), and
+//! `producer_acquire` announces the bytes that copy delivers, so the copy
+//! completes the phase the consumer's `consumer_wait` observes.
 
 use cute_ir::api::Api;
 use cute_ir::ast::{Call, Expr};

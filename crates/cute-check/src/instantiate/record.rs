@@ -1,14 +1,15 @@
-//! What a thread records: its synchronization operations, one place among
-//! its warp's converged operations each.
+//! What a thread records: its synchronization operations, one place among its
+//! warp's converged operations each.
 //!
 //! A converged warp acts as one, as the hardware runs it and as CUTLASS relies
 //! on: outside branches that split the warp (conditions on the lane or thread
 //! index, `elect_one`), lane 0 records each operation for the whole warp (an
 //! arrival counts once per lane) and the other lanes record nothing. Inside
-//! such a branch each lane records its own operations, and their timing
-//! against the rest of the warp is not constrained (said as a note). Every
-//! lane counts the warp's converged operations: they are the points where its
-//! lanes meet (`lanes.rs`).
+//! such a branch each lane records its own operations, and their timing against
+//! the rest of the warp is not constrained (said as a note). Every lane counts
+//! the warp's converged operations: they are the points where its lanes meet
+//! (`lanes.rs`), and a lane that accesses memory on its own meets its warp at
+//! each of them (`WarpPoint` in the model, for the memory-ordering analysis).
 
 use cute_syntax::TextRange;
 

@@ -3,13 +3,28 @@
 //! ([`Setup::shared`]), a lane that stands in for later lanes of its warp
 //! leaves its record under their thread ids (see [`super::StandIn`]), and the
 //! lanes of a warp have their shared-memory accesses compared when its last
-//! lane has run (`lanes.rs`).
+//! lane has run (`lanes.rs`). Several cores run runs of consecutive threads
+//! with the same result (`parallel.rs`).
 //!
-//! The run stops, and says why, after a CTA that met a construct the model
-//! cannot represent, past the statement budget, past the time budget
-//! ([`super::MAX_TIME`]), or when the ways of deciding the conditions met so far
-//! would pass the budget together ([`super::other_ways_over_budget`]). Several
-//! cores run runs of consecutive threads with the same result (`parallel.rs`).
+//! The run stops, and says why:
+//! - after the first thread that met a construct the model cannot represent:
+//!   the kernel is "not checked" whatever the other threads or paths do, and is
+//!   not run again per way of deciding its runtime conditions (the constructs
+//!   other threads or paths would meet further on are listed once this one is
+//!   modelled or changed);
+//! - past the statement budget: the statements the threads execute together
+//!   (1,000,000, and 200,000 per thread; a lane stood in for counts the
+//!   statements of the lane standing in), so that a verdict does not depend on
+//!   the machine or its load;
+//! - when the ways of deciding the conditions met so far would pass that budget
+//!   together ([`super::other_ways_over_budget`]): its statements so far, times
+//!   the other ways, already do, and nothing the remaining threads do can
+//!   change that;
+//! - past the time budget ([`super::MAX_TIME`], 3 s), which stays behind the
+//!   statement budget for statements slow to evaluate.
+//!
+//! The frames of inlined helpers hold their own names only; the module's
+//! constants are looked up behind them, not copied into every frame.
 
 use std::collections::{BTreeMap, BTreeSet};
 

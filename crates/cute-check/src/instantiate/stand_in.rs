@@ -1,15 +1,18 @@
-//! A lane that stands in for the lanes after it in its warp (see
-//! [`StandIn`]): while it runs, every value it meets that can differ between
-//! lanes (a condition, a loop's range, the arguments of a call that acts, an
-//! assignment) is followed in those lanes (`uniform.rs`), and the lanes where
-//! it comes out otherwise are set apart to run on their own.
+//! A lane that stands in for the lanes after it in its warp (see [`StandIn`]):
+//! while it runs, every value it meets that can differ between lanes (a
+//! condition, a loop's range, the arguments of a call that acts, an assignment)
+//! is followed in those lanes (`uniform.rs`), and the lanes where it comes out
+//! otherwise are set apart to run on their own.
 //!
 //! The assumption is the one `StandIn` states: a lane that made no operation of
 //! its own and met nothing through which the lanes it stands in for could
 //! differ would run as they do. Whatever cannot be followed (a helper whose
 //! arguments do not line up with its parameters, a value that cannot be
 //! evaluated in the other lanes) sets them all apart, so the model is the one
-//! every lane would build (`tests/parallel.rs`).
+//! every lane would build: `tests/parallel.rs` compares the two on every
+//! fixture and corpus kernel, and on any code base named by
+//! `CUTE_LSP_COMPARE_DIRS`. A call through a `functools.partial` also sets them
+//! apart, since its arguments no longer line up with the parameters.
 
 use cute_ir::api::Api;
 use cute_ir::ast::{BinOp, Call, Expr, Target};

@@ -1,16 +1,20 @@
-//! Statements and control flow of one thread: the kernel's kept statements
-//! (or a helper's) run in order, with that thread's indices.
+//! Statements and control flow of one thread: the kernel's kept statements (or
+//! a helper's) run in order, with that thread's indices.
 //!
 //! Conditions on thread indices, loop counters and constants are decided
 //! exactly. A condition on a runtime value is open: it is decided by the
 //! scenario, alike in every thread (`same_condition.rs` makes conditions
 //! written alike one), and the caller runs the kernel again for the other ways
 //! of deciding it. A branch on a value read from a synchronization variable is
-//! decided the same way and guards the read that decides it. A spin loop on a
-//! synchronization variable (`while ld_acquire(flag) == 0: pass`) is one
-//! blocking read, and a loop that spins on an mbarrier try-wait is the wait.
-//! `with elect_one():` runs its body in lane 0 of the warp. Loops with a known
-//! trip count run it; the others are explored (`loops.rs`).
+//! decided the same way and guards the read that decides it:
+//! `if atomic_add(ctr, 1, ...) == n - 1:` (the last CTA to arrive) is an update
+//! followed, on the branch taken, by a read of the counter that waits for it to
+//! grow to `n`. A spin loop on a synchronization variable
+//! (`while ld_acquire(flag) == 0: pass`) is one blocking read, and a loop that
+//! spins on an mbarrier try-wait is the wait. `with elect_one():` runs its body
+//! in lane 0 of the warp. Loops with a known trip count run it; the others are
+//! explored (`loops.rs`). A `return`, or a `break`/`continue` in a loop, that
+//! the slice keeps makes the threads that take it skip what follows.
 
 use cute_ir::api::Api;
 use cute_ir::ast::{Expr, Stmt, StmtKind, Target};

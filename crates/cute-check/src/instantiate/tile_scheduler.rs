@@ -16,7 +16,8 @@
 //! `_current_work_linear_idx`, in tiles), and a CTA is taken to get as many
 //! tiles as a loop of unknown length is explored for
 //! ([`InstantiateOptions::unknown_trip_count`]): a work tile at cursor `c`
-//! is valid when `c` is below that count, in every role alike.
+//! is valid when `c` is below that count, in every role alike. Advances
+//! made in a loop of unknown length leave the cursor unknown.
 //!
 //! [`InstantiateOptions::unknown_trip_count`]: super::InstantiateOptions
 

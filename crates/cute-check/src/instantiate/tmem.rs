@@ -5,9 +5,11 @@
 //! (`is_two_cta=True`: the CTAs of ranks `2i` and `2i + 1` share their tensor
 //! memory) also has its allocator warp's elected lane initialise an mbarrier of
 //! 32 arrivals, on which the allocator warps of the pair meet before
-//! deallocating. Allocating, retrieving the pointer, relinquishing the permit
-//! and a one-CTA `free` synchronize nothing. Under one CTA per cluster, tcgen05
-//! MMAs whose CTA group is not known span one CTA (said as a note).
+//! deallocating: its `free()` has each lane of that warp arrive on the peer's
+//! (rank `^ 1`) and wait on its own, as the package does. Allocating,
+//! retrieving the pointer, relinquishing the permit and a one-CTA `free`
+//! synchronize nothing. Under one CTA per cluster, tcgen05 MMAs whose CTA group
+//! is not known span one CTA (said as a note).
 
 use cute_ir::ast::Call;
 use cute_ir::layout::SINGLE_CTA_MMA;

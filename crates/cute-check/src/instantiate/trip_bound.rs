@@ -1,13 +1,18 @@
-//! Upper bounds on loops whose trip count is not known.
+//! Upper bounds on loops whose trip count is not known, and the names the
+//! kernel's loops run up to.
 //!
 //! A loop over an unknown count is explored for a few iterations (see
 //! `InstantiateOptions::unknown_trip_count`). Some counts are unknown yet
 //! bounded by a known one: a producer's prologue fills the ring at most once,
-//! `for i in cutlass.range(prefetch)` with `prefetch = cutlass.max(
-//! cutlass.min(self.ab_stage, k_tile_cnt), 0)`. Exploring more iterations
-//! than that bound runs code no launch runs (there, a producer that waits for
-//! a stage its own consumer has not released yet), so the bound caps the
-//! exploration.
+//! `for i in cutlass.range(prefetch)` with
+//! `prefetch = cutlass.max(cutlass.min(self.ab_stage, k_tile_cnt), 0)`.
+//! Exploring more iterations than that bound runs code no launch runs (there, a
+//! producer that waits for a stage its own consumer has not released yet), so
+//! the bound caps the exploration.
+//!
+//! The names a kernel's loops run up to (`loop_bound_names`), less those it
+//! compares with the thread index (`compared_with_threads`), are the counts
+//! `loops.rs` takes as the number of iterations explored.
 
 use rustc_hash::FxHashMap as HashMap;
 

@@ -1,29 +1,37 @@
-//! Whether a value that can differ between lanes is, in fact, the same in
-//! the lanes a lane stands in for.
+//! Whether a value that can differ between lanes is, in fact, the same in the
+//! lanes a lane stands in for.
 //!
-//! A lane stands in for later lanes of its warp (lane 1 for lanes 2 to 30
-//! at first) only while nothing it meets can set them apart (see
-//! `StandIn`). A condition on the thread index often cannot in practice:
-//! `if tidx == 0:` is false in every one of them, `if tidx < 64:` decides
-//! whole warps, and a name that is lane-dependent somewhere in the kernel
-//! (`row = tidx` in one branch, `row = bidx` in the other) may not be where
-//! it is read. While a lane runs, the names the kernel binds are followed in
-//! the lanes it stands in for ([`StoodInLanes`]): a lane-dependent binding
-//! is kept with what the names it reads hold there, and evaluated for each
-//! lane from the thread-index calls and those values when a check needs it.
-//! A condition or argument is evaluated in each lane; the lanes that decide
-//! or compute it otherwise are left to run on their own (`lane == 16` for
-//! `lane = tidx % 16`), and the running lane goes on standing in for the
-//! rest.
+//! A lane stands in for later lanes of its warp (lane 1 for lanes 2 to 30 at
+//! first) only while nothing it meets can set them apart (see `StandIn`). A
+//! condition on the thread index often cannot in practice: `if tidx == 0:` is
+//! false in every one of them, `if tidx < 64:` decides whole warps, and a name
+//! that is lane-dependent somewhere in the kernel (`row = tidx` in one branch,
+//! `row = bidx` in the other) may not be where it is read. While a lane runs,
+//! the names the kernel binds are followed in the lanes it stands in for
+//! ([`StoodInLanes`]): a lane-dependent binding is kept with what the names it
+//! reads hold there, and evaluated for each lane from the thread-index calls
+//! and those values when a check needs it. A condition or argument is evaluated
+//! in each lane; the lanes that decide or compute it otherwise are left to run
+//! on their own (`lane == 16` for `lane = tidx % 16`), and the running lane
+//! goes on standing in for the rest.
 //!
 //! A helper inlined while a lane stands in is followed the same way: its
 //! parameters hold what the call's arguments hold in the lanes, and what it
-//! returns there is what the caller's name is bound to. What cannot be
-//! followed (a helper whose arguments do not line up with its parameters,
-//! a method call inside an expression, an attribute that can differ
-//! between lanes) is unknown in those lanes, and leaves them all apart. [`LaneEvaluator`] evaluates as a
-//! thread does where that has no effect; `tests/parallel.rs` checks that
-//! the model built with lanes standing in is the one every lane builds.
+//! returns there is what the caller's name is bound to. What cannot be followed
+//! (a helper whose arguments do not line up with its parameters, a method call
+//! inside an expression, an attribute that can differ between lanes) is unknown
+//! in those lanes, and leaves them all apart.
+//!
+//! Pipelines are compared as the package uses them: a pipeline's `tidx=` as an
+//! offset from each lane's own index (`tidx - 32 * first_warp` is the same
+//! offset in every lane), the object a pipeline method is called on as a value,
+//! and what a pipeline call gives (the pipeline, its participants, a handle, a
+//! `try_wait` token) is the running lane's in the lanes still stood in for,
+//! which passed it alike arguments.
+//!
+//! [`LaneEvaluator`] evaluates as a thread does where that has no effect;
+//! `tests/parallel.rs` checks that the model built with lanes standing in is
+//! the one every lane builds.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;

@@ -1,11 +1,17 @@
-//! Warps: `elect_one` (lane 0 of a converged warp), `make_warp_uniform`,
-//! and the collectives (`sync_warp`, shuffles, votes, warp reductions).
+//! Warps: `elect_one` (lane 0 of a converged warp), `make_warp_uniform`, and
+//! the collectives (`sync_warp`, shuffles, votes, warp reductions).
 //!
-//! A collective reached while its warp is split is recorded with the lanes of
-//! its member mask that reach it, for `single-lane-collective`: the lanes that
-//! do not reach it as often are reported. A `sync_warp` is a meeting point of
-//! the lanes of its mask, which the memory-ordering analysis uses to order
-//! their shared-memory accesses.
+//! A collective reached while its warp is split (a TMA or bulk `cute.copy`,
+//! which elects a lane itself, is one too) is recorded per lane with its member
+//! mask (the default full warp or a known integer; a mask computed at run time
+//! is not recorded), for `single-lane-collective`: the lanes of the mask that
+//! reach it fewer times than the others are reported.
+//!
+//! A `sync_warp` is a meeting point of the lanes of its mask, which the
+//! memory-ordering analysis uses to order their shared-memory accesses: taken
+//! while the warp is split, it meets only the lanes of the mask
+//! (`MemKind::LaneSync`: the two halves of a warp each synchronizing on their
+//! own half).
 
 use std::collections::BTreeMap;
 

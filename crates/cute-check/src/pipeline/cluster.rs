@@ -27,6 +27,20 @@
 //!
 //! With one CTA per MMA (`v` of extent 1) a pair is the CTA itself, and
 //! every signal but `PipelineTmaUmma`'s multicast release stays in the CTA.
+//!
+//! A leader's `full` phase completes only once the copies of the CTAs it
+//! reads from have landed: each such CTA's acquire counts as one arrival on
+//! it (on top of the producers the kernel counts), so the leader cannot
+//! consume a stage its peer has not loaded. A `PipelineTmaUmma` created with
+//! `enable_multicast_signaling=True` counts one `empty` arrival per consumer
+//! warp and multicast peer, as the package recounts its consumer group. A
+//! block index whose grid is not known is still known modulo the cluster's
+//! extent (clusters tile the grid), so `bidx % 2 == 0` picks the leader of a
+//! pair.
+//!
+//! When the cluster shape is unknown, the one-CTA cluster is checked and
+//! said. A layout the model cannot read, or the Hopper `PipelineTmaAsync`
+//! over a cluster (one lane per peer signals), is reported as not checked.
 
 use cute_ir::eval::Value;
 use cute_ir::layout::Layout;

@@ -20,7 +20,7 @@
 //!   already: either way the thread goes on with the advanced state).
 //!
 //! The object's own state lives with the thread, keyed by the object's
-//! `id` (see `instantiate.rs`, `order_method`).
+//! `id` (see `instantiate/participants.rs`, `order_method`).
 
 use cute_ir::eval::{SmemRef, Value};
 

@@ -2,22 +2,30 @@
 //!
 //! The memory-ordering analysis compares pairs of accesses of one buffer. In
 //! global memory (a tensor or pointer parameter of the kernel) a pair is a
-//! finding only when one generic access writes and the other reads: data
-//! handed from one CTA to another. A parameter the kernel only reads (the
-//! operands of a GEMM, the queries and keys of an attention kernel) or only
-//! writes (its output) has no such pair, so its loads and stores are the
-//! datapath. Kept in the slice, they would keep what they depend on: the
-//! addresses every thread would compute, and the bounds tests around them
-//! (`if cute.elem_less(coord, mC.shape[1]):`), conditions on runtime values
-//! the checker would have to explore both ways.
+//! finding only when one generic access writes and the other reads: data handed
+//! from one CTA to another. A parameter the kernel only reads (the operands of
+//! a GEMM, the queries and keys of an attention kernel) or only writes (its
+//! output) has no such pair, so its loads and stores are the datapath. Kept in
+//! the slice, they would keep what they depend on: the addresses every thread
+//! would compute, and the bounds tests around them
+//! (`if cute.elem_less(coord, mC.shape[1]):`), conditions on runtime values the
+//! checker would have to explore both ways. So neither they, nor those tests,
+//! nor those addresses are kept, and a store into such a tensor defines nothing
+//! the slice follows.
 //!
-//! A parameter stays a buffer as soon as the kernel does anything else with
-//! it or with a view of it: hands it to a function of the file or to a call
-//! the model does not know, calls a method on it for its effect, stores it
-//! into an object, returns it, or updates it atomically or through inline
-//! PTX (a counter). Views are followed through assignments; reading a view's
-//! shape or layout (`t.shape`, `cute.size(t)`, `cute.make_identity_tensor(
-//! t.shape)`) makes no view.
+//! A parameter stays a buffer as soon as the kernel does anything else with it
+//! or with a view of it: hands it to a function of the file or to a call the
+//! model does not know, calls a method on it for its effect, stores it into an
+//! object, returns it, or updates it atomically or through inline PTX (a
+//! counter). Views are followed through assignments; reading a view's shape or
+//! layout (`t.shape`, `cute.size(t)`, `cute.make_identity_tensor(t.shape)`)
+//! makes no view.
+//!
+//! A register fragment or a coordinate tensor made from a tensor's shape
+//! (`make_fragment_like`, `make_identity_tensor(t.shape)`,
+//! `tiled_mma.make_fragment_C(tCgC)`) views no memory: private to its thread,
+//! it is not kept for memory ordering, and what is stored into it stays opaque
+//! to the slice, as a load is.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,13 +1,14 @@
 //! Long computations that a query can walk away from.
 //!
-//! A salsa write waits until every database clone in use has been dropped,
-//! and a query notices a pending write only when it calls into the database.
-//! An exploration (bounded by seconds) or an instantiation therefore runs on
-//! a thread of its own while the query waits for it, checking for
-//! cancellation every few milliseconds; a cancelled query unwinds at once and
-//! lets the write proceed. The computation finishes in the background and its
-//! result is kept here, so the next revision that asks for the same key (the
-//! same model after another keystroke) takes it instead of starting over.
+//! A salsa write waits until every database clone in use has been dropped, and
+//! a query notices a pending write only when it calls into the database. An
+//! exploration (bounded by seconds) or an instantiation therefore runs on a
+//! thread of its own while the query waits for it, checking for cancellation
+//! every 5 ms (a query that ran a two-second exploration inline would hold an
+//! edit back that long); a cancelled query unwinds at once and lets the write
+//! proceed. The computation finishes in the background and its result is kept
+//! here, so the next revision that asks for the same key (the same model after
+//! another keystroke) takes it instead of starting over.
 
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;

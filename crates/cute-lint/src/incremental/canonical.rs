@@ -1,7 +1,7 @@
 //! The key of an instantiation: what `cute_check::instantiate` can read of a
-//! kernel and its file, with source positions taken out and the kernel cut
-//! down to its synchronization slice, so that edits to the datapath, to
-//! comments or above the kernel leave it unchanged.
+//! kernel and its file, with source positions taken out and the kernel cut down
+//! to its synchronization slice, so that edits to the datapath, to comments or
+//! above the kernel leave it unchanged.
 //!
 //! Of the file, `instantiate` reads functions by name (to inline helpers) and
 //! module constants by name: the key holds those the cut kernel mentions,
@@ -10,19 +10,26 @@
 //! constant) does not change it.
 //!
 //! Positions become ranks: every offset held by the kernel and the helpers it
-//! may inline is replaced by four times its rank among them, every statement
-//! id by its rank. `instantiate` only copies and compares offsets and ids
-//! (and takes `start + 2` for the `if` keyword of an open condition), so its
-//! result on the ranked input is its result on the real input with ranked
-//! positions; [`Canon::decode`] puts the real ones back.
+//! may inline is replaced by four times its rank among them, every statement id
+//! by its rank. `instantiate` only copies and compares offsets and ids (and
+//! takes `start + 2` for the `if` keyword of an open condition), so its result
+//! on the ranked input is its result on the real input with ranked positions;
+//! [`Canon::decode`] puts the real ones back.
 //!
 //! What `instantiate` reads of the kernel body beyond the kept statements (it
 //! executes only those) is two scans of the whole body: the names assigned a
 //! lane-dependent value, consulted for conditions, and whether cluster calls
-//! occur. The cut keeps every statement those can depend on: assignments to
-//! a name that a condition can reach through assignments, and statements
-//! that call a CuTe DSL function. It also reads whether a `while` body is all
-//! `pass` (a spin loop): the cut keeps that.
+//! occur. The cut keeps every statement those can depend on: assignments to a
+//! name that a condition can reach through assignments, and statements that
+//! call a CuTe DSL function. It also reads whether a `while` body is all `pass`
+//! (a spin loop): the cut keeps that.
+//!
+//! A store into memory whose target no condition reads keeps only what
+//! `instantiate` observes of its value: the calls and loads in it, in order
+//! ([`observable_parts`]), since stores are not tracked as values; changing the
+//! arithmetic of a stored value is then a datapath edit. The key also carries
+//! the file's classes that have bases, with those bases (`Key::bases`), since a
+//! method a class does not define comes from them.
 
 use std::collections::BTreeSet;
 

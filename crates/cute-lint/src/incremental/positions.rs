@@ -1,6 +1,11 @@
 //! Rewriting the byte offsets and statement ids held by lowered code, models
 //! and diagnostics: to move a chunk lowered on its own to where it sits, to
 //! take positions out of a checker key, and to put them back.
+//!
+//! The memory-ordering analysis is keyed by its model with every offset
+//! replaced by its rank among the model's offsets ([`memory_key`]): the
+//! analysis only copies and compares offsets, so its findings come back with
+//! the current positions.
 
 use cute_check::memory::{MemoryFinding, Repair};
 use cute_check::model::Model;

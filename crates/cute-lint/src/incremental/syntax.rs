@@ -3,12 +3,29 @@
 //! previous one, and each chunk lowered on its own.
 //!
 //! A chunk is lowered from `header + chunk`, the header holding the file's
-//! import statements (names resolve through the imports of the whole file).
-//! The result is what lowering the whole file gives for that chunk, with
-//! offsets from the chunk's start and statement ids from 0 (ids are only
-//! compared, so each chunk's range of ids may start anywhere); the caller
-//! checks what could make them differ (imports, syntax errors) and falls back
-//! to the whole file.
+//! import statements (names resolve through the imports of the whole file). The
+//! result is what lowering the whole file gives for that chunk, with offsets
+//! from the chunk's start and statement ids from 0 (ids are only compared, so
+//! each chunk's range of ids may start anywhere); the caller checks what could
+//! make them differ (imports, syntax errors) and falls back to the whole file.
+//!
+//! A file with a syntax error is laid out after the sections holding the error
+//! are left out, as `cute_syntax::recover` does for the whole file. While a
+//! line is typed inside one section (an edit within a line, past its
+//! indentation) and that section is the only one that fails on its own, with
+//! its neighbours too, the layout does not parse the whole text: the section is
+//! left out (`recover::left_out`) and the rest laid out as an edit of the last
+//! layout ([`one_broken_section`], through `patch`). That is the recovery the
+//! whole text gives (`one_broken_section` says why); the random-edit test of
+//! `tests/incremental.rs` compares both paths on this (a few hundred of its
+//! edits take it).
+//!
+//! The whole-file parse is the other long step that calls no query:
+//! tree-sitter's error recovery runs through the rest of a file whose bracket
+//! was left open (tens of milliseconds) when the edit is not one the layout can
+//! patch. It asks for a pending write from its progress callback and gives up,
+//! leaving the tree cache as it was, so that typing is not held back by the
+//! parse of a text already replaced.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};

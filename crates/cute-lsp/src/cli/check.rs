@@ -1,4 +1,12 @@
-//! `cute-lsp check`: lint files, print rustc-style text or the JSON contract.
+//! `cute-lsp check`: lint files, print rustc-style text (codespan-reporting) or
+//! the JSON contract (`Diagnostic::to_json`: one array, LSP-style ranges in
+//! UTF-16).
+//!
+//! Files are checked on every core and reported in the order given, each as
+//! soon as it and those before it are done. While other files keep the other
+//! cores busy, a file's kernels run their threads on one core. Exit status: 0
+//! without errors, 1 with an error, 2 when the command could not run or a path
+//! given could not be read.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

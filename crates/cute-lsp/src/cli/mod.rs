@@ -1,4 +1,7 @@
-//! Command-line front end.
+//! Command-line front end: `check` (`check.rs`), `explain` (a rule's
+//! documentation, the Markdown next to its module), `rules` (the catalogue),
+//! `slice` (`slice.rs`) and `promela` (`promela.rs`). Positions become line and
+//! column here, at the edge; everything below speaks byte offsets.
 
 pub mod check;
 pub mod promela;
