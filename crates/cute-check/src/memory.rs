@@ -1,6 +1,14 @@
 //! Memory ordering: does every pair of conflicting accesses have a
 //! happens-before path that the hardware honours?
 //!
+//! It runs on a model that the explorer found clean. The slice keeps the
+//! loads, stores and copies of buffers for it (`cute-lsp slice` shows them as
+//! `mem`), and a kernel that synchronizes through global memory is modelled
+//! with several clusters, `block_idx` known per CTA. What the model records
+//! for it is described in `instantiate/memory.rs`; in particular, program
+//! order is that of kernel statements (`MemOp::stmt`), wherever the helper
+//! that performs an access is written.
+//!
 //! The model's threads are run once, in a fixed schedule, with two vector
 //! clocks per thread:
 //!
@@ -27,10 +35,17 @@
 //! vacuous waits, which phase an arrival belongs to does not depend on the
 //! schedule; reads of counters that do not wait (a single check, a branch
 //! on the value) are taken to see no update, which some schedule allows.
+//! The analysis's other assumptions are stated where they apply: races inside
+//! one CTA in `shared`, reads handed back to a TMA load and the completion of
+//! TMA stores in `proxy`.
+//!
+//! Budgets: past 60,000 memory operations (`MAX_MEMORY_OPS`) or 2 s, the
+//! analysis stops and the kernel is `analysis-incomplete`, with the reason.
 //!
 //! [`analyze`] is the entry point: it gives the [`MemoryFinding`]s of a
 //! model, each with its [`MemoryRule`] and its [`Repair`]; [`ANALYSES`]
-//! counts the models analysed. The parts:
+//! counts the models analysed. `cute-lint`'s `memory.rs` turns each finding
+//! into a diagnostic of its rule, with its quick fix. The parts:
 //!
 //! * `clock`: vector clocks, and the stamps memory events share;
 //! * `actor`: one thread of the model as it runs, and what it waits for;

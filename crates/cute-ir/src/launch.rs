@@ -4,6 +4,11 @@
 //! function of the same file and from the `cute.compile(host, ...)` call that
 //! gives the host function its arguments.
 //!
+//! Each `@cute.jit` host function of the file is run for the launches it
+//! makes. A kernel without a launch, or whose launch's shapes do not
+//! resolve, is checked with assumed shapes (`assumed_shape`), and the model
+//! says so.
+//!
 //! Its parts, each in a module of its own:
 //! - `module_env`: the values of the file's module level (constants,
 //!   classes, shared-storage structs);

@@ -3,8 +3,14 @@
 //! access, two accesses of shared memory, a write and a read of global memory),
 //! and the findings are put back in the order of their pairs. In global memory
 //! any pair that may overlap counts: data published between CTAs is read at
-//! indices often known only at run time. Past `MAX_PAIRS` pairs, or out of
-//! time, the analysis stops and says so.
+//! indices often known only at run time. Past `MAX_PAIRS` (2,000,000) pairs,
+//! or out of time, the analysis stops and says so.
+//!
+//! The rules of each kind: `proxy` gives `missing-proxy-fence`,
+//! `fence-after-sync`, `read-before-wait` and `smem-race`; `shared` gives
+//! `smem-race`, `dsmem-race` and `scope-too-narrow`; `message_passing` gives
+//! `missing-wait`, `missing-release`, `missing-acquire` and
+//! `scope-too-narrow`.
 
 use std::collections::HashMap;
 

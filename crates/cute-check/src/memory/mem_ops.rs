@@ -4,6 +4,13 @@
 //! of counters (a spin loop goes on once the value satisfies it) and
 //! accesses. A read of a counter that does not wait is taken to see no update,
 //! which a schedule where the consumer runs first allows.
+//!
+//! The phase a TMA load's bytes complete, and so the threads its clock
+//! reaches, is the one announced by the issuing thread's
+//! `arrive_and_expect_tx` (else the phase in progress). A branch on an
+//! atomic's result (`if atomic_add(ctr, 1, ...) == n - 1:`, the last CTA to
+//! arrive) is taken once every other update is in, and acquires those
+//! updates if the atomic's semantics do.
 
 use std::collections::HashMap;
 use std::rc::Rc;

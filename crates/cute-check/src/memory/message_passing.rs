@@ -6,6 +6,14 @@
 //! the same known element is `missing-wait`; indices known only at run time
 //! may never meet, so nothing is said of them. Program order between the
 //! accesses and the counter is that of kernel statements.
+//!
+//! Unordered even by the control clock, the pair is `missing-release` when
+//! no barrier joins the writing threads to the updating one, and
+//! `missing-wait` when the consumer can read before the update. Ordered by
+//! the control clock alone, it names the link that lacks semantics: an update
+//! that does not release (`missing-release`), a read of the counter that does
+//! not acquire (`missing-acquire`), or a scope that does not hold both CTAs
+//! (`scope-too-narrow`).
 
 use cute_syntax::TextRange;
 

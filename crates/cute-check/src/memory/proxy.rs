@@ -6,6 +6,12 @@
 //! its barrier (`read-before-wait`, `smem-race`). A read handed back through an
 //! mbarrier arrive, as every `cutlass.pipeline` ring does, is taken as ordered;
 //! the completion of a TMA store (bulk wait) is not modelled.
+//!
+//! Reads handed back that way are taken as ordered before the load because the
+//! `cutlass.pipeline` classes run that protocol without a proxy fence. Reads
+//! handed back through a CTA or named barrier still need the fence; the races
+//! seen in practice have that shape. As the bulk wait is not modelled, only
+//! accesses before a TMA store are judged against it.
 
 use crate::model::*;
 

@@ -4,6 +4,13 @@
 //! least). One schedule suffices on the assumption that which phase an
 //! arrival belongs to does not depend on it, as in a protocol free of
 //! deadlocks and of vacuous waits.
+//!
+//! The least advanced thread goes first so that no thread laps another and
+//! lends a barrier phase the arrivals of a later round. A spin loop runs as
+//! soon as it can exit so that what it then reads is ordered after as little
+//! as possible. A thread blocked on a wait, or a lane waiting for its warp's
+//! lane 0, is not retried until that barrier's phase or lane 0's progress
+//! changes; the schedule is the same as with retries.
 
 use std::collections::{BTreeSet, HashMap};
 

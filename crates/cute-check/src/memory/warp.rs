@@ -1,7 +1,9 @@
 //! Lanes that act on their own, and their warp: a lane meets its warp at each
-//! of the warp's converged operations (lane 0 acts for the warp once every lane
-//! has done what precedes it, and the lanes go on knowing what it knew then),
-//! and the other lanes of a mask at a `sync_warp(mask)` of the split warp.
+//! of the warp's converged operations (`WarpPoint`: lane 0 acts for the warp
+//! once every lane has done what precedes it, and the lanes go on knowing what
+//! it knew then), and the other lanes of a mask at a `sync_warp(mask)` of the
+//! split warp (`MemKind::LaneSync`: the two halves of a warp can each
+//! synchronize on their own half).
 //! Lanes of a warp do not run in lock-step: only these meetings order them.
 
 use crate::model::*;

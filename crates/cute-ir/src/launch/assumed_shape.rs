@@ -1,6 +1,13 @@
 //! The block and cluster shapes a kernel is checked with when its launch's
 //! do not resolve, and the host values computed from them.
 //!
+//! The block assumed has 128 threads, or the whole warp groups that reach the
+//! highest warp the kernel's role tests select (see `roles`). The cluster
+//! assumed has 2 CTAs if the kernel talks to its peers, or 1 when it does so
+//! through a `cutlass.pipeline` created over a cluster layout (its multicast
+//! signals are not modelled) or does not talk to them at all. The findings
+//! state what was assumed.
+//!
 //! The CTAs per cluster are often a constructor argument that comes from
 //! outside the file (`DenseGemmKernel(..., cluster_shape_mn)` called from a
 //! command line), and the host code derives arrival counts from that same
@@ -15,7 +22,12 @@
 //! values in place of the unknown ones it assigns to those names. A name
 //! assigned from another unknown (`self.cluster_shape_mnk =
 //! (*self.cluster_shape_mn, 1)`) is solved in turn, and the host code runs
-//! again, a few times at most.
+//! again until no new name is solved, a few times at most. The names whose
+//! assumed value was taken are stated. Under one CTA per cluster, a tcgen05
+//! MMA the host makes whose CTA group is not known spans one CTA
+//! (`layout::with_single_cta_mmas`). If a shape's argument cannot be solved
+//! for (`block=[max(n, 64), 1, 1]`), that shape stays unknown on the host,
+//! and so do the counts computed from it.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -10,8 +10,20 @@
 //! kernel synchronizes with (`self.num_mma_warp_groups` from the tile
 //! shape) are not known, and the kernel is not checked.
 //!
+//! The call taken is the one in the `__main__` block. A call in a branch is
+//! taken only if the host values take that branch, and a call in a loop runs
+//! with the loop's first item. Without one there, a call from elsewhere in
+//! the file is taken. The locals of the called function start from that
+//! call's arguments, evaluated in the call's own scope. `args =
+//! parse_arguments()` runs the file's function for its value, and
+//! `parser.parse_args()` gives each `add_argument` option its default. So the
+//! tile shape that picks the number of MMA warp groups is known, and so are
+//! the block and arrival counts computed from it.
+//!
 //! Only the defaults are taken: a value given on the command line is not
-//! known here, and the diagnostics say which configuration was checked.
+//! known here, and the diagnostics say which configuration was checked. A
+//! finding in that configuration is a warning, since other options may be
+//! passed.
 
 use crate::ast::{Call, Expr, FunctionDef, Stmt, StmtKind};
 use crate::eval::{eval, CallHandler, Env, Object, Value};

@@ -4,6 +4,11 @@
 //! and the launches written in branches the host values do not take, read
 //! with the values on the way to them. A kernel launched more than once by a
 //! host function is taken at its first launch.
+//!
+//! A launch written in a branch that the file's configuration does not take
+//! (`if const_expr(mode == ...)`) is still read, with the host's values on
+//! the way to it (`launches_not_taken`), so its kernel keeps the block it is
+//! written with rather than an assumed one.
 
 use cute_syntax::DecoratorKind;
 

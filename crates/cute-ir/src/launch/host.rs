@@ -7,6 +7,18 @@
 //! body once; statements and nested calls stop at their budgets
 //! ([`MAX_HOST_STEPS`], [`MAX_HOST_DEPTH`]), and what they would compute is
 //! then not known. A [`HostVisitor`] sees each expression the run reaches.
+//!
+//! The methods the host calls on `self` run, either for their effect on
+//! `self` or for the value their first `return` gives. Classes of the file
+//! inherit from each other (`Module::class_lineage`, nearest first):
+//! `super().__init__(...)` runs the base class's `__init__`, and the object a
+//! constructor makes holds the base's class attributes under its own.
+//!
+//! A `@cute.struct` shared-storage class defined in a function (the host
+//! method, as most examples write it) is evaluated where its class statement
+//! runs, so its element counts can read `self` (`lower.rs`'s `nested_struct`,
+//! `eval::struct_definition`). One defined at module level is evaluated with
+//! the module's constants (`module_env`).
 
 use std::collections::BTreeMap;
 

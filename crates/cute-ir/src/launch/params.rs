@@ -6,6 +6,9 @@
 //! Parameters the call leaves out take their defaults, and a method's `self`
 //! is the object compiled, else one constructed from a `Class(...)` call of
 //! the file. The first `cute.compile` of a host function is the one taken.
+//!
+//! The kernel's own parameters are bound by the `kernel(...).launch(...)`
+//! call that `finder` reads, and a method kernel's `self` is the host's.
 
 use crate::ast::{Expr, FunctionDef, Stmt, StmtKind};
 use crate::eval::{assign, eval, Env, Value};

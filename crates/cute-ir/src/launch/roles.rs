@@ -8,6 +8,12 @@
 //! groups) that has every warp the kernel's role tests select, and the
 //! tests that still select a warp beyond it (an index known only later, or
 //! past the largest block) make the kernel not checked, naming the branch.
+//!
+//! Example: with `if warp_idx == self.tma_warp_id:` and `tma_warp_id` = 8,
+//! the block assumed is 384 threads, the three warp groups that reach warp 8,
+//! and the host code then runs with that block. The largest block is 1,024
+//! threads. The check that a branch still selects a missing warp is
+//! `cute-check`'s `instantiate/roles.rs`.
 
 use rustc_hash::FxHashMap as HashMap;
 
