@@ -5,6 +5,7 @@
 //! import statements allow (`cute.arch.mbarrier_wait` -> the qualified path
 //! `cutlass.cute.arch.mbarrier_wait`); meaning is given by `cute-ir`.
 
+mod comment_runs;
 mod edit;
 mod imports;
 pub mod kernels;
@@ -13,6 +14,7 @@ mod parse;
 mod queries;
 pub mod recover;
 
+pub use comment_runs::{for_the_parser, COMMENT_RUN};
 pub use edit::edited_range;
 pub use imports::ImportMap;
 pub use kernels::{find_kernels, may_define_kernels, DecoratorKind, KernelDef};

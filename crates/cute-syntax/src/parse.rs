@@ -26,6 +26,13 @@ pub(crate) fn python_language() -> tree_sitter::Language {
 /// tree-sitter and tree-sitter-python shows up here, not at compile time) or
 /// the parser gives up.
 pub fn parse(text: &str) -> Result<SyntaxTree, ParseError> {
+    let tree = parse_unchanged(&crate::for_the_parser(text))?.tree;
+    Ok(SyntaxTree { text: text.to_string(), tree })
+}
+
+/// [`parse`] of the text as it is, long runs of comments included: the
+/// tree-sitter parse the others are compared with.
+pub(crate) fn parse_unchanged(text: &str) -> Result<SyntaxTree, ParseError> {
     let mut parser = Parser::new();
     parser
         .set_language(&python_language())

@@ -34,7 +34,7 @@
 
 use tree_sitter::Tree;
 
-use crate::{SyntaxTree, TextRange};
+use crate::{SyntaxTree, TextRange, COMMENT_RUN};
 
 /// A text with its broken sections left out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,9 +165,6 @@ fn blank(lines: &mut [u8]) {
         }
     }
 }
-
-/// Comment lines in a row, at most, before a blanked line becomes a statement.
-const COMMENT_RUN: usize = 32;
 
 /// Turns every [`COMMENT_RUN`]-th line of a run of comment and empty lines
 /// into the statement `0` (then spaces), where the run goes through the

@@ -188,15 +188,19 @@ fn parse_whole(previous: Option<(String, Tree)>, text: &str) -> Option<Tree> {
 /// [`parse_whole`], given up (`None`) as soon as `stop` says so: a file with
 /// an open bracket takes tree-sitter's error recovery through the rest of
 /// the file, tens of milliseconds that a newer edit should not wait for.
+///
+/// The parser reads each text as `cute_syntax::for_the_parser` gives it
+/// (long runs of comments as spaces), and the edit is the one between those.
 fn parse_whole_until(previous: Option<(String, Tree)>, text: &str, stop: &dyn Fn() -> bool) -> Option<Tree> {
     let mut parser = parser()?;
+    let parsed_text = cute_syntax::for_the_parser(text);
     let old_tree = previous.map(|(old_text, mut old_tree)| {
         if old_text != text {
-            old_tree.edit(&edit_between(&old_text, text));
+            old_tree.edit(&edit_between(&cute_syntax::for_the_parser(&old_text), &parsed_text));
         }
         old_tree
     });
-    let bytes = text.as_bytes();
+    let bytes = parsed_text.as_bytes();
     let mut read = |offset: usize, _: Point| bytes.get(offset..).unwrap_or_default();
     let mut progress = |_: &cute_syntax::tree_sitter::ParseState| {
         if stop() {
