@@ -1,6 +1,10 @@
-//! `cute-lsp check`: lint files, print rustc-style text (codespan-reporting) or
+//! `cute-lsp check`: lint files, print rustc-style text (codespan-reporting),
 //! the JSON contract (`Diagnostic::to_json`: one array, LSP-style ranges in
-//! UTF-16).
+//! UTF-16), or one of the formats for CI and review in `format/`: `concise`
+//! (a `path:line:col: CODE name: message` line per finding), `github`
+//! (GitHub Actions annotations) and `sarif` (a SARIF 2.1.0 log for code
+//! scanning). `human`, `concise` and `github` close with a summary line on
+//! stderr.
 //!
 //! Files are checked on every core and reported in the order given, each as
 //! soon as it and those before it are done. While other files keep the other
@@ -17,6 +21,8 @@ use codespan_reporting::term::{self, Config};
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
 use cute_syntax::LineIndex;
 
+use super::format;
+
 #[derive(clap::Args)]
 pub struct CheckArgs {
     /// Output format.
@@ -29,8 +35,16 @@ pub struct CheckArgs {
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// Text reports as rustc prints them, with the trace, notes, help and fixes.
     Human,
+    /// One JSON array of diagnostics (LSP-style ranges, UTF-16 columns).
     Json,
+    /// One `path:line:col: CODE name: message` line per finding.
+    Concise,
+    /// GitHub Actions workflow commands (`::error file=...::message`).
+    Github,
+    /// A SARIF 2.1.0 log (GitHub code scanning, SARIF viewers).
+    Sarif,
 }
 
 /// Expand directories into the Python files below them, sorted; with the
@@ -81,6 +95,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // Files found but not read (the paths in `problems` were never found).
     let mut unreadable = 0usize;
     let mut json = Vec::new();
+    let mut sarif = format::sarif::Log::default();
     let mut errors = 0usize;
     let mut total = 0usize;
     // Files are checked on every core and reported in the order given, as
@@ -103,12 +118,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
         match args.format {
             Format::Json => json.extend(diags.iter().map(|d| d.to_json(&display, &index))),
             Format::Human => print_human(&display, &text, &diags),
+            Format::Concise => format::concise::print(&display, &text, &index, &diags),
+            Format::Github => format::github::print(&display, &text, &index, &diags),
+            Format::Sarif => sarif.add(&display, &text, &index, &diags),
         }
     });
     let (checked, not_read) = (files.len() - unreadable, problems.len() + unreadable);
     match args.format {
         Format::Json => println!("{}", serde_json::Value::Array(json)),
-        Format::Human => {
+        Format::Sarif => sarif.print(),
+        Format::Human | Format::Concise | Format::Github => {
             let unread = if not_read > 0 { format!(", {not_read} path(s) not read") } else { String::new() };
             if total == 0 {
                 eprintln!("cute-lsp: {checked} file(s) checked, no findings{unread}");

@@ -1,9 +1,11 @@
-//! Command-line front end: `check` (`check.rs`), `explain` (a rule's
-//! documentation, the Markdown next to its module), `rules` (the catalogue),
-//! `slice` (`slice.rs`) and `promela` (`promela.rs`). Positions become line and
-//! column here, at the edge; everything below speaks byte offsets.
+//! Command-line front end: `check` (`check.rs`, its formats for CI in
+//! `format/`), `explain` (a rule's documentation, the Markdown next to its
+//! module), `rules` (the catalogue), `slice` (`slice.rs`) and `promela`
+//! (`promela.rs`). Positions become line and column here, at the edge;
+//! everything below speaks byte offsets.
 
 pub mod check;
+pub mod format;
 pub mod promela;
 pub mod slice;
 
