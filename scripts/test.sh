@@ -2,7 +2,8 @@
 # The whole test suite: Rust unit and integration tests (rules against their
 # fixtures, the explorer against its unreduced oracle and against SPIN, the
 # server over stdio), the Neovim and VS Code clients against the server, then
-# every fixture kernel compiled with nvidia-cutlass-dsl.
+# every fixture kernel compiled with nvidia-cutlass-dsl and the SARIF output of
+# every fixture validated against the SARIF 2.1.0 schema.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,9 @@ fi
 (cd editors/vscode && CUTE_LSP_BINARY="$binary" timeout 300 node --test test/*.test.js)
 
 .venv/bin/python tests/python/compile_fixtures.py
+
+# The SARIF output of every fixture against the SARIF 2.1.0 JSON schema.
+.venv/bin/python tests/python/validate_sarif.py --binary "$binary"
 
 # The signatures the linter's API table is checked against must be those of
 # the installed package.
