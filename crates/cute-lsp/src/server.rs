@@ -39,6 +39,7 @@ mod convert;
 mod edits;
 mod settings;
 mod state;
+mod transport;
 
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
@@ -82,7 +83,15 @@ pub fn run_stdio() -> ExitCode {
         let (service, socket) = LspService::build(move |client| Backend::new(client, flag))
             .custom_method("cute-lsp/checkCounts", Backend::check_counts)
             .finish();
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        // The protocol layer reads and writes through the checks of
+        // `transport` (a malformed message would otherwise end it).
+        let (server_input, to_server) = tokio::io::duplex(1 << 16);
+        let (from_server, server_output) = tokio::io::duplex(1 << 16);
+        let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(transport::forward_input(tokio::io::stdin(), to_server, answers));
+        let writing = tokio::spawn(transport::forward_output(from_server, answered, tokio::io::stdout()));
+        Server::new(server_input, server_output, socket).serve(service).await;
+        let _ = writing.await;
     });
     // Do not wait for analyses still running on blocking threads: their results
     // have nowhere to go.

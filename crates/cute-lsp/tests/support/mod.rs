@@ -107,6 +107,14 @@ impl LspClient {
         stdin.flush().expect("flush to server");
     }
 
+    /// Writes `bytes` to the server as they are: framing and JSON the test
+    /// gets wrong on purpose.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin already closed");
+        stdin.write_all(bytes).expect("write to server");
+        stdin.flush().expect("flush to server");
+    }
+
     pub fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
