@@ -1,8 +1,11 @@
-//! Project and editor configuration: `[tool.cute-lsp]` in `pyproject.toml`,
-//! and the same keys under `cute-lsp` in an editor's settings.
+//! Project and editor configuration: a `cute-lsp.toml` file (the keys at its
+//! top level), `[tool.cute-lsp]` in `pyproject.toml`, and the same keys under
+//! `cute-lsp` in an editor's settings.
 //!
 //! ```toml
 //! [tool.cute-lsp]
+//! select = ["untoggled-phase", "CUTE002"]      # only these rules, by name or code
+//! extend-select = ["analysis-incomplete"]      # these too (on top of a `select` of another layer)
 //! ignore = ["deadlock"]                        # rules off, by name or code
 //! rules = { "analysis-incomplete" = false }    # the same, as a table (true turns a rule back on)
 //! severity = { "untoggled-phase" = "warning" } # error | warning | info | off
@@ -10,10 +13,27 @@
 //! max-time-ms = 1000
 //! ```
 //!
+//! Which rules run, as Ruff selects them: without `select` every rule is on;
+//! `select` keeps only the rules it names; `extend-select` adds rules,
+//! `ignore` (and a severity `off`) takes them away, and within one layer a
+//! rule they turn off stays off whatever `select` or `extend-select` say.
+//! Layers ([`Config::with`]:
+//! the project file, then the editor's settings or the command line) apply
+//! in order: a layer with `select` starts the selection anew (what the layers
+//! below selected or ignored no longer counts), a layer without one adds and
+//! removes rules from what the layers below left. Severities are not a
+//! selection: a level other than `off` changes the severity of a rule that
+//! is on and does not turn on one that is off.
+//!
+//! The file that configures a source file is the nearest one, looking from
+//! the file's directory up: in each directory a `cute-lsp.toml` first (even
+//! an empty one), then a `pyproject.toml` with a `[tool.cute-lsp]` table
+//! ([`discover`]).
+//!
 //! Reading never fails on content: what is malformed is skipped and reported
 //! as a problem, so one typo does not silence the linter.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,13 +44,20 @@ use crate::{rules, AnalysisOptions, Diagnostic, Severity};
 /// The settings, each `None`/absent when not set, so that layers combine.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
-    /// Rules explicitly on or off, by name. Rules not listed are on.
+    /// `select`: when set, the rules on, by name; the others are off unless
+    /// `rules` turns them on. `None`: every rule is on.
+    pub select: Option<BTreeSet<&'static str>>,
+    /// Rules explicitly on or off, by name, whatever `select` says
+    /// (`extend-select` turns rules on here, `ignore` turns them off).
     pub rules: BTreeMap<&'static str, bool>,
     /// Severity overrides, by rule name.
     pub severity: BTreeMap<&'static str, Severity>,
     pub max_states: Option<usize>,
     pub max_time: Option<Duration>,
 }
+
+/// The configuration file of its own, with the keys at its top level.
+pub const FILE_NAME: &str = "cute-lsp.toml";
 
 /// Settings a client keeps in the same section for itself (the binary, its
 /// protocol trace); the server ignores them without a warning.
@@ -41,7 +68,9 @@ fn normalize_key(key: &str) -> String {
     key.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
 }
 
-fn severity_named(name: &str) -> Option<Option<Severity>> {
+/// A severity level by name (`error`, `warning`, `info`, `off` and their
+/// usual aliases): `Some(None)` for off, `None` for a name that is no level.
+pub fn severity_named(name: &str) -> Option<Option<Severity>> {
     match name.to_ascii_lowercase().as_str() {
         "error" => Some(Some(Severity::Error)),
         "warning" | "warn" => Some(Some(Severity::Warning)),
@@ -84,7 +113,7 @@ impl Config {
         };
         for (key, value) in table {
             match normalize_key(key).as_str() {
-                "ignore" => {
+                "ignore" | "select" | "extendselect" => {
                     let names = match value {
                         Value::Array(items) => items.clone(),
                         Value::String(_) => vec![value.clone()],
@@ -93,9 +122,20 @@ impl Config {
                             continue;
                         }
                     };
-                    for name in &names {
-                        if let Some(name) = rule(name, key, &mut problems) {
-                            config.rules.insert(name, false);
+                    let given = names.len();
+                    let names: Vec<&'static str> = names.iter().filter_map(|name| rule(name, key, &mut problems)).collect();
+                    match normalize_key(key).as_str() {
+                        "ignore" => config.rules.extend(names.into_iter().map(|name| (name, false))),
+                        // A list of typos selects nothing rather than
+                        // silencing every rule (`select = []` does).
+                        "select" if given > 0 && names.is_empty() => {}
+                        "select" => config.select.get_or_insert_with(BTreeSet::new).extend(names),
+                        // A rule this layer turns off (`ignore`, a severity
+                        // `off`, whichever key comes first) stays off.
+                        _ => {
+                            for name in names {
+                                config.rules.entry(name).or_insert(true);
+                            }
                         }
                     }
                 }
@@ -160,18 +200,53 @@ impl Config {
         Ok(Some(Config::from_value(&toml_to_json(section), &origin)))
     }
 
-    /// These settings with `over`'s on top: a key `over` sets wins.
+    /// A `cute-lsp.toml`'s text: its top-level keys are the settings; `Err`
+    /// when it is not TOML.
+    pub fn from_cute_lsp_toml(text: &str, origin: &str) -> Result<(Config, Vec<String>), String> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            format!("{origin}: not valid TOML: {}", e.message())
+        })?;
+        Ok(Config::from_value(&toml_to_json(&toml::Value::Table(table)), origin))
+    }
+
+    /// The configuration in the file at `path` with the text `text`: a
+    /// `cute-lsp.toml` (always configures) or a `pyproject.toml` (when it
+    /// has a `[tool.cute-lsp]` table). `Ok(None)` when the file does not
+    /// configure, `Err` when it is not TOML.
+    pub fn from_file(path: &Path, text: &str) -> Result<Option<(Config, Vec<String>)>, String> {
+        let origin = path.display().to_string();
+        if path.file_name().is_some_and(|name| name == FILE_NAME) {
+            Config::from_cute_lsp_toml(text, &origin).map(Some)
+        } else {
+            Config::from_pyproject(text, &origin)
+        }
+    }
+
+    /// These settings with `over`'s on top: a key `over` sets wins. A
+    /// `select` in `over` starts the selection anew: the rules these
+    /// settings select or turn off no longer count; without one, `over`
+    /// turns rules on and off on top of these.
     pub fn with(&self, over: &Config) -> Config {
         let mut out = self.clone();
-        out.rules.extend(over.rules.iter().map(|(k, v)| (*k, *v)));
+        if over.select.is_some() {
+            out.select = over.select.clone();
+            out.rules = over.rules.clone();
+        } else {
+            out.rules.extend(over.rules.iter().map(|(k, v)| (*k, *v)));
+        }
         out.severity.extend(over.severity.iter().map(|(k, v)| (*k, *v)));
         out.max_states = over.max_states.or(self.max_states);
         out.max_time = over.max_time.or(self.max_time);
         out
     }
 
+    /// Whether the rule named `rule` runs: on or off in `rules`, else
+    /// whether `select` (when set) names it.
     pub fn is_enabled(&self, rule: &str) -> bool {
-        self.rules.get(rule).copied().unwrap_or(true)
+        match self.rules.get(rule) {
+            Some(&on) => on,
+            None => self.select.as_ref().is_none_or(|selected| selected.contains(rule)),
+        }
     }
 
     /// The analysis budgets, defaults where not set.
@@ -209,19 +284,25 @@ fn toml_to_json(value: &toml::Value) -> Value {
     }
 }
 
-/// The `pyproject.toml` files that could configure `file`, nearest first:
-/// one in each directory from the file's up to the root that has one.
-pub fn pyproject_candidates(file: &Path) -> Vec<PathBuf> {
-    file.ancestors().skip(1).map(|dir| dir.join("pyproject.toml")).filter(|p| p.is_file()).collect()
+/// The files that could configure `file`, nearest first: in each directory
+/// from the file's up to the root, its `cute-lsp.toml` and then its
+/// `pyproject.toml`, those that exist.
+pub fn candidates(file: &Path) -> Vec<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .flat_map(|dir| [dir.join(FILE_NAME), dir.join("pyproject.toml")])
+        .filter(|p| p.is_file())
+        .collect()
 }
 
-/// The configuration of `file`: the nearest `pyproject.toml` with a
-/// `[tool.cute-lsp]` table (as Ruff and most Python tools look), with the
-/// problems found reading it. Unreadable or invalid files are reported and
-/// skipped.
+/// The configuration of `file`: the nearest `cute-lsp.toml`, or
+/// `pyproject.toml` with a `[tool.cute-lsp]` table (as Ruff looks for
+/// `ruff.toml` and `pyproject.toml`), with the problems found reading it and
+/// the path of the file it comes from. Unreadable or invalid files are
+/// reported and skipped.
 pub fn discover(file: &Path) -> (Config, Option<PathBuf>, Vec<String>) {
     let mut problems = Vec::new();
-    for path in pyproject_candidates(file) {
+    for path in candidates(file) {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(err) => {
@@ -229,7 +310,7 @@ pub fn discover(file: &Path) -> (Config, Option<PathBuf>, Vec<String>) {
                 continue;
             }
         };
-        match Config::from_pyproject(&text, &path.display().to_string()) {
+        match Config::from_file(&path, &text) {
             Ok(Some((config, found))) => {
                 problems.extend(found);
                 return (config, Some(path), problems);
@@ -362,6 +443,131 @@ max-time-ms = 250
         std::fs::write(root.join("pkg").join("pyproject.toml"), "[tool.cute-lsp\n").unwrap();
         let (config, _, problems) = discover(&inner.join("k.py"));
         assert!(!config.is_enabled("deadlock"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    fn enabled(config: &Config) -> Vec<&'static str> {
+        rules::ALL.iter().map(|r| r.name).filter(|name| config.is_enabled(name)).collect()
+    }
+
+    #[test]
+    fn select_extend_select_and_ignore_in_one_file() {
+        let text = r#"
+[tool.cute-lsp]
+select = ["untoggled-phase", "CUTE050", "cute001"]
+extend-select = ["cute090", "vacuous-wait"]
+ignore = ["deadlock"]
+severity = { "vacuous-wait" = "off" }
+"#;
+        let (config, problems) = Config::from_pyproject(text, "p").unwrap().unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        // `ignore` and a severity `off` win over `select` and `extend-select`.
+        assert_eq!(enabled(&config), ["untoggled-phase", "analysis-incomplete"]);
+        let diags = [
+            diag("untoggled-phase", "CUTE001", Severity::Error),
+            diag("vacuous-wait", "CUTE002", Severity::Error),
+            diag("deadlock", "CUTE050", Severity::Warning),
+            diag("analysis-incomplete", "CUTE090", Severity::Info),
+        ];
+        let names: Vec<&str> = config.apply(&diags).iter().map(|d| d.name).collect();
+        assert_eq!(names, ["untoggled-phase", "analysis-incomplete"]);
+        // The same keys in the other order: the same selection.
+        let (again, _) = Config::from_value(
+            &json!({"severity": {"vacuous-wait": "off"}, "ignore": "deadlock", "extendSelect": ["vacuous-wait", "CUTE090"], "select": ["CUTE001", "deadlock"]}),
+            "e",
+        );
+        assert_eq!(enabled(&again), ["untoggled-phase", "analysis-incomplete"]);
+    }
+
+    #[test]
+    fn an_empty_select_turns_every_rule_off_and_a_list_of_typos_none() {
+        let (config, problems) = Config::from_value(&json!({"select": []}), "p");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(enabled(&config), Vec::<&str>::new());
+        let (config, problems) = Config::from_value(&json!({"select": [], "extend-select": ["deadlock"]}), "p");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(enabled(&config), ["deadlock"]);
+        // Every name a typo: reported, and the linter is not silenced.
+        let (config, problems) = Config::from_value(&json!({"select": ["dedlock"]}), "p");
+        assert_eq!(config.select, None);
+        assert_eq!(enabled(&config).len(), rules::ALL.len());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("select: unknown rule `dedlock`"), "{problems:?}");
+        // One typo among names: the others are selected.
+        let (config, problems) = Config::from_value(&json!({"select": ["dedlock", "deadlock"], "extend-select": 7}), "p");
+        assert_eq!(enabled(&config), ["deadlock"]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("extend-select: expected a list of rule names, found 7")), "{problems:?}");
+    }
+
+    #[test]
+    fn a_layer_with_select_starts_anew_and_one_without_adds_and_removes() {
+        let (file, _) = Config::from_value(
+            &json!({"select": ["untoggled-phase", "deadlock"], "ignore": ["deadlock"], "severity": {"untoggled-phase": "warning"}}),
+            "file",
+        );
+        assert_eq!(enabled(&file), ["untoggled-phase"]);
+        // Without `select`: on top of the file's selection.
+        let (over, _) = Config::from_value(&json!({"extend-select": ["deadlock", "smem-race"], "ignore": ["untoggled-phase"]}), "cli");
+        assert_eq!(enabled(&file.with(&over)), ["smem-race", "deadlock"]);
+        // With `select`: the file's selection and ignores no longer count,
+        // its severities still do.
+        let (over, _) = Config::from_value(&json!({"select": ["deadlock", "CUTE001"]}), "cli");
+        let both = file.with(&over);
+        assert_eq!(enabled(&both), ["untoggled-phase", "deadlock"]);
+        assert_eq!(both.severity.get("untoggled-phase"), Some(&Severity::Warning));
+        // A level is not a selection.
+        let (over, _) = Config::from_value(&json!({"severity": {"smem-race": "error"}}), "cli");
+        assert!(!file.with(&over).is_enabled("smem-race"));
+        // Layers without the new keys combine as before.
+        let (a, _) = Config::from_value(&json!({"ignore": ["deadlock"]}), "a");
+        let (b, _) = Config::from_value(&json!({"rules": {"deadlock": true}}), "b");
+        assert_eq!(a.with(&b).select, None);
+        assert_eq!(enabled(&a.with(&b)).len(), rules::ALL.len());
+        assert_eq!(a.with(&Config::default()), a);
+    }
+
+    #[test]
+    fn cute_lsp_toml_takes_its_keys_at_the_top_level() {
+        let (config, problems) =
+            Config::from_cute_lsp_toml("select = [\"deadlock\"]\nmax-states = 9\n[severity]\ndeadlock = \"warning\"\n", "c").unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(enabled(&config), ["deadlock"]);
+        assert_eq!(config.max_states, Some(9));
+        assert_eq!(config.severity.get("deadlock"), Some(&Severity::Warning));
+        assert!(Config::from_cute_lsp_toml("select = [", "c").unwrap_err().starts_with("c: not valid TOML"));
+        // By file name: a `cute-lsp.toml` always configures, even empty; a
+        // `pyproject.toml` only with the table.
+        assert_eq!(Config::from_file(Path::new("/p/cute-lsp.toml"), "").unwrap(), Some((Config::default(), Vec::new())));
+        assert_eq!(Config::from_file(Path::new("/p/pyproject.toml"), "ignore = [\"deadlock\"]\n").unwrap(), None);
+        let (_, problems) = Config::from_file(Path::new("/p/cute-lsp.toml"), "[tool.cute-lsp]\nignore = []\n").unwrap().unwrap();
+        assert_eq!(problems, ["/p/cute-lsp.toml: unknown setting `tool`"]);
+    }
+
+    #[test]
+    fn discovery_prefers_cute_lsp_toml_in_the_same_directory() {
+        let root = std::env::temp_dir().join(format!("cute-lint-config-files-{}", std::process::id()));
+        let inner = root.join("pkg");
+        std::fs::create_dir_all(&inner).unwrap();
+        let file = inner.join("k.py");
+        std::fs::write(root.join("cute-lsp.toml"), "ignore = [\"deadlock\"]\n").unwrap();
+        std::fs::write(inner.join("pyproject.toml"), "[tool.cute-lsp]\nignore = [\"smem-race\"]\n").unwrap();
+        // The nearer directory wins, whatever its file is called.
+        let (config, path, _) = discover(&file);
+        assert_eq!(path.as_deref(), Some(inner.join("pyproject.toml").as_path()));
+        assert!(config.is_enabled("deadlock") && !config.is_enabled("smem-race"));
+        // In one directory, `cute-lsp.toml` before `pyproject.toml`.
+        std::fs::write(inner.join("cute-lsp.toml"), "select = [\"smem-race\"]\n").unwrap();
+        let (config, path, _) = discover(&file);
+        assert_eq!(path.as_deref(), Some(inner.join("cute-lsp.toml").as_path()));
+        assert_eq!(enabled(&config), ["smem-race"]);
+        assert_eq!(candidates(&file)[..3], [inner.join("cute-lsp.toml"), inner.join("pyproject.toml"), root.join("cute-lsp.toml")]);
+        // A broken one is reported and the next file applies.
+        std::fs::write(inner.join("cute-lsp.toml"), "select = [\n").unwrap();
+        let (config, path, problems) = discover(&file);
+        assert_eq!(path.as_deref(), Some(inner.join("pyproject.toml").as_path()));
+        assert!(!config.is_enabled("smem-race"));
         assert_eq!(problems.len(), 1, "{problems:?}");
         std::fs::remove_dir_all(&root).unwrap();
     }

@@ -11,9 +11,10 @@
 //! diagnostics (and can be asked to pull again) asks for them instead
 //! (`textDocument/diagnostic`), and nothing is pushed to it.
 //!
-//! A configuration change (editor settings, a `pyproject.toml`) moves every
-//! open document to a new generation: results computed under the old
-//! configuration are then stale, exactly like results for an old text.
+//! A configuration change (editor settings, a `pyproject.toml` or
+//! `cute-lsp.toml`) moves every open document to a new generation: results
+//! computed under the old configuration are then stale, exactly like results
+//! for an old text.
 //!
 //! A write to the database (an edit) cancels the queries running on clones:
 //! they unwind with `salsa::Cancelled` at their next query boundary (checks
@@ -27,9 +28,9 @@
 //! Code actions (quick fixes, "suppress on this line", `actions.rs`) and hover
 //! (`cute_lint`'s `hover`: a barrier's init count, its arrival sites, its waits
 //! and their parities) are recomputed from the current text, never taken from
-//! the client. Configuration is `[tool.cute-lsp]` of the nearest
-//! `pyproject.toml`, overridden by the editor's `cute-lsp` settings
-//! (`settings.rs`); `cute-lsp check` reads the same table. The custom request
+//! the client. Configuration is the nearest `cute-lsp.toml`, or
+//! `[tool.cute-lsp]` of a `pyproject.toml`, overridden by the editor's
+//! `cute-lsp` settings (`settings.rs`); `cute-lsp check` reads the same. The custom request
 //! `cute-lsp/checkCounts` returns how many explorations, instantiations and
 //! memory-ordering analyses the server has run (the tests and the latency
 //! benchmark read it).
@@ -135,7 +136,7 @@ struct Shared {
     /// Held from the "still current?" check to the end of the send, so
     /// publishes leave in the order they were checked.
     publish: tokio::sync::Mutex<()>,
-    /// `pyproject.toml` files as last read; used from blocking threads.
+    /// Configuration files as last read; used from blocking threads.
     projects: Mutex<ProjectConfigs>,
     support: OnceLock<ClientSupport>,
     /// Problems of the settings sent with `initialize`, reported once the
@@ -200,8 +201,8 @@ async fn report_problems(client: &Client, problems: Vec<String>) {
 }
 
 /// Runs `lint_file_with` on a blocking thread under the document's
-/// configuration (the project's `pyproject.toml`, then the editor's
-/// settings). The snapshot is moved into the closure and dropped there, so a
+/// configuration (the project's `cute-lsp.toml` or `pyproject.toml`, then
+/// the editor's settings). The snapshot is moved into the closure and dropped there, so a
 /// pending write never waits on this task's caller.
 async fn analyze(shared: &Arc<Shared>, client: &Client, snapshot: Snapshot) -> Outcome {
     let shared = shared.clone();
@@ -394,8 +395,9 @@ fn client_support(params: &InitializeParams) -> ClientSupport {
     }
 }
 
-fn is_pyproject(uri: &Uri) -> bool {
-    uri.as_str().rsplit('/').next().is_some_and(|name| name == "pyproject.toml")
+/// A file that can hold the project's configuration.
+fn is_config_file(uri: &Uri) -> bool {
+    uri.as_str().rsplit('/').next().is_some_and(|name| name == "pyproject.toml" || name == cute_lint::config::FILE_NAME)
 }
 
 impl LanguageServer for Backend {
@@ -463,10 +465,9 @@ impl LanguageServer for Backend {
         report_problems(&self.client, problems).await;
         if self.shared.support().watch_files {
             let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: vec![FileSystemWatcher {
-                    glob_pattern: GlobPattern::String("**/pyproject.toml".to_string()),
-                    kind: None,
-                }],
+                watchers: ["**/pyproject.toml", "**/cute-lsp.toml"]
+                    .map(|glob| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.to_string()), kind: None })
+                    .to_vec(),
             };
             let registration = Registration {
                 id: "cute-lsp/pyproject.toml".to_string(),
@@ -474,7 +475,7 @@ impl LanguageServer for Backend {
                 register_options: serde_json::to_value(options).ok(),
             };
             if let Err(err) = self.client.register_capability(vec![registration]).await {
-                let message = format!("cute-lsp: cannot watch pyproject.toml files ({err}); edits to them apply on the next change");
+                let message = format!("cute-lsp: cannot watch pyproject.toml and cute-lsp.toml files ({err}); edits to them apply on the next change");
                 self.client.log_message(MessageType::INFO, message).await;
             }
         }
@@ -534,7 +535,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
-        if !params.changes.iter().any(|c| is_pyproject(&c.uri)) {
+        if !params.changes.iter().any(|c| is_config_file(&c.uri)) {
             return;
         }
         self.shared.projects().clear();

@@ -1,7 +1,8 @@
 //! Configuration as the server applies it: the editor's settings
 //! (`initializationOptions`, `workspace/didChangeConfiguration` under
-//! `cute-lsp`) on top of the project's `[tool.cute-lsp]` in the nearest
-//! `pyproject.toml` (see `cute_lint::config`).
+//! `cute-lsp`) on top of the project's configuration: the nearest
+//! `cute-lsp.toml`, or `[tool.cute-lsp]` in a `pyproject.toml` (see
+//! `cute_lint::config`).
 //!
 //! Project files are re-read only when their modification time or size
 //! changes, so resolving a document's configuration on every analysis costs a
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use cute_lint::config::{pyproject_candidates, Config};
+use cute_lint::config::{candidates, Config};
 use serde_json::Value;
 
 /// The section of the editor's settings the server reads.
@@ -21,7 +22,7 @@ pub const SECTION: &str = "cute-lsp";
 
 /// Keys of the section, normalised as `cute_lint::config` does; used to
 /// recognise a section sent without its `cute-lsp` wrapper.
-const KEYS: &[&str] = &["ignore", "rules", "severity", "maxstates", "maxtimems"];
+const KEYS: &[&str] = &["select", "extendselect", "ignore", "rules", "severity", "maxstates", "maxtimems"];
 
 /// The editor's settings in `value`: either `{"cute-lsp": {...}}` or the
 /// section itself. `None` when `value` carries nothing for this server (null,
@@ -39,10 +40,11 @@ pub fn editor_settings(value: &Value) -> Option<(Config, Vec<String>)> {
     ours.then(|| Config::from_value(value, "editor settings"))
 }
 
-/// A `pyproject.toml` as last read.
+/// A `cute-lsp.toml` or `pyproject.toml` as last read.
 struct Read {
     stamp: (Option<SystemTime>, u64),
-    /// `None`: no `[tool.cute-lsp]` table, or not valid TOML.
+    /// `None`: a `pyproject.toml` without a `[tool.cute-lsp]` table, or not
+    /// valid TOML.
     config: Option<Arc<Config>>,
 }
 
@@ -52,18 +54,19 @@ pub struct ProjectConfigs {
 }
 
 impl ProjectConfigs {
-    /// The project configuration of `file` (the nearest `pyproject.toml` with a
-    /// `[tool.cute-lsp]` table), and the problems of each file read anew, so
-    /// each problem is reported once per version of the file.
+    /// The project configuration of `file` (the nearest `cute-lsp.toml`, or
+    /// `pyproject.toml` with a `[tool.cute-lsp]` table), and the problems of
+    /// each file read anew, so each problem is reported once per version of
+    /// the file.
     pub fn resolve(&mut self, file: &Path) -> (Arc<Config>, Vec<String>) {
         let mut problems = Vec::new();
-        for path in pyproject_candidates(file) {
+        for path in candidates(file) {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
             let stamp = (meta.modified().ok(), meta.len());
             let fresh = self.files.get(&path).is_some_and(|r| r.stamp == stamp);
             if !fresh {
                 let config = match std::fs::read_to_string(&path) {
-                    Ok(text) => match Config::from_pyproject(&text, &path.display().to_string()) {
+                    Ok(text) => match Config::from_file(&path, &text) {
                         Ok(Some((config, found))) => {
                             problems.extend(found);
                             Some(Arc::new(config))
@@ -108,6 +111,9 @@ mod tests {
         assert_eq!(config.max_states, Some(7));
         assert!(editor_settings(&Value::Null).is_none());
         assert!(editor_settings(&json!({"pylsp": {"plugins": {}}})).is_none());
+        // The selection keys mark a section sent without its wrapper too.
+        let (config, _) = editor_settings(&json!({"extendSelect": ["deadlock"], "select": ["CUTE001"]})).unwrap();
+        assert!(config.is_enabled("deadlock") && config.is_enabled("untoggled-phase") && !config.is_enabled("smem-race"));
         // An explicit empty section resets to the defaults.
         assert_eq!(editor_settings(&json!({"cute-lsp": {}})).unwrap().0, Config::default());
     }
@@ -131,6 +137,26 @@ mod tests {
         let (config, problems) = configs.resolve(&file);
         assert!(config.is_enabled("deadlock") && !config.is_enabled("untoggled-phase"));
         assert!(problems.is_empty(), "{problems:?}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_cute_lsp_toml_comes_before_the_pyproject_beside_it() {
+        let root = std::env::temp_dir().join(format!("cute-lsp-settings-files-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("pyproject.toml"), "[tool.cute-lsp]\nignore = [\"deadlock\"]\n").unwrap();
+        let file = root.join("k.py");
+        let mut configs = ProjectConfigs::default();
+        assert!(!configs.resolve(&file).0.is_enabled("deadlock"));
+        std::fs::write(root.join("cute-lsp.toml"), "select = [\"deadlock\"]\n").unwrap();
+        let (config, problems) = configs.resolve(&file);
+        assert!(config.is_enabled("deadlock") && !config.is_enabled("untoggled-phase"));
+        assert!(problems.is_empty(), "{problems:?}");
+        // Broken: said once, and the pyproject applies.
+        std::fs::write(root.join("cute-lsp.toml"), "select = [\n").unwrap();
+        let (config, problems) = configs.resolve(&file);
+        assert!(!config.is_enabled("deadlock") && config.is_enabled("untoggled-phase"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
