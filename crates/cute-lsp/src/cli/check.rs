@@ -11,7 +11,18 @@
 //! cores busy, a file's kernels run their threads on one core. Exit status: 0
 //! without errors, 1 with an error, 2 when the command could not run or a path
 //! given could not be read.
+//!
+//! Each file is checked under the configuration of the nearest
+//! `cute-lsp.toml` or `pyproject.toml` (`cute_lint::config`), with the
+//! command line's `--select`, `--extend-select`, `--ignore` and
+//! `--severity` on top (`selection.rs`: a rule or level that is none stops
+//! the run with status 2 before anything is checked). `--exit-zero` exits 0
+//! with errors found (still 2 for a path not read), `--output-file` writes
+//! the report to a file, `--quiet` drops the summary line on standard error,
+//! and `--statistics` follows the report with the kernels checked in full
+//! or not and the findings per rule (`statistics.rs`).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,15 +33,35 @@ use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
 use cute_syntax::LineIndex;
 
 use super::format;
+use super::selection::{self, SelectionArgs};
+use super::statistics::{self, FileFacts, Statistics};
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
+    /// Exit with status 0 even when errors are found (still 2 when a path
+    /// could not be read).
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Write the report (and the statistics) to this file instead of
+    /// standard output.
+    #[arg(long, value_name = "PATH")]
+    pub output_file: Option<PathBuf>,
+    /// No summary line on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// After the report: per path given, the @cute.kernel functions found
+    /// and how many were checked in full, within loop bounds only or not
+    /// (and why), then the findings per rule.
+    #[arg(long)]
+    pub statistics: bool,
     /// Files or directories (every *.py below a directory).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -88,6 +119,21 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
+    let overrides = match args.selection.layer() {
+        Ok(layer) => layer,
+        Err(e) => {
+            eprintln!("cute-lsp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = match selection::report_output(args.output_file.as_deref()) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("cute-lsp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut stats = args.statistics.then(|| Statistics::new(&args.paths));
     let (files, problems) = collect_files(&args.paths);
     for p in &problems {
         eprintln!("cute-lsp: {p}");
@@ -102,9 +148,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // each one and those before it are done. While other files keep the
     // other cores busy, a file's kernels run their threads on one core:
     // spreading them too would only add the cost of merging what they left.
-    for_each_in_order(&files, |path: &PathBuf, cores_idle| check_file(path, cores_idle), |path, checked| {
+    let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics);
+    for_each_in_order(&files, check, |path, checked| {
         let display = path.display().to_string();
-        let (text, diags) = match checked {
+        let (text, diags, facts) = match checked {
             Ok(checked) => checked,
             Err(e) => {
                 eprintln!("cute-lsp: cannot read `{display}`: {e}");
@@ -115,18 +162,36 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let index = LineIndex::new(&text);
         errors += diags.iter().filter(|d| d.severity == Severity::Error).count();
         total += diags.len();
+        if let (Some(stats), Some(facts)) = (&mut stats, facts) {
+            stats.add(path, facts, &diags);
+        }
         match args.format {
             Format::Json => json.extend(diags.iter().map(|d| d.to_json(&display, &index))),
-            Format::Human => print_human(&display, &text, &diags),
-            Format::Concise => format::concise::print(&display, &text, &index, &diags),
-            Format::Github => format::github::print(&display, &text, &index, &diags),
+            Format::Human => print_human(&mut out, &display, &text, &diags),
+            // As for `human`, a report that cannot be written (a closed pipe)
+            // does not stop the check; the final flush says so.
+            Format::Concise => drop(format::concise::write(&mut out, &display, &text, &index, &diags)),
+            Format::Github => drop(format::github::write(&mut out, &display, &text, &index, &diags)),
             Format::Sarif => sarif.add(&display, &text, &index, &diags),
         }
     });
     let (checked, not_read) = (files.len() - unreadable, problems.len() + unreadable);
+    let mut written = match args.format {
+        Format::Json => writeln!(out, "{}", serde_json::Value::Array(json)),
+        Format::Sarif => sarif.write(&mut out),
+        Format::Human | Format::Concise | Format::Github => Ok(()),
+    };
+    if let Some(stats) = &stats {
+        written = written.and_then(|()| stats.write(&mut out));
+    }
+    if let Err(e) = written.and_then(|()| out.flush()) {
+        let to = args.output_file.as_ref().map_or("standard output".to_string(), |p| format!("`{}`", p.display()));
+        eprintln!("cute-lsp: cannot write the report to {to}: {e}");
+        return ExitCode::from(2);
+    }
     match args.format {
-        Format::Json => println!("{}", serde_json::Value::Array(json)),
-        Format::Sarif => sarif.print(),
+        Format::Json | Format::Sarif => {}
+        Format::Human | Format::Concise | Format::Github if args.quiet => {}
         Format::Human | Format::Concise | Format::Github => {
             let unread = if not_read > 0 { format!(", {not_read} path(s) not read") } else { String::new() };
             if total == 0 {
@@ -140,29 +205,41 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // found in the others.
     if not_read > 0 {
         ExitCode::from(2)
-    } else if errors > 0 {
+    } else if errors > 0 && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
 }
 
-/// One file's text and findings, under the `[tool.cute-lsp]` table of the
-/// nearest `pyproject.toml` (rules, severities, budgets).
-fn check_file(path: &Path, cores_idle: bool) -> std::io::Result<(String, Vec<Diagnostic>)> {
+/// One file's text and findings, under the nearest configuration file
+/// (rules, severities, budgets) with `overrides` on top; and with
+/// `statistics`, what they need of the file.
+fn check_file(
+    path: &Path,
+    cores_idle: bool,
+    overrides: &cute_lint::Config,
+    statistics: bool,
+) -> std::io::Result<(String, Vec<Diagnostic>, Option<FileFacts>)> {
     let bytes = std::fs::read(path)?;
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let (config, _, problems) = cute_lint::config::discover(&absolute);
     for p in problems {
         eprintln!("cute-lsp: {p}");
     }
+    let config = config.with(overrides);
     let options = AnalysisOptions { workers: if cores_idle { 0 } else { 1 }, ..config.analysis_options() };
     Ok(match String::from_utf8(bytes) {
         Ok(text) => {
-            let diags = config.apply(&analyze_text(&text, &options));
-            (text, diags)
+            let all = analyze_text(&text, &options);
+            let facts = statistics.then(|| statistics::facts(&text, &all));
+            (text, config.apply(&all), facts)
         }
-        Err(_) => (String::new(), vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")]),
+        Err(e) => {
+            let all = vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")];
+            let facts = statistics.then(|| statistics::facts(&String::from_utf8_lossy(e.as_bytes()), &all));
+            (String::new(), config.apply(&all), facts)
+        }
     })
 }
 
@@ -201,10 +278,9 @@ fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T, bool) -> R
     })
 }
 
-fn print_human(path: &str, text: &str, diags: &[Diagnostic]) {
+fn print_human(out: &mut dyn Write, path: &str, text: &str, diags: &[Diagnostic]) {
     let file = SimpleFile::new(path, text);
     let config = Config::default();
-    let mut out = std::io::stdout().lock();
     for d in diags {
         let severity = match d.severity {
             Severity::Error => ReportSeverity::Error,
@@ -235,6 +311,6 @@ fn print_human(path: &str, text: &str, diags: &[Diagnostic]) {
             .with_message(format!("{}: {}", d.name, d.message))
             .with_labels(labels)
             .with_notes(notes);
-        let _ = term::emit_to_io_write(&mut out, &config, &file, &report);
+        let _ = term::emit_to_io_write(out, &config, &file, &report);
     }
 }

@@ -1,13 +1,16 @@
 //! Command-line front end: `check` (`check.rs`, its formats for CI in
-//! `format/`), `explain` (a rule's documentation, the Markdown next to its
-//! module), `rules` (the catalogue), `slice` (`slice.rs`) and `promela`
+//! `format/`, its rule selection in `selection.rs` and `--statistics` in
+//! `statistics.rs`), `explain` (a rule's documentation, the Markdown next to
+//! its module), `rules` (the catalogue), `slice` (`slice.rs`) and `promela`
 //! (`promela.rs`). Positions become line and column here, at the edge;
 //! everything below speaks byte offsets.
 
 pub mod check;
 pub mod format;
 pub mod promela;
+pub mod selection;
 pub mod slice;
+pub mod statistics;
 
 use std::process::ExitCode;
 

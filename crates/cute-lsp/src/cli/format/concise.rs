@@ -26,10 +26,10 @@ pub fn line(path: &str, text: &str, index: &LineIndex, d: &Diagnostic) -> String
     format!("{path}:{}:{}: {} {}: {message}", at.line, at.col, d.code, d.name)
 }
 
-/// Print the lines of one file's findings on stdout.
-pub fn print(path: &str, text: &str, index: &LineIndex, diags: &[Diagnostic]) {
-    let mut out = std::io::stdout().lock();
+/// Write the lines of one file's findings to `out`.
+pub fn write(out: &mut dyn Write, path: &str, text: &str, index: &LineIndex, diags: &[Diagnostic]) -> std::io::Result<()> {
     for d in diags {
-        let _ = writeln!(out, "{}", line(path, text, index, d));
+        writeln!(out, "{}", line(path, text, index, d))?;
     }
+    Ok(())
 }

@@ -41,12 +41,12 @@ pub fn command(path: &str, text: &str, index: &LineIndex, d: &Diagnostic) -> Str
     )
 }
 
-/// Print the commands of one file's findings on stdout.
-pub fn print(path: &str, text: &str, index: &LineIndex, diags: &[Diagnostic]) {
-    let mut out = std::io::stdout().lock();
+/// Write the commands of one file's findings to `out`.
+pub fn write(out: &mut dyn Write, path: &str, text: &str, index: &LineIndex, diags: &[Diagnostic]) -> std::io::Result<()> {
     for d in diags {
-        let _ = writeln!(out, "{}", command(path, text, index, d));
+        writeln!(out, "{}", command(path, text, index, d))?;
     }
+    Ok(())
 }
 
 /// The message of a workflow command (after `::`): `%`, CR and LF escaped.

@@ -87,11 +87,10 @@ impl Log {
         sarif::Sarif::builder().schema(SCHEMA).version(json!("2.1.0")).runs(vec![run]).build()
     }
 
-    /// Print the log on stdout, as one JSON document.
-    pub fn print(self) {
-        let mut out = std::io::stdout().lock();
-        let _ = serde_json::to_writer_pretty(&mut out, &self.finish());
-        let _ = std::io::Write::write_all(&mut out, b"\n");
+    /// Write the log to `out`, as one JSON document.
+    pub fn write(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, &self.finish())?;
+        out.write_all(b"\n")
     }
 }
 
