@@ -104,14 +104,23 @@ fn coverage_does_not_follow_the_selection_and_findings_do() {
     assert_eq!(section(&report, "findings per rule: none").len(), 0, "{report}");
 
     // With `--output-file` the tables follow the report there.
-    let out = cute_lsp_in(&dir, &["check", "--statistics", "--format", "json", "--output-file", "report.txt", "checked/bug.py"]);
+    let out = cute_lsp_in(&dir, &["check", "--statistics", "--output-file", "report.txt", "checked/bug.py"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(stdout(&out), "");
     let written = std::fs::read_to_string(dir.join("report.txt")).unwrap();
-    let (json, tables) = written.split_once('\n').unwrap();
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
-    assert_eq!(v.as_array().map(Vec::len), Some(1));
-    assert_eq!(row(tables, "checked/bug.py"), [1, 1, 1, 0, 0]);
-    assert_eq!(section(tables, "findings per rule:"), ["CUTE001 untoggled-phase 1"]);
+    assert!(written.contains("untoggled-phase"), "{written}");
+    assert_eq!(row(&written, "checked/bug.py"), [1, 1, 1, 0, 0]);
+    assert_eq!(section(&written, "findings per rule:"), ["CUTE001 untoggled-phase 1"]);
+
+    // A JSON or SARIF report stays one document; the tables go to stderr.
+    for format in ["json", "sarif"] {
+        let out = cute_lsp_in(&dir, &["check", "--statistics", "--format", format, "--output-file", "report.json", "checked/bug.py"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let written = std::fs::read_to_string(dir.join("report.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&written).unwrap_or_else(|e| panic!("{format}: {e}: {written}"));
+        assert!(v.is_array() || v["runs"].is_array(), "{v}");
+        let tables = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(row(&tables, "checked/bug.py"), [1, 1, 1, 0, 0], "{tables}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

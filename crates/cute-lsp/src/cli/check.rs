@@ -170,8 +170,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Format::Human => print_human(&mut out, &display, &text, &diags),
             // As for `human`, a report that cannot be written (a closed pipe)
             // does not stop the check; the final flush says so.
-            Format::Concise => drop(format::concise::write(&mut out, &display, &text, &index, &diags)),
-            Format::Github => drop(format::github::write(&mut out, &display, &text, &index, &diags)),
+            Format::Concise => {
+                let _ = format::concise::write(&mut out, &display, &text, &index, &diags);
+            }
+            Format::Github => {
+                let _ = format::github::write(&mut out, &display, &text, &index, &diags);
+            }
             Format::Sarif => sarif.add(&display, &text, &index, &diags),
         }
     });
@@ -182,7 +186,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Format::Human | Format::Concise | Format::Github => Ok(()),
     };
     if let Some(stats) = &stats {
-        written = written.and_then(|()| stats.write(&mut out));
+        // A machine-readable report stays one document: its tables go to
+        // standard error.
+        written = match args.format {
+            Format::Json | Format::Sarif => written.and_then(|()| stats.write(&mut std::io::stderr())),
+            Format::Human | Format::Concise | Format::Github => written.and_then(|()| stats.write(&mut out)),
+        };
     }
     if let Err(e) = written.and_then(|()| out.flush()) {
         let to = args.output_file.as_ref().map_or("standard output".to_string(), |p| format!("`{}`", p.display()));
