@@ -43,6 +43,9 @@ fi
 # The SARIF output of every fixture against the SARIF 2.1.0 JSON schema.
 .venv/bin/python tests/python/validate_sarif.py --binary "$binary"
 
+# The pre-commit hook, run by the real pre-commit on a temporary repository.
+.venv/bin/python tests/python/pre_commit_hook.py "$binary"
+
 # The signatures the linter's API table is checked against must be those of
 # the installed package.
 .venv/bin/python tests/python/api_surface.py > /dev/null
