@@ -33,6 +33,7 @@ use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
 use cute_syntax::LineIndex;
 
 use super::format;
+use super::progress::Progress;
 use super::selection::{self, SelectionArgs};
 use super::statistics::{self, FileFacts, Statistics};
 
@@ -149,7 +150,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // other cores busy, a file's kernels run their threads on one core:
     // spreading them too would only add the cost of merging what they left.
     let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics);
-    for_each_in_order(&files, check, |path, checked| {
+    let progress = Progress::over(files.len(), args.quiet);
+    for_each_in_order(&files, check, |path, checked| progress.file_done(&path.display().to_string(), || {
         let display = path.display().to_string();
         let (text, diags, facts) = match checked {
             Ok(checked) => checked,
@@ -178,7 +180,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
             Format::Sarif => sarif.add(&display, &text, &index, &diags),
         }
-    });
+    }));
+    progress.finish();
     let (checked, not_read) = (files.len() - unreadable, problems.len() + unreadable);
     let mut written = match args.format {
         Format::Json => writeln!(out, "{}", serde_json::Value::Array(json)),

@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod format;
+pub mod progress;
 pub mod promela;
 pub mod selection;
 pub mod slice;
