@@ -29,7 +29,7 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
 /// already, and a query over the whole tree is most of a lowering's cost).
 pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
     let mut lower =
-        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new() };
+        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new(), expr_depth: 0 };
     let mut module = Module::default();
     let root = tree.root();
     let mut cursor = root.walk();
@@ -106,7 +106,12 @@ struct Lowerer<'a> {
     /// The nested functions that are closures (see
     /// [`Lowerer::keep_closures_unknown`]).
     closures: Vec<crate::module::Closure>,
+    /// Expressions being lowered, outermost first (see [`Lowerer::expr`]).
+    expr_depth: u32,
 }
+
+/// Levels of nested expressions lowered, at most (see [`Lowerer::expr`]).
+pub const MAX_EXPR_DEPTH: u32 = 200;
 
 /// The child of `node` in field `name`. Field ids are looked up once per
 /// name: tree-sitter's own lookup by name compares it with every field name
@@ -626,7 +631,23 @@ impl<'a> Lowerer<'a> {
         node.map(|n| self.expr(n)).unwrap_or(Expr::None)
     }
 
+    /// Lowers an expression, as an unknown value past [`MAX_EXPR_DEPTH`]
+    /// levels of nesting (a generated `1 + 1 + ... + 1` of 20,000 terms,
+    /// 3,000 parentheses): every pass after lowering recurses over the
+    /// expressions it is given, and a tree that deep would overflow a
+    /// thread's stack. A value that deep is not known statically, and where
+    /// synchronization depends on it the kernel is reported as not checked.
     fn expr(&mut self, node: Node<'_>) -> Expr {
+        if self.expr_depth >= MAX_EXPR_DEPTH {
+            return Expr::Unknown(format!("an expression nested more than {MAX_EXPR_DEPTH} levels deep"));
+        }
+        self.expr_depth += 1;
+        let lowered = self.expr_within_depth(node);
+        self.expr_depth -= 1;
+        lowered
+    }
+
+    fn expr_within_depth(&mut self, node: Node<'_>) -> Expr {
         let b = |e: Expr| Box::new(e);
         match node.kind() {
             "identifier" => Expr::Name(self.text(node).to_string()),

@@ -94,3 +94,44 @@ fn a_large_file_is_analysed() {
     let diags = analyze_text(&big, &AnalysisOptions::default());
     assert!(diags.iter().all(|d| d.severity != cute_lint::Severity::Error), "{:?}", diags.first());
 }
+
+/// Deeply nested code: expressions thousands of levels deep (generated
+/// sums, parentheses, nested calls and lists) and hundreds of nested blocks
+/// and functions are analysed on a thread with the default 2 MB stack, the
+/// one the command line's and the server's workers have; an expression too
+/// deep to follow is not known statically, which a synchronization that
+/// depends on it reports.
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let kernel = |body: String| format!("import cutlass\nimport cutlass.cute as cute\n\n\n@cute.kernel\ndef k(n: cutlass.Int32):\n{body}");
+    let nested_blocks = |open: &dyn Fn(usize) -> String, depth: usize| {
+        let mut body: String = (0..depth).map(|i| format!("{}{}\n", "    ".repeat(i + 1), open(i))).collect();
+        body.push_str(&format!("{}cute.arch.sync_threads()\n", "    ".repeat(depth + 1)));
+        body
+    };
+    let cases = [
+        ("parentheses", kernel(format!("    x = {}1{}\n    cute.arch.sync_threads()\n", "(".repeat(3000), ")".repeat(3000)))),
+        ("a long sum", kernel(format!("    x = {}\n    cute.arch.sync_threads()\n", vec!["1"; 20_000].join(" + ")))),
+        ("nested lists", kernel(format!("    x = {}{}\n    cute.arch.sync_threads()\n", "[".repeat(5000), "]".repeat(5000)))),
+        (
+            "a barrier id of nested calls",
+            kernel(format!("    cute.arch.barrier(barrier_id={}1{}, number_of_threads=128)\n", "abs(".repeat(2000), ")".repeat(2000))),
+        ),
+        ("nested ifs", kernel(nested_blocks(&|i| format!("if n > {i}:"), 300))),
+        ("nested loops", kernel(nested_blocks(&|i| format!("for i{i} in range(2):"), 60))),
+    ];
+    for (what, text) in cases {
+        let analysed = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || analyze_text(&text, &AnalysisOptions::default()))
+            .unwrap()
+            .join()
+            .unwrap_or_else(|_| panic!("{what}: the analysis panicked"));
+        if what == "a barrier id of nested calls" {
+            assert!(
+                analysed.iter().any(|d| d.name == "analysis-incomplete" && d.message.contains("not known statically")),
+                "{what}: {analysed:?}"
+            );
+        }
+    }
+}
