@@ -40,6 +40,9 @@ fi
 
 .venv/bin/python tests/python/compile_fixtures.py
 
+# Every quick fix offered on the fixtures, applied alone, still compiles.
+.venv/bin/python tests/python/compile_fixed_fixtures.py --binary "$binary"
+
 # The SARIF output of every fixture against the SARIF 2.1.0 JSON schema.
 .venv/bin/python tests/python/validate_sarif.py --binary "$binary"
 
