@@ -5,7 +5,8 @@ compiles the fixtures themselves).
 For each diagnostic of each fixture with quick fixes (`cute-lsp check
 --format json`), each fix is applied alone to a copy of the file (its edits'
 LSP ranges, UTF-16 columns, as an editor applies them) and the copy is
-compiled in a subprocess. Prints one line per fix and `N passed, M failed`
+compiled in a subprocess; then all of them, as `cute-lsp check --fix
+--unsafe-fixes` applies them to another copy. Prints one line per fix and `N passed, M failed`
 last; exits 1 on a failure.
 
 Usage:
@@ -80,6 +81,18 @@ def main():
             line = d["range"]["start"]["line"] + 1
             label = f"{os.path.relpath(path, REPO)}:{line} {d['name']}: {fix['title']}"
             jobs.append((label, out))
+        # All of the file's fixes together, as `check --fix --unsafe-fixes`
+        # applies them (one at a time, checking the text between).
+        if any(True for _ in fixes_of(args.binary, os.path.relpath(path, REPO))):
+            out_dir = os.path.join(work, f"{len(jobs)}")
+            os.makedirs(out_dir)
+            out = os.path.join(out_dir, os.path.basename(path))
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(text)
+            proc = subprocess.run([args.binary, "check", "--fix", "--unsafe-fixes", "--quiet", out], capture_output=True, text=True, timeout=600)
+            if proc.returncode not in (0, 1):
+                raise SystemExit(f"cute-lsp check --fix failed on {out}: {proc.stderr}")
+            jobs.append((f"{os.path.relpath(path, REPO)}: check --fix --unsafe-fixes", out))
     env = compile_fixtures.compile_env()
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=compile_fixtures.WORKERS) as pool:

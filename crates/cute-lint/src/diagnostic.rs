@@ -39,6 +39,30 @@ pub struct Edit {
 pub struct Fix {
     pub title: String,
     pub edits: Vec<Edit>,
+    pub applicability: Applicability,
+}
+
+/// Whether a fix may be applied without a person reading it first
+/// (`cute-lsp check --fix` applies the safe ones, `--unsafe-fixes` all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Applicability {
+    /// It only strengthens ordering: a proxy fence inserted, or moved before
+    /// its barrier; stronger memory semantics; a wider scope. It cannot make
+    /// a kernel hang or compute something else, only make it slower.
+    Safe,
+    /// It changes what the kernel synchronizes on (an arrival count, a
+    /// parity, a barrier inserted, an initialisation guarded, a byte count):
+    /// the repair the finding points to, for a person to read.
+    Unsafe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -89,6 +113,7 @@ impl Diagnostic {
             "help": self.help,
             "fixes": self.fixes.iter().map(|f| json!({
                 "title": f.title,
+                "applicability": f.applicability.as_str(),
                 "edits": f.edits.iter().map(|e| json!({
                     "file": file,
                     "range": json_range(index, e.range, enc),

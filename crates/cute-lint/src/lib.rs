@@ -20,5 +20,5 @@ mod suppress;
 pub use analysis::{analyze_text, analyze_text_with, AnalysisOptions, Explorer};
 pub use config::Config;
 pub use db::{check_counts, line_index, lint_file, lint_file_with, CheckCounts, Database, Db, SourceFile};
-pub use diagnostic::{Diagnostic, Edit, Fix, Related, Severity};
+pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Related, Severity};
 pub use hover::{hover, Hover};

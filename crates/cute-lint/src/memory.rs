@@ -132,6 +132,7 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             Some(Fix {
                 title: "Move the proxy fence before the barrier".to_string(),
                 edits: vec![insert_line_before(ctx, *barrier, &line), Edit { range: remove, new_text: String::new() }],
+                applicability: crate::Applicability::Safe,
             })
         }
         Repair::InsertProxyFenceBefore { site } => {
@@ -139,19 +140,20 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             Some(Fix {
                 title: "Insert a proxy fence before the barrier".to_string(),
                 edits: vec![insert_line_before(ctx, *site, &format!("{prefix}.fence_proxy(\"async.shared\", space=\"cta\")"))],
+                applicability: crate::Applicability::Safe,
             })
         }
         Repair::SetSem { call, sem } if is_inline_asm(ctx, *call) => {
             let text = cute_ir::ptx::with_semantics(ctx.slice(*call), *sem == "acquire", sem)?;
-            Some(Fix { title: format!("Use `.{sem}` in the PTX instruction"), edits: vec![Edit { range: *call, new_text: text }] })
+            Some(Fix { title: format!("Use `.{sem}` in the PTX instruction"), edits: vec![Edit { range: *call, new_text: text }], applicability: crate::Applicability::Safe })
         }
         Repair::SetScope { call, scope } if is_inline_asm(ctx, *call) => {
             let source = ctx.slice(*call);
             let text = cute_ir::ptx::with_scope(source, false, scope.name()).or_else(|| cute_ir::ptx::with_scope(source, true, scope.name()))?;
-            Some(Fix { title: format!("Use `.{}` in the PTX instruction", scope.name()), edits: vec![Edit { range: *call, new_text: text }] })
+            Some(Fix { title: format!("Use `.{}` in the PTX instruction", scope.name()), edits: vec![Edit { range: *call, new_text: text }], applicability: crate::Applicability::Safe })
         }
         Repair::SetSem { call, sem } => {
-            set_keyword(ctx, *call, "sem", &format!("\"{sem}\"")).map(|edit| Fix { title: format!("Use `sem=\"{sem}\"`"), edits: vec![edit] })
+            set_keyword(ctx, *call, "sem", &format!("\"{sem}\"")).map(|edit| Fix { title: format!("Use `sem=\"{sem}\"`"), edits: vec![edit], applicability: crate::Applicability::Safe })
         }
         Repair::SetScope { call, scope } => {
             let c = ctx.call_at(*call)?;
@@ -175,10 +177,20 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
                 if import {
                     edits.push(Edit { range: TextRange { start: 0, end: 0 }, new_text: "from cutlass._mlir.dialects import nvvm\n".to_string() });
                 }
-                return Some(Fix { title: format!("Release at {} scope", scope.name()), edits });
+                return Some(Fix { title: format!("Release at {} scope", scope.name()), edits, applicability: crate::Applicability::Safe });
+            }
+            // `cluster_arrive_relaxed()` takes no scope: the arrive that
+            // releases is `cluster_arrive()`.
+            if c.func.dotted().is_some_and(|d| d.ends_with("cluster_arrive_relaxed")) {
+                let text = ctx.slice(*call).replacen("cluster_arrive_relaxed", "cluster_arrive", 1);
+                return Some(Fix {
+                    title: "Use `cluster_arrive()`, which releases".to_string(),
+                    edits: vec![Edit { range: *call, new_text: text }],
+                    applicability: crate::Applicability::Safe,
+                });
             }
             let edit = set_keyword(ctx, *call, "scope", &format!("\"{}\"", scope.name()))?;
-            Some(Fix { title: format!("Use `scope=\"{}\"`", scope.name()), edits: vec![edit] })
+            Some(Fix { title: format!("Use `scope=\"{}\"`", scope.name()), edits: vec![edit], applicability: crate::Applicability::Safe })
         }
         // The whole warp must take the `sync_warp` (under `if lane < 16:`
         // it would hang), and the whole CTA the CTA barrier (a barrier
@@ -207,7 +219,7 @@ fn barrier_before(ctx: &KernelContext<'_>, site: TextRange, stmt: u32, barrier: 
     let site = if kernel.start <= site.start && site.end <= kernel.end { site } else { ctx.kernel_statement(stmt)?.range };
     let at = outside_thread_branches(ctx, site)?;
     let prefix = ctx.arch_prefix(site);
-    Some(Fix { title: title.to_string(), edits: vec![insert_line_before(ctx, at, &format!("{prefix}.{barrier}()"))] })
+    Some(Fix { title: title.to_string(), edits: vec![insert_line_before(ctx, at, &format!("{prefix}.{barrier}()"))], applicability: crate::Applicability::Unsafe })
 }
 
 /// The statement holding `site`, or the outermost of the branches on the

@@ -142,6 +142,7 @@ pub fn diagnostic(
                 vec![Fix {
                     title: format!("initialise {name} with {}", arrivals(m.arrivals / m.phases as u64)),
                     edits: vec![Edit { range, new_text: (m.arrivals / m.phases as u64).to_string() }],
+                    applicability: crate::Applicability::Unsafe,
                 }]
             })
             .unwrap_or_default()

@@ -198,7 +198,7 @@ fn guard_with_first_warp(ctx: &KernelContext<'_>, init: TextRange) -> Option<Fix
         }
         new_text.push_str(line);
     }
-    Some(Fix { title: "Initialise from the first warp only".to_string(), edits: vec![Edit { range: lines, new_text }] })
+    Some(Fix { title: "Initialise from the first warp only".to_string(), edits: vec![Edit { range: lines, new_text }], applicability: crate::Applicability::Unsafe })
 }
 
 /// The fix of a use that can reach a barrier before its init: after the
@@ -243,7 +243,7 @@ fn order_after_init(ctx: &KernelContext<'_>, model: &Model, bar: u32) -> Option<
     let indent = ctx.indentation_at(top.range.start);
     let start = ctx.next_line_start(after.range.end.saturating_sub(1));
     let new_text: String = inserted.iter().map(|line| format!("{indent}{line}\n")).collect();
-    Some(Fix { title: title.to_string(), edits: vec![Edit { range: TextRange { start, end: start }, new_text }] })
+    Some(Fix { title: title.to_string(), edits: vec![Edit { range: TextRange { start, end: start }, new_text }], applicability: crate::Applicability::Unsafe })
 }
 
 /// Whether `e` is a call of the DSL function `api`.

@@ -124,7 +124,7 @@ pub fn diagnostic(
         .filter_map(|&s| kwarg_value(ctx, s, "number_of_threads").map(|range| Edit { range, new_text: m.reaching.to_string() }))
         .collect();
     let fixes = if !edits.is_empty() && edits.len() == m.fix_sites.len() {
-        vec![Fix { title: format!("count the {} threads that reach {name}", m.reaching), edits }]
+        vec![Fix { title: format!("count the {} threads that reach {name}", m.reaching), edits, applicability: crate::Applicability::Unsafe }]
     } else {
         Vec::new()
     };

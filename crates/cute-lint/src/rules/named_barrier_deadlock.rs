@@ -115,7 +115,7 @@ pub fn diagnostic(
         .filter_map(|&site| kwarg_value(ctx, site, "number_of_threads").map(|range| Edit { range, new_text: s.registered.to_string() }))
         .collect();
     let fixes = if !edits.is_empty() && edits.len() == s.fix_sites.len() {
-        vec![Fix { title: format!("count the {} threads that reach {name}", s.registered), edits }]
+        vec![Fix { title: format!("count the {} threads that reach {name}", s.registered), edits, applicability: crate::Applicability::Unsafe }]
     } else {
         Vec::new()
     };

@@ -371,5 +371,6 @@ fn quick_fix(ctx: &KernelContext<'_>, m: &Mismatch) -> Option<Fix> {
             range,
             new_text: value.to_string(),
         }],
+        applicability: crate::Applicability::Unsafe,
     })
 }

@@ -269,6 +269,7 @@ impl Cause {
                         Edit { range: *arg, new_text: var.clone() },
                         Edit { range: TextRange { start: after_wait, end: after_wait }, new_text: format!("{wait_indent}{var} ^= 1\n") },
                     ],
+                    applicability: crate::Applicability::Unsafe,
                 }]
             }
             Cause::Reset { var, reset, initialised_before_loop, loop_stmt } => {
@@ -285,11 +286,12 @@ impl Cause {
                     });
                     format!("initialise `{var}` once, before the loop")
                 };
-                vec![Fix { title, edits }]
+                vec![Fix { title, edits, applicability: crate::Applicability::Unsafe }]
             }
             Cause::NoFlip { var } => vec![Fix {
                 title: format!("flip `{var}` after the wait"),
                 edits: vec![Edit { range: TextRange { start: after_wait, end: after_wait }, new_text: format!("{wait_indent}{var} ^= 1\n") }],
+                applicability: crate::Applicability::Unsafe,
             }],
             Cause::ConditionalFlip { var, branch, flip, only_statement: true } => {
                 let indent = ctx.indentation_at(branch.start);
@@ -297,6 +299,7 @@ impl Cause {
                 vec![Fix {
                     title: format!("flip `{var}` in every iteration"),
                     edits: vec![Edit { range, new_text: format!("{indent}{}\n", ctx.slice(*flip).trim()) }],
+                    applicability: crate::Applicability::Unsafe,
                 }]
             }
             Cause::NoAdvance { var, body_end, .. } => {
@@ -305,6 +308,7 @@ impl Cause {
                 vec![Fix {
                     title: format!("advance `{var}` at the end of each iteration"),
                     edits: vec![Edit { range: TextRange { start: at, end: at }, new_text: format!("{indent}{var}.advance()\n") }],
+                    applicability: crate::Applicability::Unsafe,
                 }]
             }
             _ => Vec::new(),

@@ -130,6 +130,7 @@ fn initial_phase_fix(ctx: &KernelContext<'_>, wait: TextRange) -> Option<crate::
     Some(crate::Fix {
         title: format!("start `{var}` at 0"),
         edits: vec![crate::Edit { range: TextRange { start: one, end: one + 1 }, new_text: "0".to_string() }],
+        applicability: crate::Applicability::Unsafe,
     })
 }
 

@@ -32,6 +32,7 @@ use codespan_reporting::term::{self, Config};
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
 use cute_syntax::LineIndex;
 
+use super::fix::{self, FixArgs, Fixed};
 use super::format;
 use super::progress::Progress;
 use super::selection::{self, SelectionArgs};
@@ -63,6 +64,8 @@ pub struct CheckArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub selection: SelectionArgs,
+    #[command(flatten)]
+    pub fixes: FixArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -149,11 +152,15 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // each one and those before it are done. While other files keep the
     // other cores busy, a file's kernels run their threads on one core:
     // spreading them too would only add the cost of merging what they left.
-    let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics);
+    let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics, args.fixes);
+    let mut fixes_applied = 0usize;
+    let mut files_fixed = 0usize;
+    // Findings left with a fix that only --unsafe-fixes applies.
+    let mut unsafe_left = 0usize;
     let progress = Progress::over(files.len(), args.quiet);
     for_each_in_order(&files, check, |path, checked| progress.file_done(&path.display().to_string(), || {
         let display = path.display().to_string();
-        let (text, diags, facts) = match checked {
+        let (text, diags, facts, fixed) = match checked {
             Ok(checked) => checked,
             Err(e) => {
                 eprintln!("cute-lsp: cannot read `{display}`: {e}");
@@ -161,6 +168,32 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 return;
             }
         };
+        // With fixes applied, the findings are those of the fixed text,
+        // which is reported.
+        let text = match fixed.filter(|f| !f.applied.is_empty()) {
+            None => text,
+            Some(Fixed { text: fixed, applied }) => {
+                fixes_applied += applied.len();
+                files_fixed += 1;
+                if args.fixes.diff {
+                    let _ = write!(out, "{}", fix::unified_diff(&display, &text, &fixed));
+                } else if let Err(e) = std::fs::write(path, &fixed) {
+                    eprintln!("cute-lsp: cannot write the fixes to `{display}`: {e}");
+                    unreadable += 1;
+                    return;
+                }
+                fixed
+            }
+        };
+        if args.fixes.applies() && !args.fixes.unsafe_fixes {
+            unsafe_left += diags.iter().filter(|d| d.fixes.iter().any(|f| f.applicability == cute_lint::Applicability::Unsafe)).count();
+        }
+        if args.fixes.diff {
+            // The diff is the report.
+            errors += diags.iter().filter(|d| d.severity == Severity::Error).count();
+            total += diags.len();
+            return;
+        }
         let index = LineIndex::new(&text);
         errors += diags.iter().filter(|d| d.severity == Severity::Error).count();
         total += diags.len();
@@ -213,6 +246,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
         }
     }
+    if args.fixes.applies() && !args.quiet {
+        let done = if args.fixes.diff { "would be applied" } else { "applied" };
+        eprintln!("cute-lsp: {fixes_applied} fix(es) {done} in {files_fixed} file(s)");
+        if unsafe_left > 0 {
+            eprintln!("cute-lsp: {unsafe_left} finding(s) left have a fix that changes what the kernel synchronizes on: --unsafe-fixes applies it");
+        }
+    }
     // A path that could not be read is an error of the run (2) whatever was
     // found in the others.
     if not_read > 0 {
@@ -227,12 +267,15 @@ pub fn run(args: CheckArgs) -> ExitCode {
 /// One file's text and findings, under the nearest configuration file
 /// (rules, severities, budgets) with `overrides` on top; and with
 /// `statistics`, what they need of the file.
+/// With `fixes` applying, the fixes applied and the findings left after them
+/// (see `fix.rs`).
 fn check_file(
     path: &Path,
     cores_idle: bool,
     overrides: &cute_lint::Config,
     statistics: bool,
-) -> std::io::Result<(String, Vec<Diagnostic>, Option<FileFacts>)> {
+    fixes: FixArgs,
+) -> std::io::Result<(String, Vec<Diagnostic>, Option<FileFacts>, Option<Fixed>)> {
     let bytes = std::fs::read(path)?;
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let (config, _, problems) = cute_lint::config::discover(&absolute);
@@ -244,13 +287,19 @@ fn check_file(
     Ok(match String::from_utf8(bytes) {
         Ok(text) => {
             let all = analyze_text(&text, &options);
+            if fixes.applies() {
+                let check = |t: &str| config.apply(&analyze_text(t, &options));
+                let (fixed, left) = fix::apply_fixes(&text, config.apply(&all), fixes, check);
+                let facts = statistics.then(|| statistics::facts(&fixed.text, &analyze_text(&fixed.text, &options)));
+                return Ok((text, left, facts, Some(fixed)));
+            }
             let facts = statistics.then(|| statistics::facts(&text, &all));
-            (text, config.apply(&all), facts)
+            (text, config.apply(&all), facts, None)
         }
         Err(e) => {
             let all = vec![cute_lint::rules::analysis_incomplete::file_not_parsed("it is not valid UTF-8")];
             let facts = statistics.then(|| statistics::facts(&String::from_utf8_lossy(e.as_bytes()), &all));
-            (String::new(), config.apply(&all), facts)
+            (String::new(), config.apply(&all), facts, None)
         }
     })
 }

@@ -6,6 +6,7 @@
 //! everything below speaks byte offsets.
 
 pub mod check;
+pub mod fix;
 pub mod format;
 pub mod progress;
 pub mod promela;
