@@ -5,7 +5,7 @@
 //! `cute_lint::Applicability`), `--unsafe-fixes` the others too. Fixes are
 //! applied one at a time, each followed by a check of the new text, so fixes
 //! whose edits would overlap never meet, and what is reported is what is left.
-//! A fix whose text no longer parses is not applied; neither is one that
+//! A fix that adds a syntax error is not applied; neither is one that
 //! brings back a text seen before (a fix that does not remove its finding).
 //! Applying the fixes again changes nothing. `--diff` prints the changes as a
 //! unified diff and writes nothing.
@@ -58,7 +58,9 @@ pub fn apply_fixes(text: &str, found: Vec<Diagnostic>, args: FixArgs, check: imp
     let mut applied = Vec::new();
     let mut seen: HashSet<String> = HashSet::from([text.clone()]);
     let mut refused: HashSet<(String, String)> = HashSet::new();
-    let had_errors = cute_syntax::parse(&text).is_ok_and(|t| t.root().has_error());
+    // A fix may not add a syntax error (a file with some keeps them).
+    let syntax_errors = |t: &str| cute_syntax::parse(t).map_or(usize::MAX, |t| t.error_ranges().len());
+    let allowed_errors = syntax_errors(&text);
     while applied.len() < MAX_FIXES {
         let next = found
             .iter()
@@ -66,7 +68,7 @@ pub fn apply_fixes(text: &str, found: Vec<Diagnostic>, args: FixArgs, check: imp
             .find(|f| args.allows(f) && !refused.contains(&(f.title.clone(), edited(&text, f))));
         let Some(fix) = next else { break };
         let candidate = edited(&text, fix);
-        let parses = had_errors || cute_syntax::parse(&candidate).is_ok_and(|t| !t.root().has_error());
+        let parses = syntax_errors(&candidate) <= allowed_errors;
         if !parses || seen.contains(&candidate) {
             refused.insert((fix.title.clone(), candidate));
             continue;

@@ -114,6 +114,7 @@ pub(crate) mod tests {
             fixes: vec![Fix {
                 title: "use a tracked phase".into(),
                 edits: vec![Edit { range: TextRange::new(arg, arg + 1), new_text: "phase".into() }],
+                applicability: cute_lint::Applicability::Unsafe,
             }],
         }
     }

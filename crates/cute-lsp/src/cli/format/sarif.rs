@@ -486,6 +486,7 @@ mod tests {
             fixes: vec![Fix {
                 title: "track the parity".to_string(),
                 edits: vec![Edit { range: at("0)"), new_text: "phase".to_string() }],
+                applicability: cute_lint::Applicability::Unsafe,
             }],
         };
         let mut log = Log::default();
