@@ -14,7 +14,6 @@ Usage:
 """
 
 import argparse
-import concurrent.futures
 import json
 import os
 import subprocess
@@ -93,21 +92,7 @@ def main():
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"cute-lsp check --fix failed on {out}: {proc.stderr}")
             jobs.append((f"{os.path.relpath(path, REPO)}: check --fix --unsafe-fixes", out))
-    env = compile_fixtures.compile_env()
-    passed = failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=compile_fixtures.WORKERS) as pool:
-        futures = {pool.submit(compile_fixtures.run_one, out, env): label for label, out in jobs}
-        for future in concurrent.futures.as_completed(futures):
-            label = futures[future]
-            _, ok, detail, _ = future.result()
-            if ok:
-                passed += 1
-                print(f"PASS {label}", flush=True)
-            else:
-                failed += 1
-                print(f"FAIL {label}", flush=True)
-                for line in detail.rstrip().splitlines()[-compile_fixtures.STDERR_TAIL_LINES:]:
-                    print(f"    {line}")
+    passed, failed = compile_fixtures.compile_all(jobs)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not jobs else 0
 

@@ -96,6 +96,29 @@ def run_one(path, env):
     return path, ok, detail, time.monotonic() - start
 
 
+def compile_all(jobs):
+    """Compiles each `(label, path)` of `jobs`, WORKERS at a time, printing
+    `PASS label` or `FAIL label` with the end of its stderr. Returns the
+    counts passed and failed."""
+    env = compile_env()
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        futures = {pool.submit(run_one, path, env): label for label, path in jobs}
+        for future in concurrent.futures.as_completed(futures):
+            label = futures[future]
+            _, ok, detail, _ = future.result()
+            if ok:
+                passed += 1
+                print(f"PASS {label}", flush=True)
+            else:
+                failed += 1
+                print(f"FAIL {label}", flush=True)
+                for line in detail.rstrip().splitlines()[-STDERR_TAIL_LINES:]:
+                    print(f"    {line}")
+                sys.stdout.flush()
+    return passed, failed
+
+
 def display(path):
     rel = os.path.relpath(path, REPO)
     return path if rel.startswith("..") else rel
@@ -109,24 +132,8 @@ def main(argv):
         print("0 passed, 0 failed")
         return 1
 
-    env = compile_env()
     start = time.monotonic()
-    passed = failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        futures = [pool.submit(run_one, path, env) for path in fixtures]
-        for future in concurrent.futures.as_completed(futures):
-            path, ok, detail, secs = future.result()
-            if ok:
-                passed += 1
-                print(f"PASS {display(path)}", flush=True)
-            else:
-                failed += 1
-                print(f"FAIL {display(path)}", flush=True)
-                tail = detail.rstrip().splitlines()[-STDERR_TAIL_LINES:]
-                for line in tail:
-                    print(f"    {line}")
-                sys.stdout.flush()
-
+    passed, failed = compile_all([(display(path), path) for path in fixtures])
     print(f"wall time {time.monotonic() - start:.1f}s with {WORKERS} workers")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

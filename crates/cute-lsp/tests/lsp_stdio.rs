@@ -5,37 +5,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{apply_text_edits, file_uri, fixture, is_publish_for, LspClient, TempDir, TIMEOUT};
+use support::{apply_text_edits, change_full, codes, file_uri, fixture, is_publish_for, open, wait_publish, LspClient, TempDir, TIMEOUT};
 
 const NO_KERNELS: &str = "import os\n\n\ndef main():\n    print(os.getcwd())\n";
-
-fn open(client: &mut LspClient, uri: &str, version: i64, text: &str) {
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}}),
-    );
-}
-
-fn change_full(client: &mut LspClient, uri: &str, version: i64, text: &str) {
-    client.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
-    );
-}
-
-fn wait_publish(client: &mut LspClient, uri: &str, version: i64) -> Value {
-    let what = format!("publishDiagnostics for {uri} version {version}");
-    client.wait_for(&what, |m| is_publish_for(m, uri) && m["params"]["version"] == version)
-}
-
-fn codes(publish: &Value) -> Vec<String> {
-    publish["params"]["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["code"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
 
 #[test]
 fn handshake_advertises_incremental_sync_code_actions_and_encoding() {

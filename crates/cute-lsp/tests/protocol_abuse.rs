@@ -10,7 +10,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{fixture, is_publish_for, LspClient};
+use support::{change_full, codes, fixture, is_publish_for, open, wait_publish, LspClient};
 
 const BUG: &str = "untoggled_phase/jacobi_cluster_bug.py";
 const CLEAN: &str = "untoggled_phase/jacobi_cluster_clean.py";
@@ -22,30 +22,6 @@ const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const SERVER_NOT_INITIALIZED: i64 = -32002;
 const REQUEST_CANCELLED: i64 = -32800;
-
-fn open(client: &mut LspClient, uri: &str, version: i64, text: &str) {
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}}),
-    );
-}
-
-fn change_full(client: &mut LspClient, uri: &str, version: i64, text: &str) {
-    client.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
-    );
-}
-
-fn wait_publish(client: &mut LspClient, uri: &str, version: i64) -> Value {
-    let what = format!("publishDiagnostics for {uri} version {version}");
-    client.wait_for(&what, |m| is_publish_for(m, uri) && m["params"]["version"] == version)
-}
-
-fn codes(publish: &Value) -> Vec<String> {
-    let diagnostics = publish["params"]["diagnostics"].as_array().expect("diagnostics");
-    diagnostics.iter().map(|d| d["code"].as_str().unwrap_or_default().to_string()).collect()
-}
 
 fn error_code(response: &Value) -> Option<i64> {
     response["error"]["code"].as_i64()

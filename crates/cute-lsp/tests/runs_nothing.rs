@@ -8,7 +8,7 @@ mod support;
 use std::process::Command;
 
 use serde_json::json;
-use support::{file_uri, fixture, is_publish_for, LspClient, TempDir};
+use support::{file_uri, fixture, is_publish_for, open, LspClient, TempDir};
 
 /// The Jacobi bug twin with a command that touches `marker` wherever
 /// Python would run code of the file: at import, in the host function, in an
@@ -39,10 +39,7 @@ fn a_kernel_file_is_only_ever_read() {
     let mut client = LspClient::spawn();
     client.initialize(json!({}));
     let uri = file_uri(&kernel);
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": std::fs::read_to_string(&kernel).unwrap()}}),
-    );
+    open(&mut client, &uri, 1, &std::fs::read_to_string(&kernel).unwrap());
     let publish = client.wait_for("the diagnostics of the kernel", |m| is_publish_for(m, &uri));
     assert!(publish.to_string().contains("CUTE001"), "{publish}");
     let id = client.send_request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 80, "character": 20}}));

@@ -290,7 +290,10 @@ fn check_file(
             if fixes.applies() {
                 let check = |t: &str| config.apply(&analyze_text(t, &options));
                 let (fixed, left) = fix::apply_fixes(&text, config.apply(&all), fixes, check);
-                let facts = statistics.then(|| statistics::facts(&fixed.text, &analyze_text(&fixed.text, &options)));
+                let facts = statistics.then(|| match fixed.applied.is_empty() {
+                    true => statistics::facts(&text, &all),
+                    false => statistics::facts(&fixed.text, &analyze_text(&fixed.text, &options)),
+                });
                 return Ok((text, left, facts, Some(fixed)));
             }
             let facts = statistics.then(|| statistics::facts(&text, &all));

@@ -56,25 +56,25 @@ pub fn apply_fixes(text: &str, found: Vec<Diagnostic>, args: FixArgs, check: imp
     let mut text = text.to_string();
     let mut found = found;
     let mut applied = Vec::new();
-    let mut seen: HashSet<String> = HashSet::from([text.clone()]);
-    let mut refused: HashSet<(String, String)> = HashSet::new();
     // A fix may not add a syntax error (a file with some keeps them).
     let syntax_errors = |t: &str| cute_syntax::parse(t).map_or(usize::MAX, |t| t.error_ranges().len());
     let allowed_errors = syntax_errors(&text);
+    // Texts no fix may lead to: those the file has had, and those that
+    // would add a syntax error.
+    let mut ruled_out: HashSet<String> = HashSet::from([text.clone()]);
     while applied.len() < MAX_FIXES {
         let next = found
             .iter()
             .flat_map(|d| d.fixes.iter())
-            .find(|f| args.allows(f) && !refused.contains(&(f.title.clone(), edited(&text, f))));
-        let Some(fix) = next else { break };
-        let candidate = edited(&text, fix);
-        let parses = syntax_errors(&candidate) <= allowed_errors;
-        if !parses || seen.contains(&candidate) {
-            refused.insert((fix.title.clone(), candidate));
+            .filter(|f| args.allows(f))
+            .map(|f| (f, edited(&text, f)))
+            .find(|(_, candidate)| !ruled_out.contains(candidate));
+        let Some((fix, candidate)) = next else { break };
+        ruled_out.insert(candidate.clone());
+        if syntax_errors(&candidate) > allowed_errors {
             continue;
         }
         applied.push(fix.title.clone());
-        seen.insert(candidate.clone());
         text = candidate;
         found = check(&text);
     }

@@ -256,6 +256,38 @@ impl Drop for LspClient {
         }
     }
 }
+/// `textDocument/didOpen` of `text` as a Python document.
+pub fn open(client: &mut LspClient, uri: &str, version: i64, text: &str) {
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}}),
+    );
+}
+
+/// `textDocument/didChange` replacing the whole text.
+pub fn change_full(client: &mut LspClient, uri: &str, version: i64, text: &str) {
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+    );
+}
+
+/// Waits for the diagnostics published for `version` of `uri`.
+pub fn wait_publish(client: &mut LspClient, uri: &str, version: i64) -> Value {
+    let what = format!("publishDiagnostics for {uri} version {version}");
+    client.wait_for(&what, |m| is_publish_for(m, uri) && m["params"]["version"] == version)
+}
+
+/// The codes of the diagnostics a publish carries, in order.
+pub fn codes(publish: &Value) -> Vec<String> {
+    publish["params"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 
 /// Whether `message` is a `publishDiagnostics` for `uri`.
 pub fn is_publish_for(message: &Value, uri: &str) -> bool {
