@@ -5,9 +5,10 @@
     (aliased_import name: (dotted_name) @module alias: (identifier) @alias)
   ])
 
-; `from a.b import c` and `from a.b import c as x`
+; `from a.b import c` and `from a.b import c as x`, and relative
+; imports (`from .a import c`, `from .. import c`)
 (import_from_statement
-  module_name: (dotted_name) @from
+  module_name: [(dotted_name) (relative_import)] @from
   name: [
     (dotted_name) @name
     (aliased_import name: (dotted_name) @name alias: (identifier) @alias)
@@ -15,5 +16,5 @@
 
 ; `from a.b import *`
 (import_from_statement
-  module_name: (dotted_name) @from
+  module_name: [(dotted_name) (relative_import)] @from
   (wildcard_import) @wildcard)

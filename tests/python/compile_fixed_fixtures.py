@@ -16,6 +16,7 @@ Usage:
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,27 +68,35 @@ def main():
     fixtures = compile_fixtures.find_fixtures(args.paths or [compile_fixtures.DEFAULT_ROOT])
     work = tempfile.mkdtemp(prefix="cute-lsp-fixed-")
     jobs = []
+
+    def copy_of(path, text):
+        """A copy of the fixture at `path` holding `text`, in a directory of
+        its own: with its whole package around it, for a module of one."""
+        out_dir = os.path.join(work, f"{len(jobs)}")
+        package = compile_fixtures.package_of(path)
+        if package:
+            top = os.path.join(package[0], package[1].split(".")[0])
+            shutil.copytree(top, os.path.join(out_dir, os.path.basename(top)), ignore=shutil.ignore_patterns("__pycache__"))
+            out = os.path.join(out_dir, os.path.relpath(path, package[0]))
+        else:
+            os.makedirs(out_dir)
+            out = os.path.join(out_dir, os.path.basename(path))
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+        return out
+
     for path in fixtures:
         with open(path, encoding="utf-8") as f:
             text = f.read()
         for n, (d, fix) in enumerate(fixes_of(args.binary, os.path.relpath(path, REPO))):
-            fixed = apply(text, fix["edits"])
-            out_dir = os.path.join(work, f"{len(jobs)}")
-            os.makedirs(out_dir)
-            out = os.path.join(out_dir, os.path.basename(path))
-            with open(out, "w", encoding="utf-8") as f:
-                f.write(fixed)
+            out = copy_of(path, apply(text, fix["edits"]))
             line = d["range"]["start"]["line"] + 1
             label = f"{os.path.relpath(path, REPO)}:{line} {d['name']}: {fix['title']}"
             jobs.append((label, out))
         # All of the file's fixes together, as `check --fix --unsafe-fixes`
         # applies them (one at a time, checking the text between).
         if any(True for _ in fixes_of(args.binary, os.path.relpath(path, REPO))):
-            out_dir = os.path.join(work, f"{len(jobs)}")
-            os.makedirs(out_dir)
-            out = os.path.join(out_dir, os.path.basename(path))
-            with open(out, "w", encoding="utf-8") as f:
-                f.write(text)
+            out = copy_of(path, text)
             proc = subprocess.run([args.binary, "check", "--fix", "--unsafe-fixes", "--quiet", out], capture_output=True, text=True, timeout=600)
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"cute-lsp check --fix failed on {out}: {proc.stderr}")

@@ -18,6 +18,11 @@ Usage:
 
 PATH may be a fixture file or a directory to search; the default is
 tests/fixtures/. tests/corpus/ holds pseudo-API code and is never compiled.
+
+A fixture that is a package (a directory with an `__init__.py`) is compiled
+through its modules that have a `__main__` block, as `python -m pkg.module`
+from the directory above the package; its other modules are compiled as
+they import.
 """
 
 import concurrent.futures
@@ -36,6 +41,24 @@ TIMEOUT_S = 600
 STDERR_TAIL_LINES = 25
 
 
+def package_of(path):
+    """For a module of a package: the directory above its outermost package
+    and its dotted module name. None for a file outside any package."""
+    directory = os.path.dirname(path)
+    if not os.path.exists(os.path.join(directory, "__init__.py")):
+        return None
+    parts = [os.path.splitext(os.path.basename(path))[0]]
+    while os.path.exists(os.path.join(directory, "__init__.py")):
+        parts.insert(0, os.path.basename(directory))
+        directory = os.path.dirname(directory)
+    return directory, ".".join(p for p in parts if p != "__init__")
+
+
+def runs_as_main(path):
+    with open(path, encoding="utf-8") as f:
+        return '__name__ == "__main__"' in f.read()
+
+
 def find_fixtures(paths):
     found = []
     for path in paths:
@@ -45,8 +68,10 @@ def find_fixtures(paths):
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
-                if name.endswith(".py"):
-                    found.append(os.path.abspath(os.path.join(dirpath, name)))
+                path = os.path.abspath(os.path.join(dirpath, name))
+                # A package's modules are compiled through the ones that run.
+                if name.endswith(".py") and (package_of(path) is None or runs_as_main(path)):
+                    found.append(path)
     return sorted(set(found))
 
 
@@ -72,10 +97,12 @@ def target_of(path):
 def run_one(path, env):
     start = time.monotonic()
     env = dict(env, CUTE_DSL_ARCH=target_of(path))
+    package = package_of(path)
+    command, cwd = ([sys.executable, "-m", package[1]], package[0]) if package else ([sys.executable, path], os.path.dirname(path))
     try:
         proc = subprocess.run(
-            [sys.executable, path],
-            cwd=os.path.dirname(path),
+            command,
+            cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -106,7 +106,9 @@ impl Launches {
         let mut handler = HostCalls::new(module);
         let mut found = Vec::new();
         for (index, host) in module.functions.iter().enumerate() {
-            if host.decorator == Some(DecoratorKind::Jit) {
+            // The host code of the file itself: a module linked in is
+            // another file's, whose launches are its own.
+            if host.decorator == Some(DecoratorKind::Jit) && !module.is_linked(host.range) {
                 found.extend(run_host(module, index, &globals, &mut handler));
             }
         }

@@ -17,6 +17,7 @@ pub mod ast;
 pub mod eval;
 pub mod launch;
 pub mod layout;
+pub mod link;
 mod lower;
 pub mod module;
 pub mod ptx;

@@ -5,10 +5,13 @@
 //! attributes not in its body come from its bases in the file (`class B(A):`,
 //! [`Module::class_lineage`], nearest first), so the kernel's `self.helper()`
 //! and the host's `super().__init__(...)` find the base's, and the object a
-//! constructor makes holds the base's class attributes under its own. A base in
-//! another file is not seen: a `self.method()` that the object's class neither
-//! defines nor inherits in the file, where a method of that name synchronizes,
-//! makes the kernel not checked.
+//! constructor makes holds the base's class attributes under its own. A base
+//! in another module of the package is one of the file's once that module is
+//! linked in ([`crate::link`], which adds what the file needs of the modules
+//! it imports, under their qualified names); a base that is still not seen
+//! makes a `self.method()` that the object's class neither defines nor
+//! inherits, where a method of that name synchronizes, leave the kernel not
+//! checked.
 //!
 //! The device code to check ([`Module::kernels`]) is every `@cute.kernel`, and
 //! every `@cute.jit` function that synchronizes and that no function of the
@@ -72,6 +75,14 @@ pub struct Module {
     /// on the call they were made in), kept to tell whether they
     /// synchronize, which a call of one is then reported as not modelled.
     pub closures: Vec<Closure>,
+    /// The files of its package linked into it (`crate::link`), whose
+    /// definitions it holds under their qualified names, at the positions
+    /// each file's `base` says. Empty for a file checked alone.
+    pub linked: Vec<crate::link::LinkedFile>,
+    /// Whether the file is a module of a package (its directory holds an
+    /// `__init__.py`, as `crate::link` finds): its `@cute.jit` functions are
+    /// device functions other modules call, never kernel bodies.
+    pub in_package: bool,
 }
 
 /// A function defined inside another that reads a name the other binds.
@@ -107,12 +118,14 @@ impl Module {
     /// and that no function of the file calls or hands on (snippets that
     /// show a kernel body under `@cute.jit`; a device function called from
     /// a kernel is checked inlined there, where its arguments are known).
+    /// In a module of a package, `@cute.jit` functions are the package's
+    /// device functions, checked where its kernels call them.
     pub fn kernels(&self) -> impl Iterator<Item = &FunctionDef> {
         let mut used = self.called_names();
         used.extend(self.names_handed_on());
-        self.functions.iter().filter(move |f| match f.decorator {
+        self.functions.iter().filter(move |f| !self.is_linked(f.range)).filter(move |f| match f.decorator {
             Some(DecoratorKind::Kernel) => true,
-            Some(DecoratorKind::Jit) => synchronizes_without_launching(f) && !used.contains(&f.name),
+            Some(DecoratorKind::Jit) => !self.in_package && synchronizes_without_launching(f) && !used.contains(&f.name),
             None => false,
         })
     }
@@ -192,6 +205,27 @@ impl Module {
         found
     }
 
+    /// The linked file a position is in, `None` for the file's own.
+    pub fn linked_file(&self, range: TextRange) -> Option<&crate::link::LinkedFile> {
+        self.linked.iter().find(|f| range.start >= f.base && range.start <= f.base + f.len)
+    }
+
+    /// Whether a position is in a linked file rather than the file's own.
+    pub fn is_linked(&self, range: TextRange) -> bool {
+        self.linked.first().is_some_and(|f| range.start >= f.base)
+    }
+
+    /// The statements of the file's own module level and functions (not
+    /// those of the modules linked into it): where its host code is.
+    pub fn own_statements(&self) -> Vec<&Stmt> {
+        let mut out = nested_statements(&self.top_level);
+        for f in self.functions.iter().filter(|f| !self.is_linked(f.range)) {
+            out.extend(nested_statements(&f.body));
+        }
+        out.retain(|s| !self.is_linked(s.range));
+        out
+    }
+
     /// Every statement of the file, including nested ones and function bodies.
     pub fn all_statements(&self) -> Vec<&Stmt> {
         let mut out = nested_statements(&self.top_level);
@@ -200,6 +234,13 @@ impl Module {
         }
         out
     }
+}
+
+/// The first statement id no statement of `module` has.
+pub fn next_stmt_id(module: &Module) -> crate::ast::StmtId {
+    let closures = module.closures.iter().flat_map(|c| nested_statements(&c.function.body));
+    let classes = module.all_statements().into_iter().chain(closures).map(|s| s.id).max();
+    classes.map_or(0, |m| m + 1)
 }
 
 /// The statements of a block and of the blocks nested in them, in order.

@@ -96,7 +96,22 @@ pub fn analyze_text(text: &str, options: &AnalysisOptions) -> Vec<Diagnostic> {
     analyze_text_with(text, options, &mut |m, o| explore(m, o))
 }
 
+/// [`analyze_text`] of the file at `path`, with the modules it imports from
+/// its package linked in (`cute_ir::link`), read through `sources`.
+pub fn analyze_file(path: &std::path::Path, text: &str, options: &AnalysisOptions, sources: &dyn cute_ir::link::Sources) -> Vec<Diagnostic> {
+    analyze_linked(Some((path, sources)), text, options, &mut |m, o| explore(m, o))
+}
+
 pub fn analyze_text_with(text: &str, options: &AnalysisOptions, explorer: &mut Explorer<'_>) -> Vec<Diagnostic> {
+    analyze_linked(None, text, options, explorer)
+}
+
+fn analyze_linked(
+    file: Option<(&std::path::Path, &dyn cute_ir::link::Sources)>,
+    text: &str,
+    options: &AnalysisOptions,
+    explorer: &mut Explorer<'_>,
+) -> Vec<Diagnostic> {
     // Kernels are recognised through imports of `cutlass.cute`, and nothing
     // is reported about a file without kernels: a file that never spells
     // `cute`, or has no decorator that could make a kernel, is not parsed
@@ -108,7 +123,18 @@ pub fn analyze_text_with(text: &str, options: &AnalysisOptions, explorer: &mut E
     let mut diags = match cute_syntax::parse(text) {
         Ok(tree) => {
             let module = lower_recovering(&tree);
-            analyze_module(text, &index, &module, options, explorer)
+            match file {
+                Some((path, sources)) => {
+                    let module = cute_ir::link::link(module, text, path, sources);
+                    if module.linked.is_empty() {
+                        analyze_module(text, &index, &module, options, explorer)
+                    } else {
+                        let linked = crate::linked::linked_text(text, &module);
+                        analyze_module(&linked, &LineIndex::new(&linked), &module, options, explorer)
+                    }
+                }
+                None => analyze_module(text, &index, &module, options, explorer),
+            }
         }
         Err(e) => vec![analysis_incomplete::file_not_parsed(&e.to_string())],
     };
@@ -132,7 +158,7 @@ fn analyze_module(
     for kernel in kernels {
         let ctx = KernelContext { text, index, module, kernel };
         let launch = launches.of_kernel(module, kernel);
-        diags.extend(check_kernel(&ctx, &launch, options, explorer));
+        diags.extend(check_kernel(&ctx, &launch, options, explorer).into_iter().map(|d| crate::linked::relocate(d, module, kernel)));
     }
     diags
 }
@@ -201,7 +227,7 @@ pub(crate) fn check_slice_with(
     // when they would not fit. (The first run stops as soon as its count
     // shows it.)
     if may_branch && cute_check::other_ways_over_budget(base.steps, base.open_conditions.len(), &inst_options) {
-        let lines: Vec<u32> =
+        let lines: Vec<crate::context::SourceLine> =
             base.open_conditions.iter().take(MAX_OPEN_CONDITIONS).map(|c| ctx.line(c.site.start)).collect();
         let ways = 1 << base.open_conditions.len().min(MAX_OPEN_CONDITIONS);
         return vec![analysis_incomplete::conditions_too_costly(ctx, &lines, ways, inst_options.max_steps_total)];

@@ -11,6 +11,7 @@
 //! severity = { "untoggled-phase" = "warning" } # error | warning | info | off
 //! max-states = 500000                          # explorer budget per kernel
 //! max-time-ms = 1000
+//! src = ["src", "../shared"]                   # further roots absolute imports are found under
 //! ```
 //!
 //! Which rules run, as Ruff selects them: without `select` every rule is on;
@@ -54,6 +55,11 @@ pub struct Config {
     pub severity: BTreeMap<&'static str, Severity>,
     pub max_states: Option<usize>,
     pub max_time: Option<Duration>,
+    /// `src`: directories absolute imports are also searched under (as
+    /// written; [`discover`] makes them relative to the file that names
+    /// them), for layouts where a package's root is not where walking up its
+    /// `__init__.py` files ends.
+    pub src: Vec<PathBuf>,
 }
 
 /// The configuration file of its own, with the keys at its top level.
@@ -178,6 +184,13 @@ impl Config {
                     Some(n) => config.max_states = Some(n),
                     None => problems.push(format!("{origin}: {key}: expected a positive integer, found {value}")),
                 },
+                "src" => match value {
+                    Value::Array(items) if items.iter().all(Value::is_string) => {
+                        config.src.extend(items.iter().filter_map(Value::as_str).map(PathBuf::from));
+                    }
+                    Value::String(dir) => config.src.push(PathBuf::from(dir)),
+                    _ => problems.push(format!("{origin}: {key}: expected a list of directories, found {value}")),
+                },
                 "maxtimems" => match positive(value) {
                     Some(n) => config.max_time = Some(Duration::from_millis(n)),
                     None => problems.push(format!("{origin}: {key}: expected a positive number of milliseconds, found {value}")),
@@ -237,6 +250,7 @@ impl Config {
         out.severity.extend(over.severity.iter().map(|(k, v)| (*k, *v)));
         out.max_states = over.max_states.or(self.max_states);
         out.max_time = over.max_time.or(self.max_time);
+        out.src.extend(over.src.iter().cloned());
         out
     }
 
@@ -311,8 +325,10 @@ pub fn discover(file: &Path) -> (Config, Option<PathBuf>, Vec<String>) {
             }
         };
         match Config::from_file(&path, &text) {
-            Ok(Some((config, found))) => {
+            Ok(Some((mut config, found))) => {
                 problems.extend(found);
+                let dir = path.parent().unwrap_or(Path::new("."));
+                config.src = config.src.iter().map(|d| dir.join(d)).collect();
                 return (config, Some(path), problems);
             }
             Ok(None) => {}

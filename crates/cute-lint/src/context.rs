@@ -15,10 +15,34 @@ pub struct KernelContext<'a> {
     pub kernel: &'a FunctionDef,
 }
 
+/// A line a message names (`line 12`, `line 12 of pkg.sync`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceLine {
+    pub line: u32,
+    /// The linked module it is in, when not the file checked.
+    pub module: Option<String>,
+}
+
+impl std::fmt::Display for SourceLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.module {
+            None => write!(f, "{}", self.line),
+            Some(m) => write!(f, "{} of `{m}`", self.line),
+        }
+    }
+}
+
 impl KernelContext<'_> {
-    /// The source line (1-based) of an offset, for messages.
-    pub fn line(&self, offset: u32) -> u32 {
-        self.index.line_of(offset) + 1
+    /// The source line (1-based) of an offset, for messages: of the file
+    /// checked, or of a module linked into its check.
+    pub fn line(&self, offset: u32) -> SourceLine {
+        match self.module.linked_file(TextRange { start: offset, end: offset }) {
+            Some(f) => {
+                let local = f.local(TextRange { start: offset, end: offset });
+                SourceLine { line: LineIndex::new(&f.text).line_of(local.start) + 1, module: Some(f.module.clone()) }
+            }
+            None => SourceLine { line: self.index.line_of(offset) + 1, module: None },
+        }
     }
 
     pub fn slice(&self, range: TextRange) -> &str {
@@ -218,7 +242,7 @@ impl KernelContext<'_> {
 }
 
 pub fn steps_to_related(steps: Vec<Step>) -> Vec<Related> {
-    steps.into_iter().map(|s| Related { range: s.site, message: s.message }).collect()
+    steps.into_iter().map(|s| Related { range: s.site, message: s.message, file: None }).collect()
 }
 
 /// Error when the verdict rests on nothing but the code; warning when it

@@ -47,11 +47,35 @@ pub struct Caches {
     pub(crate) memory_analyses: Inflight<Model, Arc<MemoryResult>>,
     /// The last line index of each file, which the next one is an edit of.
     line_indexes: std::sync::Mutex<rustc_hash::FxHashMap<salsa::Id, Arc<LineIndex>>>,
+    /// Files of the package that are not open, read from disk once per
+    /// [`Package::epoch`] (see [`crate::sources::PackageSources`]).
+    pub(crate) disk: crate::sources::DiskSources,
+}
+
+/// The package the open files belong to: the files open in the editor (whose
+/// texts are inputs of their own), the directories other files may be read
+/// from, and an epoch the server moves when files change on disk. A check
+/// that links other files (`cute_ir::link`) reads them through it, so an
+/// edit to an open module re-checks the files that link it, and a change on
+/// disk re-checks every file that links something.
+#[salsa::input]
+pub struct Package {
+    #[returns(ref)]
+    pub open: Arc<std::collections::BTreeMap<std::path::PathBuf, SourceFile>>,
+    #[returns(ref)]
+    pub roots: Arc<Vec<std::path::PathBuf>>,
+    pub epoch: u64,
 }
 
 #[salsa::db]
 pub trait Db: salsa::Database {
     fn caches(&self) -> &Caches;
+
+    /// The package open files are checked in, if the database has one
+    /// (without one, a file is checked alone).
+    fn package(&self) -> Option<Package> {
+        None
+    }
 }
 
 #[salsa::db]
@@ -59,6 +83,25 @@ pub trait Db: salsa::Database {
 pub struct Database {
     storage: salsa::Storage<Self>,
     caches: Arc<Caches>,
+    package: Option<Package>,
+}
+
+impl Database {
+    /// Checks from now on link the modules files import from their package,
+    /// read from `open` first, then from disk under `roots`. Returns the
+    /// package, whose fields the caller sets as files open, close and change
+    /// on disk (then calling [`Database::forget_disk`]).
+    pub fn with_package(&mut self, roots: Vec<std::path::PathBuf>) -> Package {
+        let roots = roots.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect();
+        let package = Package::new(self, Arc::new(Default::default()), Arc::new(roots), 0);
+        self.package = Some(package);
+        package
+    }
+
+    /// Forgets the files read from disk (call with a new epoch).
+    pub fn forget_disk(&self) {
+        self.caches.disk.forget();
+    }
 }
 
 #[salsa::db]
@@ -68,6 +111,10 @@ impl salsa::Database for Database {}
 impl Db for Database {
     fn caches(&self) -> &Caches {
         &self.caches
+    }
+
+    fn package(&self) -> Option<Package> {
+        self.package
     }
 }
 

@@ -25,8 +25,25 @@ impl Severity {
 /// One step of evidence: a counterexample step or a secondary location.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Related {
+    /// In the file checked, or in `file` when it is set.
     pub range: TextRange,
     pub message: String,
+    /// The other file the location is in: a definition of a module the
+    /// file checked imports, linked into its check (`cute_ir::link`).
+    pub file: Option<OtherFile>,
+}
+
+/// A file other than the one checked, with its text for the lines shown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OtherFile {
+    pub path: std::sync::Arc<std::path::Path>,
+    pub text: std::sync::Arc<str>,
+}
+
+impl OtherFile {
+    pub fn display(&self) -> String {
+        self.path.display().to_string()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -104,11 +121,14 @@ impl Diagnostic {
             "severity": self.severity.as_str(),
             "message": self.message,
             "range": json_range(index, self.range, enc),
-            "related": self.related.iter().map(|r| json!({
-                "file": file,
-                "range": json_range(index, r.range, enc),
-                "message": r.message,
-            })).collect::<Vec<_>>(),
+            "related": self.related.iter().map(|r| match &r.file {
+                None => json!({"file": file, "range": json_range(index, r.range, enc), "message": r.message}),
+                Some(other) => json!({
+                    "file": other.display(),
+                    "range": json_range(&LineIndex::new(&other.text), r.range, enc),
+                    "message": r.message,
+                }),
+            }).collect::<Vec<_>>(),
             "notes": self.notes,
             "help": self.help,
             "fixes": self.fixes.iter().map(|f| json!({

@@ -41,6 +41,13 @@
 //! and not checked, and every other kernel keeps its key, so nothing else is
 //! checked again (`syntax.rs`).
 //!
+//! A file that imports a module of its package, or is one, while the
+//! database has a [`crate::db::Package`] (the language server's workspace),
+//! is checked as one with what it needs of the package linked in
+//! (`linked_module`, as `analysis::analyze_file` does), still with memoized
+//! checks: its result depends on the texts of the modules it read, so an edit
+//! to one of them checks it again.
+//!
 //! Exactness: the result equals `analysis::analyze_text`'s for the same text
 //! (`tests/incremental.rs` compares them on every fixture and corpus file and
 //! along random edits). Where that cannot be guaranteed (a syntax error whose
@@ -634,7 +641,7 @@ fn kernel_frame(db: &dyn Db, file: SourceFile, k: usize) -> Vec<u32> {
 pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<Vec<Diagnostic>> {
     let layout = layout(db, file);
     let facts = facts(db, file);
-    if !layout.parsed || !facts.ok || !chunks_match(db, file, layout) {
+    if !layout.parsed || !facts.ok || !chunks_match(db, file, layout) || *links_package(db, file) {
         return whole_file(db, file, options);
     }
     let launches = kernel_launches(db, file);
@@ -680,8 +687,46 @@ fn finish(mut diags: Vec<Diagnostic>, index: &LineIndex) -> Vec<Diagnostic> {
     diags
 }
 
+/// Whether the file imports a module of its package (`cute_ir::link`), read
+/// off its import lines: such a file is checked as one, with what it needs
+/// of those modules linked in ([`linked_module`]).
+/// A module of a package is checked that way too, whatever it imports: its
+/// `@cute.jit` functions are device functions (`Module::in_package`).
+#[salsa::tracked]
+fn links_package(db: &dyn Db, file: SourceFile) -> bool {
+    let Some(package) = db.package() else { return false };
+    let path = std::path::Path::new(file.path(db));
+    let sources = crate::sources::PackageSources::new(db, package);
+    if path.parent().is_some_and(|dir| cute_ir::link::Sources::exists(&sources, &dir.join("__init__.py"))) {
+        return true;
+    }
+    let Ok(tree) = cute_syntax::parse(header(db, file).text(db)) else { return false };
+    cute_ir::link::imports_package(path, &ImportMap::from_tree(&tree), &sources)
+}
+
+/// The file lowered with what it needs of its package linked in; `None`
+/// when it needs nothing of it (or the database has no package).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn linked_module(db: &dyn Db, file: SourceFile) -> Option<Arc<Module>> {
+    let package = db.package()?;
+    let text = file.text(db);
+    let module = cute_ir::lower_recovering(&cute_syntax::parse(text).ok()?);
+    let sources = crate::sources::PackageSources::new(db, package);
+    let linked = cute_ir::link::link(module, text, std::path::Path::new(file.path(db)), &sources);
+    (!linked.linked.is_empty() || linked.in_package).then(|| Arc::new(linked))
+}
+
+/// The files a check of `file` read besides it (the modules linked in).
+pub fn linked_paths(db: &dyn Db, file: SourceFile) -> Vec<std::path::PathBuf> {
+    match *links_package(db, file) {
+        true => linked_module(db, file).iter().flat_map(|m| m.linked.iter().map(|f| f.path.clone())).collect(),
+        false => Vec::new(),
+    }
+}
+
 /// The file checked as one, as `analysis::analyze_text_with` does, with
-/// memoized checks.
+/// memoized checks; with what it needs of its package linked in, as
+/// `analysis::analyze_file` does.
 fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<Vec<Diagnostic>> {
     WHOLE_FILE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let text = file.text(db);
@@ -690,7 +735,21 @@ fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<V
         Ok(tree) => tree,
         Err(e) => return Arc::new(finish(vec![analysis_incomplete::file_not_parsed(&e.to_string())], index)),
     };
-    let module = cute_ir::lower_recovering(&tree);
+    let linked = if *links_package(db, file) { linked_module(db, file).clone() } else { None };
+    let own;
+    let module: &Module = match &linked {
+        Some(m) => m,
+        None => {
+            own = cute_ir::lower_recovering(&tree);
+            &own
+        }
+    };
+    let linked_text = linked.as_ref().map(|m| crate::linked::linked_text(text, m));
+    let linked_index = linked_text.as_deref().map(LineIndex::new);
+    let (text, index_of_text) = match (&linked_text, &linked_index) {
+        (Some(t), Some(i)) => (t.as_str(), i),
+        _ => (text.as_str(), &**index),
+    };
     let mut diags = Vec::new();
     let kernels: Vec<&FunctionDef> = module.kernels().collect();
     diags.extend(analysis_incomplete::syntax_error_of(&module, !kernels.is_empty()));
@@ -702,10 +761,10 @@ fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<V
     let mut memory = memo_memory(db);
     let mut checkers = analysis::Checkers { explore: &mut explorer, instantiate: &mut instantiator, memory: &mut memory };
     for kernel in kernels {
-        let ctx = KernelContext { text, index, module: &module, kernel };
-        let launch = launches.of_kernel(&module, kernel);
+        let ctx = KernelContext { text, index: index_of_text, module, kernel };
+        let launch = launches.of_kernel(module, kernel);
         let found = analysis::check_kernel_with(&ctx, &launch, options, &mut checkers);
-        diags.extend(found);
+        diags.extend(found.into_iter().map(|d| crate::linked::relocate(d, module, kernel)));
     }
     Arc::new(finish(diags, index))
 }

@@ -14,11 +14,15 @@ mod memory;
 mod named;
 pub mod hover;
 mod incremental;
+mod linked;
 pub mod rules;
+pub mod sources;
 mod suppress;
 
-pub use analysis::{analyze_text, analyze_text_with, AnalysisOptions, Explorer};
+pub use analysis::{analyze_file, analyze_text, analyze_text_with, AnalysisOptions, Explorer};
+pub use sources::DiskSources;
 pub use config::Config;
-pub use db::{check_counts, line_index, lint_file, lint_file_with, CheckCounts, Database, Db, SourceFile};
-pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Related, Severity};
+pub use db::{check_counts, line_index, lint_file, lint_file_with, CheckCounts, Database, Db, Package, SourceFile};
+pub use incremental::linked_paths;
+pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, OtherFile, Related, Severity};
 pub use hover::{hover, Hover};

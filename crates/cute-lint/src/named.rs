@@ -113,10 +113,11 @@ pub fn why_not_reached(ctx: &KernelContext<'_>, site: TextRange) -> Vec<crate::R
         out.push(crate::Related {
             range: branch,
             message: "this depends on the thread: only some threads run the barrier below".to_string(),
+            file: None,
         });
     }
     for r in returns_before(ctx, site) {
-        out.push(crate::Related { range: r, message: "threads that return here never reach the barrier".to_string() });
+        out.push(crate::Related { range: r, message: "threads that return here never reach the barrier".to_string(), file: None });
     }
     out
 }

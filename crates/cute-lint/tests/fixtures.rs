@@ -3,11 +3,13 @@
 //! a `# expect: RULE` comment (or `RULE, RULE`) on a line means a diagnostic of each rule must
 //! start on that line and carry a counterexample trace; a file without
 //! annotations is a clean twin and must get no diagnostic at all. Quick fixes
-//! are applied and must make their diagnostic go away.
+//! are applied and must make their diagnostic go away. Each file is checked
+//! as `cute-lsp check` checks it: a module of a package (a fixture directory
+//! with an `__init__.py`) with what it imports from the package linked in.
 
 use std::path::{Path, PathBuf};
 
-use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
+use cute_lint::{analyze_file, AnalysisOptions, Diagnostic, DiskSources, Severity};
 use cute_syntax::LineIndex;
 
 fn root() -> PathBuf {
@@ -43,6 +45,11 @@ fn expectations(text: &str) -> Vec<(u32, String)> {
         .collect()
 }
 
+/// The diagnostics of the file at `path` holding `text`.
+fn analyze(path: &Path, text: &str) -> Vec<Diagnostic> {
+    analyze_file(path, text, &AnalysisOptions::default(), &DiskSources::default())
+}
+
 fn line_of(text: &str, d: &Diagnostic) -> u32 {
     LineIndex::new(text).line_of(d.range.start)
 }
@@ -50,7 +57,7 @@ fn line_of(text: &str, d: &Diagnostic) -> u32 {
 fn check_file(path: &Path, strict: bool) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.strip_prefix(root()).unwrap_or(path).display().to_string();
-    let diags = analyze_text(&text, &AnalysisOptions::default());
+    let diags = analyze(path, &text);
     let expected = expectations(&text);
     let mut failures = Vec::new();
     for (line, rule) in &expected {
@@ -132,14 +139,14 @@ fn quick_fixes_remove_their_diagnostic() {
     let mut fixed = 0;
     for f in python_files(&root().join("tests/fixtures")) {
         let text = std::fs::read_to_string(&f).unwrap();
-        let found = analyze_text(&text, &AnalysisOptions::default());
+        let found = analyze(&f, &text);
         for d in &found {
             // With several findings of the rule in the file, the one fixed
             // must go (the others stay); with one, the rule must.
             let of_the_rule = found.iter().filter(|o| o.name == d.name).count();
             for fix in &d.fixes {
                 let after = apply(&text, fix);
-                let again = analyze_text(&after, &AnalysisOptions::default());
+                let again = analyze(&f, &after);
                 assert!(
                     !again.iter().any(|a| a.name == d.name && (of_the_rule == 1 || a.message == d.message)),
                     "{}: fix `{}` leaves {:?}\n--- fixed text ---\n{after}",

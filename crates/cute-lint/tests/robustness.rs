@@ -60,11 +60,19 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
 fn mutated_fixtures_are_analysed_without_panic() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     let mut files = Vec::new();
-    for sub in std::fs::read_dir(&dir).unwrap() {
-        for f in std::fs::read_dir(sub.unwrap().path()).unwrap() {
-            files.push(std::fs::read_to_string(f.unwrap().path()).unwrap());
+    // Every fixture, the modules of package fixtures too.
+    let mut dirs = vec![dir];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "py") {
+                files.push(std::fs::read_to_string(path).unwrap());
+            }
         }
     }
+    files.sort();
     let options = AnalysisOptions { max_time: Duration::from_millis(300), ..AnalysisOptions::default() };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let start = Instant::now();

@@ -165,6 +165,8 @@ impl Shared {
 struct Analysis {
     diagnostics: Arc<Vec<cute_lint::Diagnostic>>,
     index: Arc<LineIndex>,
+    /// The other files the check read (modules of the package linked in).
+    linked: Vec<std::path::PathBuf>,
 }
 
 enum Outcome {
@@ -218,7 +220,7 @@ async fn analyze(shared: &Arc<Shared>, client: &Client, snapshot: Snapshot) -> O
             let diagnostics = cute_lint::lint_file_with(&db, doc.file, options);
             let diagnostics =
                 if config == Config::default() { diagnostics } else { Arc::new(config.apply(&diagnostics)) };
-            Analysis { diagnostics, index: cute_lint::line_index(&db, doc.file).clone() }
+            Analysis { diagnostics, index: cute_lint::line_index(&db, doc.file).clone(), linked: cute_lint::linked_paths(&db, doc.file) }
         }));
         drop(db);
         (result, problems)
@@ -357,6 +359,7 @@ async fn publish_diagnostics(shared: Arc<Shared>, client: Client, uri: Uri, gene
         }
     };
     let (analysis, encoding) = analysis;
+    shared.lock().set_linked(&uri, analysis.linked);
     let diagnostics = convert::diagnostics(&uri, &analysis.index, &analysis.diagnostics, encoding);
     let _order = shared.publish.lock().await;
     let version = match shared.lock().current(&uri) {
@@ -422,6 +425,7 @@ impl LanguageServer for Backend {
             let root_uri = params.root_uri.clone();
             let folders = params.workspace_folders.iter().flatten().map(|f| f.uri.clone()).chain(root_uri);
             state.roots = folders.filter_map(|u| u.to_file_path().map(|p| p.into_owned())).collect();
+            state.link_workspace();
             if let Some((config, problems)) = params.initialization_options.as_ref().and_then(settings::editor_settings) {
                 state.set_editor_config(config);
                 *self.shared.initial_problems.lock().unwrap_or_else(PoisonError::into_inner) = problems;
@@ -465,7 +469,8 @@ impl LanguageServer for Backend {
         report_problems(&self.client, problems).await;
         if self.shared.support().watch_files {
             let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: ["**/pyproject.toml", "**/cute-lsp.toml"]
+                // Python files: modules a check links in may change on disk.
+                watchers: ["**/pyproject.toml", "**/cute-lsp.toml", "**/*.py"]
                     .map(|glob| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.to_string()), kind: None })
                     .to_vec(),
             };
@@ -488,21 +493,39 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
-        let opened = self.shared.lock().open(doc.uri.clone(), doc.version, doc.text);
+        let (opened, dependents) = {
+            let mut state = self.shared.lock();
+            let opened = state.open(doc.uri.clone(), doc.version, doc.text);
+            (opened, state.dependents(&doc.uri))
+        };
         self.schedule(doc.uri, opened.generation);
+        self.refresh(dependents);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
-        let changed = self.shared.lock().change(&uri, params.text_document.version, &params.content_changes);
+        let (changed, dependents) = {
+            let mut state = self.shared.lock();
+            let changed = state.change(&uri, params.text_document.version, &params.content_changes);
+            // The open documents that link this one are checked again.
+            let dependents = if changed.is_some() { state.dependents(&uri) } else { Vec::new() };
+            (changed, dependents)
+        };
         if let Some(doc) = changed {
             self.schedule(uri, doc.generation);
         }
+        self.refresh(dependents);
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        if !self.shared.lock().close(&uri) || self.shared.support().pull_diagnostics {
+        let (closed, dependents) = {
+            let mut state = self.shared.lock();
+            let dependents = state.dependents(&uri);
+            (state.close(&uri), dependents)
+        };
+        self.refresh(dependents);
+        if !closed || self.shared.support().pull_diagnostics {
             return;
         }
         let _order = self.shared.publish.lock().await;
@@ -535,6 +558,10 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        if params.changes.iter().any(|c| c.uri.as_str().ends_with(".py")) {
+            let touched = self.shared.lock().disk_changed();
+            self.refresh(touched);
+        }
         if !params.changes.iter().any(|c| is_config_file(&c.uri)) {
             return;
         }
@@ -566,6 +593,7 @@ impl LanguageServer for Backend {
                 // this ran, compute again rather than return stale positions.
                 Outcome::Done(_) if self.shared.lock().current(&uri).map(|d| d.generation) != Some(generation) => continue,
                 Outcome::Done(a) => {
+                    self.shared.lock().set_linked(&uri, a.linked);
                     let items = convert::diagnostics(&uri, &a.index, &a.diagnostics, encoding);
                     return Ok(full_report(Some(result_id), items));
                 }

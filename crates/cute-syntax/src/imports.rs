@@ -45,7 +45,9 @@ impl ImportMap {
                     map.wildcards.push(from_path.to_string());
                 } else if let Some(imported) = get(name) {
                     let local = alias_text.unwrap_or(imported);
-                    map.insert(local, &format!("{from_path}.{imported}"));
+                    // `from . import c` is `.c`, `from .a import c` is `.a.c`.
+                    let sep = if from_path.ends_with('.') { "" } else { "." };
+                    map.insert(local, &format!("{from_path}{sep}{imported}"));
                 }
             }
             }
@@ -59,6 +61,13 @@ impl ImportMap {
 
     pub fn get(&self, local: &str) -> Option<&str> {
         self.names.get(local).map(String::as_str)
+    }
+
+    /// Every local name and the path it stands for, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut all: Vec<(&str, &str)> = self.names.iter().map(|(l, q)| (l.as_str(), q.as_str())).collect();
+        all.sort();
+        all.into_iter()
     }
 
     pub fn wildcards(&self) -> &[String] {

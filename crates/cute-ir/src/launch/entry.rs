@@ -102,7 +102,7 @@ pub(super) fn entry_call<'m>(
         return Some(found);
     }
     module
-        .all_statements()
+        .own_statements()
         .into_iter()
         .filter(|s| !(f.range.start <= s.range.start && s.range.end <= f.range.end))
         .find_map(calls_f)
@@ -114,7 +114,7 @@ pub(super) fn entry_call<'m>(
 /// string given to a parser of its own) is not known.
 pub(super) fn command_line_defaults(module: &Module, env: &Env, handler: &mut dyn CallHandler) -> Value {
     let mut namespace = Object { class: NAMESPACE.to_string(), attrs: Default::default() };
-    for s in module.all_statements() {
+    for s in module.own_statements() {
         let StmtKind::Expr(e) = &s.kind else { continue };
         let mut calls = Vec::new();
         e.calls(&mut calls);

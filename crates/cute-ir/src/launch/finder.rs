@@ -46,7 +46,7 @@ pub(super) fn run_host(module: &Module, index: usize, globals: &Env, handler: &m
 pub(super) fn launches_not_taken(module: &Module, found: &[Found], globals: &Env) -> Vec<Found> {
     let mut more: Vec<Found> = Vec::new();
     for (index, host) in module.functions.iter().enumerate() {
-        if host.decorator != Some(DecoratorKind::Jit) {
+        if host.decorator != Some(DecoratorKind::Jit) || module.is_linked(host.range) {
             continue;
         }
         for stmt in crate::module::nested_statements(&host.body) {

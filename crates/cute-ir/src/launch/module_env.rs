@@ -39,7 +39,9 @@ pub fn module_env(module: &Module) -> Env {
     let classes = module.classes.iter().filter(|c| c.memrange_fields.is_empty() && !c.attrs.is_empty() && c.outer.is_none());
     let mut steps: Vec<(u32, Result<&Stmt, &crate::module::ClassDef>)> =
         module.top_level.iter().map(|s| (s.range.start, Ok(s))).chain(classes.map(|c| (c.range.start, Err(c)))).collect();
-    steps.sort_by_key(|(at, _)| *at);
+    // The files linked in first, each after those it imports (`link`), as
+    // Python runs an import before the module that makes it.
+    steps.sort_by_key(|&(at, _)| (!module.is_linked(cute_syntax::TextRange { start: at, end: at }), at));
     for (_, step) in steps {
         match step {
             Ok(s) => {

@@ -26,7 +26,7 @@ pub(super) fn bind_host_params(
     handler: &mut HostCalls<'_>,
 ) {
     let mut bound = false;
-    for s in module.all_statements() {
+    for s in module.own_statements() {
         let exprs: Vec<&Expr> = match &s.kind {
             // `return cute.compile(host, ...)` too: a factory of the
             // compiled kernel.
@@ -226,7 +226,7 @@ pub(super) fn run_until(stmts: &[Stmt], id: u32, env: &mut Env, handler: &mut Ho
 
 pub(super) fn construct_from_file(module: &Module, class: &str, globals: &Env, handler: &mut HostCalls<'_>) -> Value {
     // Prefer an explicit `Class(...)` call somewhere in the file.
-    for s in module.all_statements() {
+    for s in module.own_statements() {
         let exprs: Vec<&Expr> = match &s.kind {
             StmtKind::Expr(e) | StmtKind::Assign { value: e, .. } => vec![e],
             _ => continue,

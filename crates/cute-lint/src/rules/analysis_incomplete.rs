@@ -79,7 +79,7 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
         notes,
     );
     if let Some((range, message)) = &first.origin {
-        diagnostic.related.push(crate::Related { range: *range, message: message.clone() });
+        diagnostic.related.push(crate::Related { range: *range, message: message.clone(), file: None });
     }
     // A construct met in a helper: say which kernel reaches it.
     let kernel = ctx.kernel.range;
@@ -87,10 +87,11 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
         diagnostic.related.push(crate::Related {
             range: ctx.kernel.name_range,
             message: format!("reached from the kernel `{}`", ctx.kernel.display_name()),
+            file: None,
         });
     }
     diagnostic.related.extend(
-        model.unresolved.iter().skip(1).map(|u| crate::Related { range: u.site, message: u.what.clone() }),
+        model.unresolved.iter().skip(1).map(|u| crate::Related { range: u.site, message: u.what.clone(), file: None }),
     );
     diagnostic
 }
@@ -135,8 +136,8 @@ pub fn conditions_over_budget(ctx: &KernelContext<'_>, explored: usize, all: usi
 /// The combinations of runtime conditions would not all be explored within
 /// the statement budget: each runs the threads again, and the first run
 /// showed that the others together would pass it.
-pub fn conditions_too_costly(ctx: &KernelContext<'_>, lines: &[u32], ways: usize, budget: usize) -> crate::Diagnostic {
-    let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+pub fn conditions_too_costly(ctx: &KernelContext<'_>, lines: &[crate::context::SourceLine], ways: usize, budget: usize) -> crate::Diagnostic {
+    let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
     let mut diagnostic = info(
         ctx.kernel.name_range,
         format!(

@@ -83,7 +83,7 @@ pub fn oversubscribed_diagnostic(
     let mut related: Vec<Related> = o
         .uses
         .iter()
-        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})") })
+        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})"), file: None })
         .collect();
     related.extend(trace);
     crate::Diagnostic {
@@ -141,7 +141,7 @@ pub fn overrun_diagnostic(
             o.meant, o.lands
         )
     };
-    related.push(Related { range: op.site, message: format!("then: {what}") });
+    related.push(Related { range: op.site, message: format!("then: {what}"), file: None });
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,

@@ -79,6 +79,7 @@ pub fn repeated_init_diagnostic(
             .map(|&t| Related {
                 range: *site,
                 message: format!("{} initialises {name}", describe_threads(&[t], model.ctas).replace("warp", "lane 0 of warp")),
+                file: None,
             })
             .collect(),
         notes: Vec::new(),
@@ -129,7 +130,7 @@ pub fn storage_overrun_diagnostic(ctx: &KernelContext<'_>, site: TextRange, over
         related: overruns
             .iter()
             .take(8)
-            .map(|o| Related { range: site, message: format!("{} is element {} of `{}` ({} elements)", o.barrier, o.index, o.field, o.len) })
+            .map(|o| Related { range: site, message: format!("{} is element {} of `{}` ({} elements)", o.barrier, o.index, o.field, o.len), file: None })
             .collect(),
         notes: Vec::new(),
         help: Some(format!("declare `{}` with room for every barrier it holds (`MemRange[cutlass.Int64, {needed}]`)", first.field)),

@@ -232,6 +232,7 @@ pub fn diagnostic(
                 e.who,
                 bytes(e.bytes.value.unwrap_or(0))
             ),
+            file: None,
         });
     }
     for c in &m.copies {
@@ -244,6 +245,7 @@ pub fn diagnostic(
                 bytes(c.bytes.total().unwrap_or(0)),
                 c.bytes.how
             ),
+            file: None,
         });
     }
     let outcome = if m.declared > m.delivered {
@@ -260,6 +262,7 @@ pub fn diagnostic(
     related.push(Related {
         range: primary,
         message: format!("step {}: {outcome}", next()),
+        file: None,
     });
 
     let fixes = quick_fix(ctx, m).into_iter().collect();

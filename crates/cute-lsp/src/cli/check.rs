@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
-use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
+use cute_lint::{analyze_file, AnalysisOptions, Diagnostic, Severity};
 use cute_syntax::LineIndex;
 
 use super::fix::{self, FixArgs, Fixed};
@@ -59,6 +59,12 @@ pub struct CheckArgs {
     /// (and why), then the findings per rule.
     #[arg(long)]
     pub statistics: bool,
+    /// A further directory absolute imports are searched under (as `src` in
+    /// the configuration); may be given more than once. A file's package
+    /// root (the directory above its outermost `__init__.py`) and its own
+    /// directory are always searched.
+    #[arg(long, value_name = "DIR")]
+    pub src: Vec<PathBuf>,
     /// Files or directories (every *.py below a directory).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -124,7 +130,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 
 pub fn run(args: CheckArgs) -> ExitCode {
     let overrides = match args.selection.layer() {
-        Ok(layer) => layer,
+        Ok(mut layer) => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            layer.src = args.src.iter().map(|d| cwd.join(d)).collect();
+            layer
+        }
         Err(e) => {
             eprintln!("cute-lsp: {e}");
             return ExitCode::from(2);
@@ -152,7 +162,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // each one and those before it are done. While other files keep the
     // other cores busy, a file's kernels run their threads on one core:
     // spreading them too would only add the cost of merging what they left.
-    let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics, args.fixes);
+    // Every file of the run reads the modules it imports through one cache:
+    // each is read and lowered once however many kernels import it.
+    let sources = cute_lint::DiskSources::new(None, Vec::new());
+    let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics, args.fixes, &sources);
     let mut fixes_applied = 0usize;
     let mut files_fixed = 0usize;
     // Findings left with a fix that only --unsafe-fixes applies.
@@ -275,6 +288,7 @@ fn check_file(
     overrides: &cute_lint::Config,
     statistics: bool,
     fixes: FixArgs,
+    sources: &cute_lint::DiskSources,
 ) -> std::io::Result<(String, Vec<Diagnostic>, Option<FileFacts>, Option<Fixed>)> {
     let bytes = std::fs::read(path)?;
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -284,15 +298,17 @@ fn check_file(
     }
     let config = config.with(overrides);
     let options = AnalysisOptions { workers: if cores_idle { 0 } else { 1 }, ..config.analysis_options() };
+    let sources = cute_lint::sources::WithRoots { sources, roots: config.src.clone() };
     Ok(match String::from_utf8(bytes) {
         Ok(text) => {
-            let all = analyze_text(&text, &options);
+            let analyze = |t: &str| analyze_file(&absolute, t, &options, &sources);
+            let all = analyze(&text);
             if fixes.applies() {
-                let check = |t: &str| config.apply(&analyze_text(t, &options));
+                let check = |t: &str| config.apply(&analyze(t));
                 let (fixed, left) = fix::apply_fixes(&text, config.apply(&all), fixes, check);
                 let facts = statistics.then(|| match fixed.applied.is_empty() {
                     true => statistics::facts(&text, &all),
-                    false => statistics::facts(&fixed.text, &analyze_text(&fixed.text, &options)),
+                    false => statistics::facts(&fixed.text, &analyze(&fixed.text)),
                 });
                 return Ok((text, left, facts, Some(fixed)));
             }
@@ -343,7 +359,11 @@ fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T, bool) -> R
 }
 
 fn print_human(out: &mut dyn Write, path: &str, text: &str, diags: &[Diagnostic]) {
-    let file = SimpleFile::new(path, text);
+    let mut files = SimpleFiles::new();
+    let own = files.add(path.to_string(), text.to_string());
+    // The other files related locations are in (modules linked into the
+    // check), added once each.
+    let mut others: Vec<(std::sync::Arc<std::path::Path>, usize)> = Vec::new();
     let config = Config::default();
     for d in diags {
         let severity = match d.severity {
@@ -351,16 +371,30 @@ fn print_human(out: &mut dyn Write, path: &str, text: &str, diags: &[Diagnostic]
             Severity::Warning => ReportSeverity::Warning,
             Severity::Info => ReportSeverity::Note,
         };
-        let range = |r: cute_syntax::TextRange| r.start as usize..(r.end.max(r.start) as usize).min(text.len());
-        let mut labels = vec![Label::primary((), range(d.range)).with_message(&d.label)];
+        let range = |r: cute_syntax::TextRange, text: &str| r.start as usize..(r.end.max(r.start) as usize).min(text.len());
+        let mut labels = vec![Label::primary(own, range(d.range, text)).with_message(&d.label)];
         let mut notes: Vec<String> = Vec::new();
         for (i, r) in d.related.iter().enumerate() {
             // Trace steps become numbered notes with their line; the first
             // few also label the code.
-            let line = text[..(r.range.start as usize).min(text.len())].matches('\n').count() + 1;
-            notes.push(format!("{:>2}. line {line}: {}", i + 1, r.message));
-            if i < 3 && r.range != d.range {
-                labels.push(Label::secondary((), range(r.range)).with_message(format!("step {}", i + 1)));
+            let (file, in_text, where_) = match &r.file {
+                None => (own, text, String::new()),
+                Some(other) => {
+                    let id = match others.iter().find(|(p, _)| *p == other.path) {
+                        Some((_, id)) => *id,
+                        None => {
+                            let id = files.add(relative_to_cwd(&other.path), other.text.to_string());
+                            others.push((other.path.clone(), id));
+                            id
+                        }
+                    };
+                    (id, &*other.text, format!(" of {}", relative_to_cwd(&other.path)))
+                }
+            };
+            let line = in_text[..(r.range.start as usize).min(in_text.len())].matches('\n').count() + 1;
+            notes.push(format!("{:>2}. line {line}{where_}: {}", i + 1, r.message));
+            if i < 3 && (r.range != d.range || r.file.is_some()) {
+                labels.push(Label::secondary(file, range(r.range, in_text)).with_message(format!("step {}", i + 1)));
             }
         }
         notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
@@ -375,6 +409,16 @@ fn print_human(out: &mut dyn Write, path: &str, text: &str, diags: &[Diagnostic]
             .with_message(format!("{}: {}", d.name, d.message))
             .with_labels(labels)
             .with_notes(notes);
-        let _ = term::emit_to_io_write(out, &config, &file, &report);
+        let _ = term::emit_to_io_write(out, &config, &files, &report);
+    }
+}
+
+/// A path as the user would type it from here: relative to the current
+/// directory when it is under it.
+fn relative_to_cwd(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok().and_then(|d| d.canonicalize().ok());
+    match cwd.as_deref().and_then(|d| path.strip_prefix(d).ok()) {
+        Some(rel) => rel.display().to_string(),
+        None => path.display().to_string(),
     }
 }

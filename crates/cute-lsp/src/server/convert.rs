@@ -63,9 +63,19 @@ pub fn diagnostic(uri: &Uri, index: &LineIndex, diag: &Diagnostic, encoding: Pos
     let related = diag
         .related
         .iter()
-        .map(|r| DiagnosticRelatedInformation {
-            location: Location { uri: uri.clone(), range: range(index, r.range, encoding) },
-            message: r.message.clone(),
+        .map(|r| match &r.file {
+            None => DiagnosticRelatedInformation {
+                location: Location { uri: uri.clone(), range: range(index, r.range, encoding) },
+                message: r.message.clone(),
+            },
+            // A location in a module linked into the check.
+            Some(other) => DiagnosticRelatedInformation {
+                location: Location {
+                    uri: Uri::from_file_path(&other.path).unwrap_or_else(|| uri.clone()),
+                    range: range(&LineIndex::new(&other.text), r.range, encoding),
+                },
+                message: r.message.clone(),
+            },
         })
         .collect::<Vec<_>>();
     lsp::Diagnostic {
@@ -106,8 +116,8 @@ pub(crate) mod tests {
             range: TextRange::new(at, at + 4),
             label: "always waits on parity 0".into(),
             related: vec![
-                Related { range: TextRange::new(0, 1), message: "step 1".into() },
-                Related { range: TextRange::new(at, at + 4), message: "step 2".into() },
+                Related { range: TextRange::new(0, 1), message: "step 1".into(), file: None },
+                Related { range: TextRange::new(at, at + 4), message: "step 2".into(), file: None },
             ],
             notes: vec!["bounded to 3 rounds".into()],
             help: Some("flip the parity after each wait".into()),

@@ -10,11 +10,11 @@
 //! write cancels those clones and then waits for every one of them to drop,
 //! so nothing in this struct ever keeps a clone.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cute_lint::{Config, Database, SourceFile};
+use cute_lint::{Config, Database, Package, SourceFile};
 use cute_syntax::PositionEncoding;
 use salsa::Setter;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
@@ -45,6 +45,13 @@ pub struct State {
     /// Workspace folders, where the configuration of documents that are not
     /// files (unsaved buffers) is looked up.
     pub roots: Vec<PathBuf>,
+    /// The package open documents are checked in (`cute_lint::Package`):
+    /// with workspace folders, a check links the modules a file imports
+    /// from them; without, a file is checked alone.
+    package: Option<Package>,
+    /// Per open document, the other files its last check read: an edit to
+    /// one of them re-checks it.
+    linked: HashMap<Uri, Vec<PathBuf>>,
 }
 
 /// A database clone for one query, and what it was taken for.
@@ -68,6 +75,8 @@ impl Default for State {
             encoding: PositionEncoding::Utf16,
             editor: Arc::new(Config::default()),
             roots: Vec::new(),
+            package: None,
+            linked: HashMap::new(),
         }
     }
 }
@@ -77,6 +86,63 @@ fn file_path(uri: &Uri) -> String {
 }
 
 impl State {
+    /// Checks from now on link the modules files import from the workspace
+    /// folders (and read nothing outside them).
+    pub fn link_workspace(&mut self) {
+        if !self.roots.is_empty() && self.package.is_none() {
+            self.package = Some(self.db.with_package(self.roots.clone()));
+        }
+    }
+
+    /// The open documents of the package, by path, as the checks read them.
+    fn set_open_in_package(&mut self) {
+        let Some(package) = self.package else { return };
+        let open: BTreeMap<PathBuf, SourceFile> =
+            self.open.iter().filter_map(|(uri, doc)| uri.to_file_path().map(|p| (p.into_owned(), doc.file))).collect();
+        if **package.open(&self.db) != open {
+            package.set_open(&mut self.db).to(Arc::new(open));
+        }
+    }
+
+    /// Files changed on disk: what was read of them is forgotten, and every
+    /// open document that read another file is out of date.
+    pub fn disk_changed(&mut self) -> Vec<(Uri, u64)> {
+        let Some(package) = self.package else { return Vec::new() };
+        let epoch = package.epoch(&self.db) + 1;
+        package.set_epoch(&mut self.db).to(epoch);
+        self.db.forget_disk();
+        let linking: Vec<Uri> = self.linked.iter().filter(|(_, paths)| !paths.is_empty()).map(|(u, _)| u.clone()).collect();
+        self.touch(linking)
+    }
+
+    /// Remembers the files the check of `uri` read besides it.
+    pub fn set_linked(&mut self, uri: &Uri, paths: Vec<PathBuf>) {
+        if self.open.contains_key(uri) {
+            self.linked.insert(uri.clone(), paths);
+        }
+    }
+
+    /// The open documents other than `uri` whose last check read the file
+    /// `uri` is, moved to a new generation.
+    pub fn dependents(&mut self, uri: &Uri) -> Vec<(Uri, u64)> {
+        let Some(path) = uri.to_file_path() else { return Vec::new() };
+        let path: &Path = &path;
+        let users: Vec<Uri> = self.linked.iter().filter(|(u, paths)| *u != uri && paths.iter().any(|p| p == path)).map(|(u, _)| u.clone()).collect();
+        self.touch(users)
+    }
+
+    fn touch(&mut self, uris: Vec<Uri>) -> Vec<(Uri, u64)> {
+        let mut touched = Vec::with_capacity(uris.len());
+        for uri in uris {
+            let generation = self.bump();
+            if let Some(doc) = self.open.get_mut(&uri) {
+                doc.generation = generation;
+                touched.push((uri, generation));
+            }
+        }
+        touched
+    }
+
     fn bump(&mut self) -> u64 {
         let generation = self.next_generation;
         self.next_generation += 1;
@@ -106,6 +172,7 @@ impl State {
         };
         let doc = OpenDoc { file, version, generation: self.bump() };
         self.open.insert(uri, doc);
+        self.set_open_in_package();
         doc
     }
 
@@ -129,6 +196,9 @@ impl State {
     /// `didClose`: forgets the document. Returns whether it was open.
     pub fn close(&mut self, uri: &Uri) -> bool {
         let Some(doc) = self.open.remove(uri) else { return false };
+        self.linked.remove(uri);
+        // A check that links it reads it from disk again.
+        self.set_open_in_package();
         // Drop the text so a closed file's text and results do not stay in memory.
         self.set_text(doc.file, String::new());
         true
@@ -143,15 +213,7 @@ impl State {
     /// longer current. Returns the documents and their new generations.
     pub fn touch_all(&mut self) -> Vec<(Uri, u64)> {
         let uris: Vec<Uri> = self.open.keys().cloned().collect();
-        let mut touched = Vec::with_capacity(uris.len());
-        for uri in uris {
-            let generation = self.bump();
-            if let Some(doc) = self.open.get_mut(&uri) {
-                doc.generation = generation;
-                touched.push((uri, generation));
-            }
-        }
-        touched
+        self.touch(uris)
     }
 
     pub fn editor(&self) -> &Config {

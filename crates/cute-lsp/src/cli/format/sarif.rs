@@ -141,6 +141,19 @@ impl File<'_> {
         }
     }
 
+    /// A related location: in this file, or in a module linked into its
+    /// check.
+    fn related_location(&self, r: &Related) -> sarif::Location {
+        match &r.file {
+            None => self.location(r.range, &r.message),
+            Some(other) => {
+                let index = LineIndex::new(&other.text);
+                let file = File { artifact: artifact_location(&other.display()), text: &other.text, index: &index };
+                file.location(r.range, &r.message)
+            }
+        }
+    }
+
     fn location(&self, range: TextRange, text: &str) -> sarif::Location {
         sarif::Location {
             physical_location: Some(sarif::PhysicalLocation {
@@ -170,7 +183,7 @@ impl File<'_> {
                 .related
                 .iter()
                 .enumerate()
-                .map(|(i, r)| sarif::Location { id: Some(i as i64 + 1), ..self.location(r.range, &r.message) });
+                .map(|(i, r)| sarif::Location { id: Some(i as i64 + 1), ..self.related_location(r) });
             result.related_locations = Some(related.collect());
         }
         let steps = trace(&d.related);
@@ -203,7 +216,7 @@ impl File<'_> {
                 None
             };
             let location = sarif::ThreadFlowLocation {
-                location: Some(self.location(step.range, &step.message)),
+                location: Some(self.related_location(step)),
                 execution_order: Some(i as i64 + 1),
                 ..Default::default()
             };
@@ -430,7 +443,7 @@ mod tests {
 
     #[test]
     fn the_trace_is_the_leading_steps() {
-        let r = |m: &str| Related { range: TextRange::new(0, 1), message: m.to_string() };
+        let r = |m: &str| Related { range: TextRange::new(0, 1), message: m.to_string(), file: None };
         let related = [
             r("steps 1-3: the threads run"),
             r("step 4: warp 0 arrives"),
@@ -467,7 +480,7 @@ mod tests {
             let start = text.find(s).unwrap();
             TextRange::new(start, start + s.len())
         };
-        let step = |r: &str, m: &str| Related { range: at(r), message: m.to_string() };
+        let step = |r: &str, m: &str| Related { range: at(r), message: m.to_string(), file: None };
         let d = Diagnostic {
             code: "CUTE001",
             name: "untoggled-phase",

@@ -1,0 +1,180 @@
+//! The other files of a package, read from disk for a check that links them
+//! (`cute_ir::link`): each file read and lowered once however many kernels
+//! import it, and only under the directories a check may read.
+//!
+//! The command line may read wherever a file's imports lead under its
+//! package's search roots; the language server only under its workspace
+//! folders (and the roots its configuration names), so an import that climbs
+//! out of the workspace, or a symbolic link that points out of it, is not
+//! read: paths are compared after the links in them are resolved.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cute_ir::link::Sources;
+
+use crate::db::Package;
+use cute_ir::Module;
+use rustc_hash::FxHashMap as HashMap;
+
+/// Files larger than this are not read (generated code, data).
+const MAX_FILE_BYTES: u64 = 4 << 20;
+
+#[derive(Default)]
+pub struct DiskSources {
+    /// The directories reads are confined to; `None` for anywhere.
+    allowed: Option<Vec<PathBuf>>,
+    /// Further roots absolute imports are searched under.
+    roots: Vec<PathBuf>,
+    /// Texts that override the disk (buffers open in an editor).
+    overlay: HashMap<PathBuf, Arc<str>>,
+    texts: Mutex<HashMap<PathBuf, Option<Arc<str>>>>,
+    lowered: Mutex<HashMap<PathBuf, Option<Arc<Module>>>>,
+}
+
+impl DiskSources {
+    /// Reads confined to `allowed` (canonical or not), when given.
+    pub fn new(allowed: Option<Vec<PathBuf>>, roots: Vec<PathBuf>) -> Self {
+        let allowed = allowed.map(|dirs| dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect());
+        DiskSources { allowed, roots, ..Default::default() }
+    }
+
+    /// `text` stands for the file at `path`, whatever the disk holds.
+    pub fn with_overlay(mut self, overlay: impl IntoIterator<Item = (PathBuf, Arc<str>)>) -> Self {
+        self.overlay = overlay.into_iter().collect();
+        self
+    }
+
+    fn may_read(&self, path: &Path) -> bool {
+        let Some(allowed) = &self.allowed else { return true };
+        match path.canonicalize() {
+            Ok(real) => allowed.iter().any(|d| real.starts_with(d)),
+            Err(_) => false,
+        }
+    }
+
+    fn read_disk(&self, path: &Path) -> Option<Arc<str>> {
+        if !self.may_read(path) {
+            return None;
+        }
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+            return None;
+        }
+        std::fs::read_to_string(path).ok().map(Arc::from)
+    }
+}
+
+/// A [`DiskSources`] with further roots to search absolute imports under
+/// (a file's configured `src`), sharing its files.
+pub struct WithRoots<'s> {
+    pub sources: &'s DiskSources,
+    pub roots: Vec<PathBuf>,
+}
+
+impl Sources for WithRoots<'_> {
+    fn read(&self, path: &Path) -> Option<Arc<str>> {
+        self.sources.read(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.sources.exists(path)
+    }
+
+    fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
+        self.sources.lowered(path)
+    }
+
+    fn extra_roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+}
+
+impl DiskSources {
+    /// Forgets every file read (they changed on disk).
+    pub fn forget(&self) {
+        self.texts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.lowered.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// The files of a [`Package`] as a check in the database reads them: an open
+/// file's text is its input (so the check depends on it), any other file is
+/// read from disk under the package's roots, once per epoch.
+pub struct PackageSources<'db> {
+    db: &'db dyn crate::Db,
+    package: Package,
+}
+
+impl<'db> PackageSources<'db> {
+    pub fn new(db: &'db dyn crate::Db, package: Package) -> Self {
+        // Every file read from disk is as of this epoch.
+        let _ = package.epoch(db);
+        PackageSources { db, package }
+    }
+
+    fn may_read(&self, path: &Path) -> bool {
+        let roots = self.package.roots(self.db);
+        path.canonicalize().is_ok_and(|real| roots.iter().any(|r| real.starts_with(r)))
+    }
+}
+
+impl Sources for PackageSources<'_> {
+    fn read(&self, path: &Path) -> Option<Arc<str>> {
+        if let Some(file) = self.package.open(self.db).get(path) {
+            return Some(Arc::from(file.text(self.db).as_str()));
+        }
+        if !self.may_read(path) {
+            return None;
+        }
+        self.db.caches().disk.read(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.package.open(self.db).contains_key(path) || (self.may_read(path) && self.db.caches().disk.exists(path))
+    }
+
+    fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
+        if let Some(file) = self.package.open(self.db).get(path) {
+            return cute_ir::lower_text(file.text(self.db)).ok().map(Arc::new);
+        }
+        if !self.may_read(path) {
+            return None;
+        }
+        self.db.caches().disk.lowered(path)
+    }
+}
+
+impl Sources for DiskSources {
+    fn read(&self, path: &Path) -> Option<Arc<str>> {
+        if let Some(t) = self.overlay.get(path) {
+            return Some(t.clone());
+        }
+        let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+        texts.entry(path.to_path_buf()).or_insert_with(|| self.read_disk(path)).clone()
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        if self.overlay.contains_key(path) {
+            return true;
+        }
+        if let Some(known) = self.texts.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+            return known.is_some();
+        }
+        path.is_file() && self.may_read(path)
+    }
+
+    fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
+        if let Some(m) = self.lowered.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+            return m.clone();
+        }
+        let text = self.read(path)?;
+        let m = cute_ir::lower_text(&text).ok().map(Arc::new);
+        self.lowered.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), m.clone());
+        m
+    }
+
+    fn extra_roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+}

@@ -1,0 +1,111 @@
+//! `cute-lsp check` on kernels whose definitions live in other files: a
+//! package's sibling modules (relative and absolute imports), a library found
+//! through `--src` or the configuration's `src`, and packages that import in
+//! a cycle, import what is missing or import a module that does not parse.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn cute_lsp_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cute-lsp")).args(args).current_dir(dir).output().expect("cute-lsp runs")
+}
+
+fn json(o: &Output) -> Vec<Value> {
+    serde_json::from_slice::<Value>(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout))).as_array().unwrap().clone()
+}
+
+fn fixture(path: &str) -> String {
+    std::fs::read_to_string(root().join("tests/fixtures/named_barrier_count_mismatch").join(path)).unwrap()
+}
+
+/// A directory of its own, removed first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cute-lsp-check-package-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_finding_in_a_sibling_module_is_reported_on_the_kernels_call() {
+    let dir = root().join("tests/fixtures/named_barrier_count_mismatch");
+    let out = cute_lsp_in(&dir, &["check", "--format", "json", "handoff_package_bug", "handoff_package_clean"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let found = json(&out);
+    assert_eq!(found.len(), 1, "only the bug package's kernel, and no device function checked as a kernel: {found:?}");
+    let d = &found[0];
+    assert_eq!(d["name"], "named-barrier-count-mismatch");
+    assert_eq!(d["file"], "handoff_package_bug/kernel.py");
+    let kernel = fixture("handoff_package_bug/kernel.py");
+    let line = kernel.lines().position(|l| l.contains("sync.wait_for_tile()")).unwrap();
+    assert_eq!(d["range"]["start"]["line"], line as u64);
+    let sync = dir.join("handoff_package_bug/sync.py");
+    let wait_line = fixture("handoff_package_bug/sync.py").lines().position(|l| l.contains("Threads.CONSUMERS")).unwrap();
+    let related = d["related"].as_array().unwrap();
+    assert!(
+        related.iter().any(|r| r["file"] == sync.display().to_string() && r["range"]["start"]["line"] == wait_line as u64),
+        "the wait in sync.py: {related:?}"
+    );
+    // The text report shows the sibling's lines.
+    let text = cute_lsp_in(&dir, &["check", "handoff_package_bug"]);
+    let report = String::from_utf8_lossy(&text.stdout);
+    assert!(report.contains("line 15 of handoff_package_bug/sync.py"), "{report}");
+}
+
+/// The kernel of the bug package importing its device functions from a
+/// library elsewhere (`from handoff_lib.sync import ...`).
+fn split_layout(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let kernel = fixture("handoff_package_bug/kernel.py")
+        .replace("from . import sync\n", "import handoff_lib.sync as sync\n")
+        .replace("from .barriers import Threads\n", "from handoff_lib.barriers import Threads\n");
+    write(&dir, "app/kernel.py", &kernel);
+    write(&dir, "lib/handoff_lib/__init__.py", "");
+    write(&dir, "lib/handoff_lib/sync.py", &fixture("handoff_package_bug/sync.py"));
+    write(&dir, "lib/handoff_lib/barriers.py", &fixture("handoff_package_bug/barriers.py"));
+    dir
+}
+
+fn rules_of(o: &Output) -> Vec<String> {
+    json(o).iter().map(|d| d["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_library_outside_the_package_is_found_through_src() {
+    let dir = split_layout("src");
+    let alone = cute_lsp_in(&dir, &["check", "--format", "json", "app/kernel.py"]);
+    assert!(!rules_of(&alone).contains(&"named-barrier-count-mismatch".to_string()), "the library is not found: {:?}", rules_of(&alone));
+    let with_src = cute_lsp_in(&dir, &["check", "--format", "json", "--src", "lib", "app/kernel.py"]);
+    assert!(rules_of(&with_src).contains(&"named-barrier-count-mismatch".to_string()), "{:?}", rules_of(&with_src));
+    // The same from the configuration, relative to the file that says it.
+    write(&dir, "pyproject.toml", "[tool.cute-lsp]\nsrc = [\"lib\"]\n");
+    let configured = cute_lsp_in(&dir.join("app"), &["check", "--format", "json", "kernel.py"]);
+    assert!(rules_of(&configured).contains(&"named-barrier-count-mismatch".to_string()), "{:?}", rules_of(&configured));
+}
+
+#[test]
+fn cycles_missing_modules_and_broken_modules_degrade_to_what_is_known() {
+    let dir = scratch("broken");
+    let kernel = fixture("handoff_package_bug/kernel.py").replace("from . import sync\n", "from . import sync\nfrom . import missing\nfrom .broken import nothing\n");
+    write(&dir, "pkg/__init__.py", "from .kernel import handoff\n");
+    write(&dir, "pkg/kernel.py", &kernel);
+    // `sync` imports the kernel module back: a cycle.
+    write(&dir, "pkg/sync.py", &fixture("handoff_package_bug/sync.py").replace("from .barriers import", "from . import kernel\nfrom .barriers import"));
+    write(&dir, "pkg/barriers.py", &fixture("handoff_package_bug/barriers.py"));
+    write(&dir, "pkg/broken.py", "def nothing(:\n    pass\n");
+    let out = cute_lsp_in(&dir, &["check", "--format", "json", "pkg"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(rules_of(&out).contains(&"named-barrier-count-mismatch".to_string()), "{:?}", rules_of(&out));
+}
