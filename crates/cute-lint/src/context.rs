@@ -242,7 +242,7 @@ impl KernelContext<'_> {
 }
 
 pub fn steps_to_related(steps: Vec<Step>) -> Vec<Related> {
-    steps.into_iter().map(|s| Related { range: s.site, message: s.message, file: None }).collect()
+    steps.into_iter().map(|s| Related { range: s.site, message: s.message, file: None, event: Some(s.event) }).collect()
 }
 
 /// Error when the verdict rests on nothing but the code; warning when it

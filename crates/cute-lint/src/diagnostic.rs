@@ -1,9 +1,14 @@
 //! The diagnostic model shared by the CLI and the server. Ranges are byte
 //! ranges into the file's text; each front end converts them to its own
 //! positions (rustc-style labels, LSP UTF-16 or UTF-8 columns).
+//!
+//! A counterexample's steps keep their facts as data next to their message
+//! (`Related::event`), in the JSON contract as the `trace` key of a related
+//! entry, so that the interleaving can be drawn (`cute-lsp trace`).
 
+use cute_check::trace::{BarrierAt, Event};
 use cute_syntax::{LineIndex, PositionEncoding, TextRange};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
@@ -31,6 +36,8 @@ pub struct Related {
     /// The other file the location is in: a definition of a module the
     /// file checked imports, linked into its check (`cute_ir::link`).
     pub file: Option<OtherFile>,
+    /// For a step of a counterexample: what it states, as data.
+    pub event: Option<Event>,
 }
 
 /// A file other than the one checked, with its text for the lines shown.
@@ -109,7 +116,53 @@ fn json_range(index: &LineIndex, range: TextRange, encoding: PositionEncoding) -
     })
 }
 
+fn json_barrier(b: &BarrierAt) -> Value {
+    json!({
+        "index": b.index,
+        "name": b.display,
+        "cta": b.cta,
+        "expected": b.expected,
+        "pending": b.pending,
+        "arrived": b.expected - b.pending,
+        "parity": b.parity,
+    })
+}
+
+/// The `trace` object of a related entry: the step's facts, the keys that
+/// do not apply to it left out.
+pub fn event_json(e: &Event) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".into(), json!(e.kind.as_str()));
+    out.insert("first".into(), json!(e.first));
+    out.insert("last".into(), json!(e.last));
+    if let Some(lane) = &e.lane {
+        out.insert("lane".into(), json!({"group": lane.group, "threads": lane.threads, "cta": lane.cta, "size": lane.size}));
+        out.insert("threads".into(), json!(e.threads));
+    }
+    if let Some(op) = e.op {
+        out.insert("op".into(), json!(op.as_str()));
+    }
+    if let Some(b) = &e.barrier {
+        out.insert("barrier".into(), json_barrier(b));
+    }
+    if let Some(count) = e.count {
+        out.insert("count".into(), json!(count));
+    }
+    if let Some(parity) = e.parity {
+        out.insert("parity".into(), json!(parity));
+    }
+    if !e.barriers.is_empty() {
+        out.insert("barriers".into(), e.barriers.iter().map(json_barrier).collect());
+    }
+    Value::Object(out)
+}
+
 impl Diagnostic {
+    /// Whether it carries a counterexample whose steps can be drawn.
+    pub fn has_trace(&self) -> bool {
+        self.related.iter().any(|r| r.event.is_some())
+    }
+
     /// The JSON object of the CLI contract (cli.md): LSP-style ranges with
     /// UTF-16 columns.
     pub fn to_json(&self, file: &str, index: &LineIndex) -> Value {
@@ -121,13 +174,19 @@ impl Diagnostic {
             "severity": self.severity.as_str(),
             "message": self.message,
             "range": json_range(index, self.range, enc),
-            "related": self.related.iter().map(|r| match &r.file {
-                None => json!({"file": file, "range": json_range(index, r.range, enc), "message": r.message}),
-                Some(other) => json!({
-                    "file": other.display(),
-                    "range": json_range(&LineIndex::new(&other.text), r.range, enc),
-                    "message": r.message,
-                }),
+            "related": self.related.iter().map(|r| {
+                let mut entry = match &r.file {
+                    None => json!({"file": file, "range": json_range(index, r.range, enc), "message": r.message}),
+                    Some(other) => json!({
+                        "file": other.display(),
+                        "range": json_range(&LineIndex::new(&other.text), r.range, enc),
+                        "message": r.message,
+                    }),
+                };
+                if let Some(e) = &r.event {
+                    entry["trace"] = event_json(e);
+                }
+                entry
             }).collect::<Vec<_>>(),
             "notes": self.notes,
             "help": self.help,

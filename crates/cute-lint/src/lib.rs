@@ -24,5 +24,6 @@ pub use sources::DiskSources;
 pub use config::Config;
 pub use db::{check_counts, line_index, lint_file, lint_file_with, CheckCounts, Database, Db, Package, SourceFile};
 pub use incremental::linked_paths;
+pub use cute_check::trace::{BarrierAt, Event as TraceEvent, EventKind, EventOp, Lane};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, OtherFile, Related, Severity};
 pub use hover::{hover, Hover};

@@ -52,7 +52,7 @@ pub fn relocate(mut d: Diagnostic, module: &Module, kernel: &FunctionDef) -> Dia
             Some((call, callee)) => (call, format!("through `{callee}`")),
             None => (kernel.name_range, "in a function of another module".to_string()),
         };
-        d.related.insert(0, Related { range: local, message: d.label.clone(), file: Some(file) });
+        d.related.insert(0, Related { range: local, message: d.label.clone(), file: Some(file), event: None });
         d.label = format!("{}, {how}", d.label);
         d.range = at;
     }

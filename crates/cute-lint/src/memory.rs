@@ -67,7 +67,7 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
         message: format!("`{}`: {}", ctx.kernel.display_name(), f.message),
         range: f.site,
         label: label(f.rule).to_string(),
-        related: f.steps.into_iter().map(|(range, message)| Related { range, message, file: None }).collect(),
+        related: f.steps.into_iter().map(|(range, message)| Related { range, message, file: None, event: None }).collect(),
         notes,
         help: help(f.rule).map(str::to_string),
         fixes,

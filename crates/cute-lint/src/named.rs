@@ -114,10 +114,11 @@ pub fn why_not_reached(ctx: &KernelContext<'_>, site: TextRange) -> Vec<crate::R
             range: branch,
             message: "this depends on the thread: only some threads run the barrier below".to_string(),
             file: None,
+            event: None,
         });
     }
     for r in returns_before(ctx, site) {
-        out.push(crate::Related { range: r, message: "threads that return here never reach the barrier".to_string(), file: None });
+        out.push(crate::Related { range: r, message: "threads that return here never reach the barrier".to_string(), file: None, event: None });
     }
     out
 }

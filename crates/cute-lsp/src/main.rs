@@ -1,5 +1,6 @@
 //! The `cute-lsp` binary: a language server (`--stdio`) and a command line
-//! (`check`, `explain`, `rules`, `slice`, `promela`) over the same engine.
+//! (`check`, `trace`, `explain`, `rules`, `slice`, `promela`) over the same
+//! engine.
 
 mod cli;
 mod server;
@@ -57,6 +58,8 @@ enum Command {
     Serve,
     /// Lint files; a directory means every *.py below it.
     Check(cli::check::CheckArgs),
+    /// Draw the counterexample of the finding that starts on a line: its interleaving as swimlanes (HTML or SVG).
+    Trace(cli::trace::TraceArgs),
     /// Print a rule's documentation.
     Explain {
         /// Rule name (untoggled-phase) or code (CUTE001).
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Some(Command::Check(a)) => cli::check::run(a),
+        Some(Command::Trace(a)) => cli::trace::run(a),
         Some(Command::Explain { rule }) => cli::explain(&rule),
         Some(Command::Rules) => cli::rules(),
         Some(Command::Slice(a)) => cli::slice::run(a),

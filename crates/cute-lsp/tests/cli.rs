@@ -69,6 +69,8 @@ fn json_follows_the_contract() {
         assert_eq!(r["file"], BUG);
         assert!(r["message"].as_str().unwrap().starts_with("step") || r["message"].as_str().unwrap().starts_with("stuck"));
         assert!(r["range"]["start"]["line"].is_u64());
+        // Each step also as data (`cute-lsp trace` draws it).
+        assert!(r["trace"]["kind"].is_string() && r["trace"]["first"].is_u64(), "{r}");
     }
     let fixes = d["fixes"].as_array().unwrap();
     assert!(!fixes.is_empty());

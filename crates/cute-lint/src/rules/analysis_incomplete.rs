@@ -79,7 +79,7 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
         notes,
     );
     if let Some((range, message)) = &first.origin {
-        diagnostic.related.push(crate::Related { range: *range, message: message.clone(), file: None });
+        diagnostic.related.push(crate::Related { range: *range, message: message.clone(), file: None, event: None });
     }
     // A construct met in a helper: say which kernel reaches it.
     let kernel = ctx.kernel.range;
@@ -88,10 +88,11 @@ pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
             range: ctx.kernel.name_range,
             message: format!("reached from the kernel `{}`", ctx.kernel.display_name()),
             file: None,
+            event: None,
         });
     }
     diagnostic.related.extend(
-        model.unresolved.iter().skip(1).map(|u| crate::Related { range: u.site, message: u.what.clone(), file: None }),
+        model.unresolved.iter().skip(1).map(|u| crate::Related { range: u.site, message: u.what.clone(), file: None, event: None }),
     );
     diagnostic
 }

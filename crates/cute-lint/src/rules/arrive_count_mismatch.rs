@@ -133,7 +133,7 @@ pub fn diagnostic(
     let mut related: Vec<Related> = m
         .contributions
         .iter()
-        .map(|(site, n, who)| Related { range: *site, message: format!("{} per phase here ({who})", arrivals(*n as u64)), file: None })
+        .map(|(site, n, who)| Related { range: *site, message: format!("{} per phase here ({who})", arrivals(*n as u64)), file: None, event: None })
         .collect();
     related.extend(trace);
     let fixes = if m.arrivals.is_multiple_of(m.phases as u64) && m.arrivals > 0 {

@@ -83,7 +83,7 @@ pub fn oversubscribed_diagnostic(
     let mut related: Vec<Related> = o
         .uses
         .iter()
-        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})"), file: None })
+        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})"), file: None, event: None })
         .collect();
     related.extend(trace);
     crate::Diagnostic {
@@ -124,6 +124,7 @@ pub fn overrun_diagnostic(
     let who = group.describe(model.ctas);
     let mut steps = cute_check::trace::render(model, &o.cex, max_trace_steps);
     steps.retain(|s| !s.message.starts_with("stuck:"));
+    let after = steps.iter().map(|s| s.event.last).max().unwrap_or(0);
     let mut related = steps_to_related(steps);
     let what = if let Some(other) = o.sharing_turn_with {
         format!(
@@ -141,7 +142,8 @@ pub fn overrun_diagnostic(
             o.meant, o.lands
         )
     };
-    related.push(Related { range: op.site, message: format!("then: {what}"), file: None });
+    let event = cute_check::trace::Event::hazard(model, o.group, o.pos, group.size(), &o.cex.last.bars, after);
+    related.push(Related { range: op.site, message: format!("then: {what}"), file: None, event: Some(event) });
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,

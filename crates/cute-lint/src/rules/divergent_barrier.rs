@@ -115,7 +115,7 @@ pub fn diagnostic(
         )
     };
     let mut related = why_not_reached(ctx, d.site);
-    related.push(Related { range: d.site, message: format!("reached by {reached}; never by {missing}"), file: None });
+    related.push(Related { range: d.site, message: format!("reached by {reached}; never by {missing}"), file: None, event: None });
     related.extend(trace);
     crate::Diagnostic {
         code: RULE.code,

@@ -80,6 +80,7 @@ pub fn repeated_init_diagnostic(
                 range: *site,
                 message: format!("{} initialises {name}", describe_threads(&[t], model.ctas).replace("warp", "lane 0 of warp")),
                 file: None,
+                event: None,
             })
             .collect(),
         notes: Vec::new(),
@@ -130,7 +131,7 @@ pub fn storage_overrun_diagnostic(ctx: &KernelContext<'_>, site: TextRange, over
         related: overruns
             .iter()
             .take(8)
-            .map(|o| Related { range: site, message: format!("{} is element {} of `{}` ({} elements)", o.barrier, o.index, o.field, o.len), file: None })
+            .map(|o| Related { range: site, message: format!("{} is element {} of `{}` ({} elements)", o.barrier, o.index, o.field, o.len), file: None, event: None })
             .collect(),
         notes: Vec::new(),
         help: Some(format!("declare `{}` with room for every barrier it holds (`MemRange[cutlass.Int64, {needed}]`)", first.field)),

@@ -115,7 +115,7 @@ pub fn diagnostic(
     let mut related: Vec<Related> = m
         .uses
         .iter()
-        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here with number_of_threads={count}"), file: None })
+        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here with number_of_threads={count}"), file: None, event: None })
         .collect();
     related.extend(trace);
     let edits: Vec<Edit> = m

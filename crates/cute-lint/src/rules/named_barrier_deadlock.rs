@@ -106,7 +106,7 @@ pub fn diagnostic(
     let mut related: Vec<Related> = s
         .uses
         .iter()
-        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})"), file: None })
+        .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})"), file: None, event: None })
         .collect();
     related.extend(trace);
     let edits: Vec<Edit> = s

@@ -36,9 +36,9 @@ pub fn diagnostics(ctx: &KernelContext<'_>, model: &Model) -> Vec<crate::Diagnos
             let reach = if singular(&reached_text) { "reaches" } else { "reach" };
             let mut related = Vec::new();
             if let Some(branch) = splitting_branch(ctx, *site) {
-                related.push(Related { range: branch, message: "this splits the warp: only some of its lanes run the collective below".to_string(), file: None });
+                related.push(Related { range: branch, message: "this splits the warp: only some of its lanes run the collective below".to_string(), file: None, event: None });
             }
-            related.push(Related { range: *site, message: format!("reached by {reached_text}; never by {missing_text}"), file: None });
+            related.push(Related { range: *site, message: format!("reached by {reached_text}; never by {missing_text}"), file: None, event: None });
             let copy = what.contains("cute.copy") || what.starts_with("`elect_one`");
             crate::Diagnostic {
                 code: RULE.code,

@@ -233,6 +233,7 @@ pub fn diagnostic(
                 bytes(e.bytes.value.unwrap_or(0))
             ),
             file: None,
+            event: None,
         });
     }
     for c in &m.copies {
@@ -246,6 +247,7 @@ pub fn diagnostic(
                 c.bytes.how
             ),
             file: None,
+            event: None,
         });
     }
     let outcome = if m.declared > m.delivered {
@@ -263,6 +265,7 @@ pub fn diagnostic(
         range: primary,
         message: format!("step {}: {outcome}", next()),
         file: None,
+        event: None,
     });
 
     let fixes = quick_fix(ctx, m).into_iter().collect();

@@ -174,8 +174,8 @@ pub fn stale_tokens(ctx: &KernelContext<'_>, model: &Model) -> Vec<crate::Diagno
             range: t.site,
             label: format!("waits for {}, with a token of {}", t.waited, t.tested),
             related: vec![
-                crate::Related { range: t.token_site, message: format!("the token is taken here, on {}", t.tested), file: None },
-                crate::Related { range: t.site, message: format!("the wait for {} is skipped when that token is true", t.waited), file: None },
+                crate::Related { range: t.token_site, message: format!("the token is taken here, on {}", t.tested), file: None, event: None },
+                crate::Related { range: t.site, message: format!("the wait for {} is skipped when that token is true", t.waited), file: None, event: None },
             ],
             notes: Vec::new(),
             help: Some("take the token on the state the wait is for: call `consumer_try_wait(state)` after `state.advance()`, just before the wait".to_string()),

@@ -323,6 +323,14 @@ fn check_file(
     })
 }
 
+/// One file's text and findings as `check` reports them with no options:
+/// under the nearest configuration file, no fix applied (`trace`).
+pub fn check_one(path: &Path) -> std::io::Result<(String, Vec<Diagnostic>)> {
+    let sources = cute_lint::DiskSources::default();
+    let (text, diags, _, _) = check_file(path, true, &cute_lint::Config::default(), false, FixArgs::default(), &sources)?;
+    Ok((text, diags))
+}
+
 /// Runs `work` on every item on all cores and hands the results to
 /// `report` in the items' order, each as soon as it and those before it
 /// are done. `work` is told whether some cores have no item left to take
@@ -400,6 +408,10 @@ fn print_human(out: &mut dyn Write, path: &str, text: &str, diags: &[Diagnostic]
         notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
         if let Some(h) = &d.help {
             notes.push(format!("help: {h}"));
+        }
+        if d.has_trace() {
+            let line = text[..(d.range.start as usize).min(text.len())].matches('\n').count() + 1;
+            notes.push(format!("help: see the interleaving: cute-lsp trace {path}:{line}"));
         }
         for f in &d.fixes {
             notes.push(format!("fix available: {}", f.title));

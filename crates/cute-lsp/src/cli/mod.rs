@@ -1,8 +1,9 @@
 //! Command-line front end: `check` (`check.rs`, its formats for CI in
 //! `format/`, its rule selection in `selection.rs` and `--statistics` in
-//! `statistics.rs`), `explain` (a rule's documentation, the Markdown next to
-//! its module), `rules` (the catalogue), `slice` (`slice.rs`) and `promela`
-//! (`promela.rs`). Positions become line and column here, at the edge;
+//! `statistics.rs`), `trace` (a finding's counterexample drawn as swimlanes,
+//! `trace.rs` and `trace/`), `explain` (a rule's documentation, the Markdown
+//! next to its module), `rules` (the catalogue), `slice` (`slice.rs`) and
+//! `promela` (`promela.rs`). Positions become line and column here, at the edge;
 //! everything below speaks byte offsets.
 
 pub mod check;
@@ -13,6 +14,7 @@ pub mod promela;
 pub mod selection;
 pub mod slice;
 pub mod statistics;
+pub mod trace;
 
 use std::process::ExitCode;
 

@@ -116,8 +116,8 @@ pub(crate) mod tests {
             range: TextRange::new(at, at + 4),
             label: "always waits on parity 0".into(),
             related: vec![
-                Related { range: TextRange::new(0, 1), message: "step 1".into(), file: None },
-                Related { range: TextRange::new(at, at + 4), message: "step 2".into(), file: None },
+                Related { range: TextRange::new(0, 1), message: "step 1".into(), file: None, event: None },
+                Related { range: TextRange::new(at, at + 4), message: "step 2".into(), file: None, event: None },
             ],
             notes: vec!["bounded to 3 rounds".into()],
             help: Some("flip the parity after each wait".into()),

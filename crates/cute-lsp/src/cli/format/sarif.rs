@@ -443,7 +443,7 @@ mod tests {
 
     #[test]
     fn the_trace_is_the_leading_steps() {
-        let r = |m: &str| Related { range: TextRange::new(0, 1), message: m.to_string(), file: None };
+        let r = |m: &str| Related { range: TextRange::new(0, 1), message: m.to_string(), file: None, event: None };
         let related = [
             r("steps 1-3: the threads run"),
             r("step 4: warp 0 arrives"),
@@ -480,7 +480,7 @@ mod tests {
             let start = text.find(s).unwrap();
             TextRange::new(start, start + s.len())
         };
-        let step = |r: &str, m: &str| Related { range: at(r), message: m.to_string(), file: None };
+        let step = |r: &str, m: &str| Related { range: at(r), message: m.to_string(), file: None, event: None };
         let d = Diagnostic {
             code: "CUTE001",
             name: "untoggled-phase",
