@@ -2,8 +2,9 @@
 
 // The extension's server round trip, with the messages VS Code sends: the
 // untoggled-phase bug fixture gets its CUTE001 diagnostic with the trace as
-// related information, the preferred quick fix is applied as incremental
-// edits, and the diagnostic goes away.
+// related information and "Show the interleaving" among its code actions,
+// the preferred quick fix is applied as incremental edits, and the
+// diagnostic goes away.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -19,8 +20,9 @@ const {
   HoverRequest,
 } = require('vscode-languageserver-protocol/node');
 
+const { SHOW_INTERLEAVING, traceHtml } = require('../src/interleaving');
 const { serverSettings } = require('../src/settings');
-const { ROOT, Session, applyEdits, asContentChanges, fileUri, vscodeCapabilities } = require('./support');
+const { ROOT, Session, applyEdits, asContentChanges, binary, fileUri, vscodeCapabilities } = require('./support');
 
 const FIXTURE = path.join(ROOT, 'tests', 'fixtures', 'untoggled_phase', 'jacobi_cluster_bug.py');
 
@@ -76,6 +78,16 @@ for (const pull of [false, true]) {
       range: diagnostic.range,
       context: { diagnostics: [diagnostic], only: ['quickfix'], triggerKind: 1 },
     });
+    // The diagnostic has a counterexample: the client is offered its
+    // picture, drawn by `cute-lsp trace` on the file and line it names.
+    const show = (actions || []).find((a) => a.title === 'Show the interleaving');
+    assert.ok(show, `no "Show the interleaving" among ${JSON.stringify(actions, null, 1)}`);
+    assert.equal(show.command.command, SHOW_INTERLEAVING);
+    assert.deepEqual(show.command.arguments, [FIXTURE, line + 1]);
+    assert.equal(show.edit, undefined);
+    const page = await traceHtml(binary(), ...show.command.arguments);
+    assert.match(page, new RegExp(`<g class="stuck" data-line="${line + 1}"`));
+
     const fix = (actions || []).find((a) => a.isPreferred);
     assert.ok(fix, `no preferred quick fix among ${JSON.stringify(actions, null, 1)}`);
     assert.equal(fix.kind, 'quickfix');

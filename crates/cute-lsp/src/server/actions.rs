@@ -1,4 +1,6 @@
 //! `textDocument/codeAction`: the fixes of each diagnostic under the cursor,
+//! then, for a diagnostic with a counterexample, "Show the interleaving"
+//! (a command the client runs: it draws the picture with `cute-lsp trace`),
 //! then a suppression comment for its rule.
 //!
 //! Actions are built from a fresh `lint_file` of the current text, never from
@@ -9,8 +11,9 @@ use std::collections::HashMap;
 
 use cute_lint::Diagnostic;
 use cute_syntax::{LineIndex, PositionEncoding, TextRange};
+use serde_json::json;
 use tower_lsp_server::ls_types::{
-    self as lsp, CodeAction, CodeActionKind, CodeActionOrCommand, TextEdit, Uri, WorkspaceEdit,
+    self as lsp, CodeAction, CodeActionKind, CodeActionOrCommand, Command, TextEdit, Uri, WorkspaceEdit,
 };
 
 use super::convert;
@@ -18,6 +21,11 @@ use super::edits::byte_range;
 
 /// The comment marker cute-lint's suppression recognises.
 const MARKER: &str = "# cute-lsp: ignore";
+
+/// The client's command that shows a diagnostic's interleaving (the VS Code
+/// extension registers it). Its arguments are the file's path and the line,
+/// from 1, the finding starts on: what `cute-lsp trace FILE:LINE` takes.
+pub const SHOW_INTERLEAVING: &str = "cute-lsp.showInterleaving";
 
 /// Whether the client's `only` filter admits quick fixes (kinds are
 /// hierarchical: `""` and `quickfix` both cover `quickfix`).
@@ -52,6 +60,11 @@ pub fn code_actions(
         for (i, fix) in diag.fixes.iter().enumerate() {
             actions.push(action(uri, fix.title.clone(), convert::text_edits(index, fix, encoding), &lsp_diag, i == 0));
         }
+        // Only a file on disk can be handed to `cute-lsp trace`.
+        let file = uri.as_str().starts_with("file:").then(|| uri.to_file_path()).flatten();
+        if let Some(path) = file.filter(|_| diag.has_trace()) {
+            actions.push(show_interleaving(&path.to_string_lossy(), index.line_of(diag.range.start) + 1, &lsp_diag));
+        }
         if let Some((range, new_text)) = suppression(index, index.line_of(diag.range.start), diag.name) {
             let edit = TextEdit { range: convert::range(index, range, encoding), new_text };
             actions.push(action(uri, format!("Suppress {} on this line", diag.name), vec![edit], &lsp_diag, false));
@@ -74,6 +87,23 @@ fn action(
         edit: Some(WorkspaceEdit { changes: Some(HashMap::from([(uri.clone(), edits)])), ..Default::default() }),
         command: None,
         is_preferred: preferred.then_some(true),
+        disabled: None,
+        data: None,
+    })
+}
+
+fn show_interleaving(path: &str, line: u32, diag: &lsp::Diagnostic) -> CodeActionOrCommand {
+    CodeActionOrCommand::CodeAction(CodeAction {
+        title: "Show the interleaving".to_string(),
+        kind: Some(CodeActionKind::QUICKFIX),
+        diagnostics: Some(vec![diag.clone()]),
+        edit: None,
+        command: Some(Command {
+            title: "Show the interleaving".to_string(),
+            command: SHOW_INTERLEAVING.to_string(),
+            arguments: Some(vec![json!(path), json!(line)]),
+        }),
+        is_preferred: None,
         disabled: None,
         data: None,
     })
@@ -176,6 +206,42 @@ mod tests {
         let CodeActionOrCommand::CodeAction(suppress) = &actions[1] else { panic!("not an action") };
         assert_eq!(suppress.title, "Suppress untoggled-phase on this line");
         assert_eq!(suppress.is_preferred, None);
+    }
+
+    #[test]
+    fn a_diagnostic_with_a_trace_offers_its_interleaving() {
+        let text = "x = 1\nwait(gate, 0)\n";
+        let index = LineIndex::new(text);
+        let uri: Uri = "file:///k.py".parse().unwrap();
+        let mut diag = sample(text);
+        let at = |l, c| lsp::Range::new(Position::new(l, c), Position::new(l, c));
+        let event = cute_lint::TraceEvent {
+            kind: cute_lint::EventKind::Stuck,
+            first: 1,
+            last: 1,
+            lane: None,
+            threads: 1,
+            op: None,
+            barrier: None,
+            count: None,
+            parity: None,
+            barriers: Vec::new(),
+        };
+        diag.related[0].event = Some(event);
+        let actions = code_actions(&uri, &index, &[diag.clone()], at(1, 2), PositionEncoding::Utf16);
+        let titles: Vec<String> = actions.iter().map(|a| match a {
+            CodeActionOrCommand::CodeAction(a) => a.title.clone(),
+            CodeActionOrCommand::Command(c) => c.title.clone(),
+        }).collect();
+        assert_eq!(titles, ["use a tracked phase", "Show the interleaving", "Suppress untoggled-phase on this line"]);
+        let CodeActionOrCommand::CodeAction(show) = &actions[1] else { panic!("not an action") };
+        let command = show.command.as_ref().unwrap();
+        assert_eq!(command.command, SHOW_INTERLEAVING);
+        assert_eq!(command.arguments, Some(vec![json!("/k.py"), json!(2)]));
+        assert!(show.edit.is_none());
+        // A document that is not a file has no path to give `trace`.
+        let untitled: Uri = "untitled:Untitled-1".parse().unwrap();
+        assert_eq!(code_actions(&untitled, &index, &[diag], at(1, 2), PositionEncoding::Utf16).len(), 2);
     }
 
     #[test]
