@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set-up for a fresh machine: SPIN (for the cross-check of the model checker),
-# a Python virtual environment with nvidia-cutlass-dsl (every fixture kernel
-# must compile with the real DSL) and Neovim, the VS Code extension's Node
-# packages, and a release build of cute-lsp.
+# Chromium (the browser test of `cute-lsp trace`), a Python virtual
+# environment with nvidia-cutlass-dsl (every fixture kernel must compile with
+# the real DSL) and Neovim, the VS Code extension's Node packages, and a
+# release build of cute-lsp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,17 @@ if ! command -v spin >/dev/null 2>&1; then
     sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin >/dev/null
   else
     echo "setup: SPIN is not installed and this user cannot install it (apt-get install spin)" >&2
+  fi
+fi
+
+# Chromium, headless, loads the page `cute-lsp trace` draws
+# (tests/python/trace_in_browser.py).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "setup: Chromium is not installed and this user cannot install it (apt-get install chromium); the browser test of \`cute-lsp trace\` will be skipped" >&2
   fi
 fi
 

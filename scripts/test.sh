@@ -2,8 +2,9 @@
 # The whole test suite: Rust unit and integration tests (rules against their
 # fixtures, the explorer against its unreduced oracle and against SPIN, the
 # server over stdio), the Neovim and VS Code clients against the server, then
-# every fixture kernel compiled with nvidia-cutlass-dsl and the SARIF output of
-# every fixture validated against the SARIF 2.1.0 schema.
+# every fixture kernel compiled with nvidia-cutlass-dsl, the SARIF output of
+# every fixture validated against the SARIF 2.1.0 schema, and the picture of a
+# trace loaded in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,14 @@ fi
 
 # The SARIF output of every fixture against the SARIF 2.1.0 JSON schema.
 .venv/bin/python tests/python/validate_sarif.py --binary "$binary"
+
+# The page `cute-lsp trace` draws, loaded in headless Chromium: screenshot and
+# DOM against the trace of the same finding. As root, setup.sh installs
+# Chromium, so its absence is a failure there.
+if [ "$(id -u)" = 0 ]; then
+  export CUTE_LSP_REQUIRE_CHROMIUM="${CUTE_LSP_REQUIRE_CHROMIUM:-1}"
+fi
+.venv/bin/python tests/python/trace_in_browser.py --binary "$binary"
 
 # The pre-commit hook, run by the real pre-commit on a temporary repository.
 .venv/bin/python tests/python/pre_commit_hook.py "$binary"
