@@ -15,6 +15,12 @@ Python's own signatures are:
   "/"        follows positional-only parameters,
   "*name"    is a variadic positional parameter, "**name" a variadic keyword one.
 
+"barrier_calls" lists every public function, class and method of the package
+whose signature takes a barrier or a pipeline (a parameter named like
+`mbar_ptr`, `barrier_id`, `acc_pipeline`, or annotated with a pipeline class),
+each under its shortest public name: cute-lsp must model each one or say why
+it need not (crates/cute-ir/tests/api_surface.rs).
+
 The `loc` / `ip` keyword parameters that every DSL op carries for MLIR
 plumbing, and `self` on methods, are left out. Names that do not exist in the
 installed package are listed under "missing" instead.
@@ -26,6 +32,8 @@ import importlib
 import inspect
 import json
 import os
+import pkgutil
+import re
 import sys
 
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
@@ -164,6 +172,8 @@ OTHER = [
     "cutlass.pipeline.PipelineTmaAsync.create",
     "cutlass.pipeline.PipelineTmaUmma.create",
     "cutlass.pipeline.PipelineUmmaAsync.create",
+    # tcgen05 MMA completion signalled on an mbarrier
+    "cute.nvgpu.tcgen05.commit",
     # PTX-named primitives (cutlass.experimental.primitives)
     "cutlass.experimental.primitives.mapa",
     "cutlass.experimental.primitives.cluster_ctarank",
@@ -176,6 +186,12 @@ OTHER = [
 ]
 
 SKIPPED_PARAMS = {"loc", "ip"}
+
+# A parameter that takes an mbarrier, a barrier id or object, or a pipeline
+# (`mbar_ptr`, `tma_bar_ptr`, `barrier_id`, `acc_pipeline`, `pipe`, ...).
+BARRIER_PARAM = re.compile(r"mbar|barrier|pipeline|^bar$|^pipe$|_bar$|_bar_|^bar_|_pipe$")
+# ...or is annotated as one of those classes.
+BARRIER_ANNOTATION = re.compile(r"Pipeline|NamedBarrier|MbarrierArray")
 
 
 def resolve(qualname):
@@ -241,6 +257,57 @@ def param_names(obj):
     return names
 
 
+def takes_barrier(obj):
+    """Whether a function's (or a class's constructor's) signature has a
+    parameter named or annotated as a barrier or a pipeline."""
+    try:
+        sig = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
+    except (TypeError, ValueError):
+        return False
+    return any(
+        BARRIER_PARAM.search(p.name) or BARRIER_ANNOTATION.search(str(p.annotation))
+        for p in sig.parameters.values()
+        if p.name not in SKIPPED_PARAMS and p.name != "self"
+    )
+
+
+def barrier_calls():
+    """The public functions, classes and methods of the installed package
+    that take a barrier or a pipeline, each under its shortest public name
+    (`cutlass.cute.nvgpu.tcgen05.commit`, not `...tcgen05.helpers.commit`)."""
+    names = {}  # id of the function -> its public names
+
+    def note(obj, name):
+        if takes_barrier(obj):
+            names.setdefault(id(obj), set()).add(name)
+
+    def walk(modname):
+        try:
+            module = importlib.import_module(modname)
+        except Exception:  # optional dependencies (torch, jax, tvm_ffi) absent
+            return
+        for attr, obj in sorted(vars(module).items()):
+            if attr.startswith("_"):
+                continue
+            if inspect.isfunction(obj):
+                note(obj, f"{modname}.{attr}")
+            elif inspect.isclass(obj) and (obj.__module__ or "").startswith("cutlass"):
+                note(obj, f"{modname}.{attr}")
+                for mname, member in sorted(vars(obj).items()):
+                    if mname.startswith("_"):
+                        continue
+                    func = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                    if inspect.isfunction(func):
+                        note(func, f"{modname}.{attr}.{mname}")
+        if hasattr(module, "__path__"):
+            for info in sorted(pkgutil.iter_modules(module.__path__), key=lambda i: i.name):
+                if not info.name.startswith("_"):
+                    walk(f"{modname}.{info.name}")
+
+    walk("cutlass")
+    return sorted(min(found, key=lambda n: (len(n), n)) for found in names.values())
+
+
 def main():
     import cutlass.cute  # noqa: F401  (fail early if the package is absent)
 
@@ -256,6 +323,7 @@ def main():
         except (TypeError, ValueError):
             surface[qualname] = ["*args", "**kwargs"]
     surface["missing"] = missing
+    surface["barrier_calls"] = barrier_calls()
 
     lines = ["{"]
     items = list(surface.items())

@@ -313,6 +313,7 @@ pub fn instantiate(
         (shared, results)
     });
     let steps = results.iter().map(|r| r.steps).sum();
+    shared.handed_barriers();
     if single_cta_mmas {
         shared.notes.insert(SINGLE_CTA_MMA.to_string());
     }
@@ -529,6 +530,10 @@ struct Shared {
     /// (cta, id, site, round, count, sync, aligned, cta_wide) -> threads,
     /// for [`BarrierUse`].
     barrier_uses: BTreeMap<UseKey, Vec<u32>>,
+    /// Shared memory handed to a call the model does not know, by the
+    /// call's site: the allocation, and what to say if it holds mbarriers
+    /// (known once every thread has run; see [`Shared::handed_barriers`]).
+    handed_pointers: BTreeMap<TextRange, (std::sync::Arc<str>, String)>,
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,
@@ -537,6 +542,19 @@ struct Shared {
 }
 
 impl Shared {
+    /// The calls handed an allocation that some thread used as an mbarrier
+    /// (initialised, arrived or waited on, or a pipeline's ring), as
+    /// unresolved: what they do with the barrier is not modelled. Which
+    /// allocations hold mbarriers is known only once every thread has run,
+    /// whatever the order the threads ran in.
+    fn handed_barriers(&mut self) {
+        for (site, (alloc, what)) in std::mem::take(&mut self.handed_pointers) {
+            if self.barriers.keys.keys().any(|(a, _, _, elsewhere)| *elsewhere == 0 && *a == alloc) {
+                self.unresolved.insert(Unresolved { site, what, origin: None });
+            }
+        }
+    }
+
     /// Thread `thread` reaches the warp collective at `site` over the lanes
     /// of `mask` while its warp is split.
     fn reach_collective(&mut self, site: TextRange, what: &str, thread: (u32, u32), mask: u32) {

@@ -18,10 +18,19 @@
 //!   bulk-group commit and wait, whose `cute.arch` counterparts are the
 //!   datapath;
 //! - a call of `llvm.inline_asm` whose assembly synchronizes is
-//!   [`Api::InlineAsm`] (see `ptx.rs`).
+//!   [`Api::InlineAsm`] (see `ptx.rs`);
+//! - `cute.nvgpu.tcgen05.commit` is an arrive on its mbarrier, and
+//!   `cute.arch.cp_async_mbarrier_arrive_noinc` one made by each calling
+//!   thread.
+//!
+//! Every function, class and method of the package whose signature takes a
+//! barrier or a pipeline (`barrier_calls` in the dump) is in this table, or
+//! in [`NOT_SYNCHRONIZATION`] or [`COMPLETES_BYTES`] with the reason; `tests/api_surface.rs` holds the dump to that.
 //!
 //! The synchronization of modules that are not modelled (the other primitives
-//! that synchronize, `cutlass.experimental.task_scheduling`) is
+//! that synchronize, `cutlass.experimental.task_scheduling`, the pipelines of
+//! `cutlass.cute.experimental`, `store_async_dsmem`, the epilogues of
+//! `cutlass.utils.gemm.sm100`) is
 //! [`Api::Unmodelled`]: it makes a kernel not checked where it is reached,
 //! never passed over.
 
@@ -189,6 +198,10 @@ const TABLE: &[Entry] = &[
         params: &["mbar_ptr", "bytes", "peer_cta_rank_in_cluster"],
     },
     Entry { api: Api::MbarrierExpectTx, names: &["mbarrier_expect_tx"], params: &["mbar_ptr", "bytes", "peer_cta_rank_in_cluster"] },
+    // `cp.async.mbarrier.arrive.noinc`: one arrival by each calling thread,
+    // made once its earlier `cp.async` copies have landed (`noinc`: the
+    // init count accounts for it, as `PipelineCpAsync`'s commit does).
+    Entry { api: Api::MbarrierArrive, names: &["cp_async_mbarrier_arrive_noinc"], params: &["mbar_ptr"] },
     Entry { api: Api::MbarrierWait, names: &["mbarrier_wait"], params: &["mbar_ptr", "phase"] },
     Entry { api: Api::MbarrierTryWait, names: &["mbarrier_try_wait"], params: &["mbar_ptr", "phase"] },
     Entry { api: Api::MbarrierTryWait, names: &["mbarrier_conditional_try_wait"], params: &["cond", "mbar_ptr", "phase"] },
@@ -360,12 +373,135 @@ const PRIMITIVES_SYNC: &[&str] = &[
 /// the model does not represent for `cute.copy` either.
 const PRIMITIVES_DATAPATH: &[&str] = &["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"];
 
+/// The module of the `cute.nvgpu` instruction families, as a qualified
+/// name's prefix.
+const NVGPU: &str = "cutlass.cute.nvgpu.";
+
+/// The functions of `cutlass.cute.nvgpu` that synchronize, named by family
+/// and function (`tcgen05.commit`, also reached as `tcgen05.helpers.commit`),
+/// with their parameters in order.
+const NVGPU_TABLE: &[Entry] = &[
+    // One arrival on `mbar_ptr` by each calling thread once the tcgen05
+    // operations it issued before complete (`tcgen05.commit.mbarrier::arrive::one`,
+    // as `tcgen05_commit` of the primitives and the Blackwell pipelines'
+    // commits); with a `mask`, one on the barrier at the same offset in each
+    // CTA of the cluster whose bit is set (`.multicast::cluster`). The CTA
+    // group says which MMAs it tracks, not where it arrives.
+    Entry { api: Api::MbarrierArrive, names: &["tcgen05.commit"], params: &["mbar_ptr", "mask", "cta_group"] },
+];
+
+/// The entry of a function of `cutlass.cute.nvgpu` the model reads.
+fn nvgpu_entry(qualname: &str) -> Option<&'static Entry> {
+    let (family, rest) = qualname.strip_prefix(NVGPU)?.split_once('.')?;
+    let name = rest.rsplit('.').next().unwrap_or(rest);
+    NVGPU_TABLE.iter().find(|e| e.names.iter().any(|n| n.split_once('.') == Some((family, name))))
+}
+
+/// The name in [`NVGPU_TABLE`] (`tcgen05.commit`) of a qualified callee of
+/// `cutlass.cute.nvgpu` that synchronizes; `None` for any other.
+pub fn nvgpu_function(qualname: &str) -> Option<&'static str> {
+    let (family, rest) = qualname.strip_prefix(NVGPU)?.split_once('.')?;
+    let name = rest.rsplit('.').next().unwrap_or(rest);
+    nvgpu_entry(qualname)?.names.iter().copied().find(|n| n.split_once('.') == Some((family, name)))
+}
+
+/// Functions of `cutlass.cute.arch` that take an mbarrier and that the model
+/// does not follow: `store_async_dsmem` (`st.async` into a peer CTA's shared
+/// memory, completing bytes on the peer's barrier: a write the memory
+/// analysis would have to see).
+const ARCH_UNMODELLED: &[&str] = &["store_async_dsmem"];
+
+/// Functions of `cutlass` outside the modules above that synchronize
+/// through the pipelines they are handed: the epilogues of
+/// `cutlass.utils.gemm.sm100` run the accumulator pipeline's consumer side.
+const UNMODELLED_FUNCTIONS: &[&str] = &["cutlass.utils.gemm.sm100.epilogue", "cutlass.utils.gemm.sm100.epilogue_tma_store"];
+
+/// `cutlass.cute.experimental`: kernels written against its own pipelines
+/// (`create_pipeline`, `producer_acquire(pipe, state)`, the
+/// `TMAToUMMAPipeline`-style classes), TMA loads on their stage's barrier
+/// and the mainloops and epilogues built on them. Its functions and classes
+/// whose names start so, or contain `Pipeline` or `pipeline`, synchronize.
+const CUTE_EXPERIMENTAL: &str = "cutlass.cute.experimental.";
+const CUTE_EXPERIMENTAL_SYNC: &[&str] = &[
+    "producer_",
+    "consumer_",
+    "circular_buffer_",
+    "get_mbarrier",
+    "mbarrier_",
+    "elect_sync",
+    "tma_load",
+    "tma_store",
+    "mainloop_mma",
+    "epilogue_tma_store",
+    "AccumulatorDrain",
+    "AccumulatorBufferingPlan",
+    "ClusterMailbox",
+];
+
+/// Functions, classes and methods of the package that take a barrier or a
+/// pipeline (`barrier_calls` of `tests/python/api_surface.json`) but
+/// synchronize nothing a kernel's model could miss, and why.
+pub const NOT_SYNCHRONIZATION: &[(&str, &str)] = &[
+    ("cutlass.base_dsl.BaseDSL.compile_and_cache", "the compiler's pass pipeline (host code)"),
+    ("cutlass.base_dsl.BaseDSL.compile_and_jit", "the compiler's pass pipeline (host code)"),
+    ("cutlass.base_dsl.BaseDSL.generate_mlir", "the compiler's pass pipeline (host code)"),
+    ("cutlass.base_dsl.BaseDSL.preprocess_pipeline", "the compiler's pass pipeline (host code)"),
+    ("cutlass.base_dsl.CompileContext", "the compiler's pass pipeline (host code)"),
+    ("cutlass.base_dsl.compiler.Compiler.compile", "the compiler's pass pipeline (host code)"),
+    ("cutlass.base_dsl.compiler.Compiler.compile_and_jit", "the compiler's pass pipeline (host code)"),
+    ("cutlass.cutlass_dsl.CuteExperimentalDSL.compile_and_cache", "the compiler's pass pipeline (host code)"),
+    ("cutlass.cutlass_dsl.CutlassBaseDSL.compile_and_cache", "the compiler's pass pipeline (host code)"),
+    ("cutlass.cutlass_dsl.CutlassBaseDSL.preprocess_pipeline", "the compiler's pass pipeline (host code)"),
+    ("cutlass.cute.experimental.get_arrival_count", "reads the arrival count a pipeline was created with"),
+    ("cutlass.cute.nvgpu.cpasync.CopyBulkG2SMulticastTrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyBulkG2STrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyBulkS2STrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyBulkTensorIm2ColG2SMulticastNonExecTrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyBulkTensorIm2ColG2SNonExecTrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyBulkTensorTileG2SOverrideNonExecTrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyDsmemStoreTrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyG2STileMulticastNonExecBaseTrait.unpack", COPY_TRAIT),
+    ("cutlass.cute.nvgpu.cpasync.CopyG2STileNonExecBaseTrait.unpack", COPY_TRAIT),
+];
+
+/// Why a copy atom's trait taking a barrier is no call of its own.
+const COPY_TRAIT: &str = "a copy atom's trait: `cute.copy` hands it the copy's `tma_bar_ptr=` or `mbar_ptr=`, and the copy is what is modelled";
+
+/// Calls that complete transaction bytes on the mbarrier they are handed and
+/// arrive on nothing, as a TMA copy does: a cluster launch control query,
+/// whose response lands in shared memory. The model takes the bytes a barrier
+/// announces to arrive (said as a note), and `PipelineClcFetchAsync`, whose
+/// barrier the scheduler is handed, models the response; so a kernel is not
+/// reported for handing them a barrier.
+pub const COMPLETES_BYTES: &[(&str, &str)] = &[
+    ("cutlass.cute.arch.issue_clc_query", "a cluster launch control query; its response completes bytes on `mbar_ptr`"),
+    (
+        "cutlass.utils.ClcDynamicPersistentTileScheduler.advance_to_next_work",
+        "issues a cluster launch control query (`issue_clc_query`) on `mbarrier_addr`",
+    ),
+];
+
+/// Whether a call is one of [`COMPLETES_BYTES`]: `issue_clc_query`, or the
+/// dynamic tile scheduler's `advance_to_next_work` (whose receiver is not
+/// resolved: the method of the static scheduler takes no barrier).
+pub fn completes_bytes_only(call: &Call) -> bool {
+    let arch = call.qualname.as_deref().and_then(|q| q.strip_prefix(ARCH)).map(|rest| rest.rsplit('.').next().unwrap_or(rest));
+    arch == Some("issue_clc_query") || matches!(&call.func, Expr::Attr { attr, .. } if attr == "advance_to_next_work")
+}
+
 /// Whether a qualified callee synchronizes through a module the checker
 /// does not model (see [`Api::Unmodelled`]).
 fn is_unmodelled_sync(qualname: &str) -> bool {
+    if let Some(rest) = qualname.strip_prefix(CUTE_EXPERIMENTAL) {
+        let name = rest.split('.').find(|s| s.chars().next().is_some_and(char::is_uppercase)).unwrap_or_else(|| rest.rsplit('.').next().unwrap_or(rest));
+        return name.contains("Pipeline") || name.contains("pipeline") || CUTE_EXPERIMENTAL_SYNC.iter().any(|p| name.starts_with(p));
+    }
+    if let Some(name) = qualname.strip_prefix(ARCH).map(|rest| rest.rsplit('.').next().unwrap_or(rest)) {
+        return ARCH_UNMODELLED.contains(&name);
+    }
     match primitive_name(qualname) {
         Some(name) => !PRIMITIVES_DATAPATH.contains(&name) && PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p)),
-        None => qualname.starts_with("cutlass.experimental.task_scheduling."),
+        None => qualname.starts_with("cutlass.experimental.task_scheduling.") || UNMODELLED_FUNCTIONS.contains(&qualname),
     }
 }
 
@@ -373,7 +509,7 @@ impl Api {
     /// Recognise a fully qualified callee.
     pub fn lookup(qualname: &str) -> Option<Api> {
         // The primitives read as `cute.arch`'s, before those not modelled.
-        if let Some(e) = primitives_entry(qualname) {
+        if let Some(e) = primitives_entry(qualname).or_else(|| nvgpu_entry(qualname)) {
             return Some(e.api);
         }
         if let Some((_, api)) = pipeline_named_barrier(qualname) {
@@ -427,7 +563,7 @@ impl Api {
         if call.qualname.as_deref().and_then(pipeline_named_barrier).is_some() {
             return &["barrier_id", "num_threads"];
         }
-        let by_name = |q: &str| Self::entry(q).or_else(|| primitives_entry(q)).map(|e| e.params);
+        let by_name = |q: &str| Self::entry(q).or_else(|| primitives_entry(q)).or_else(|| nvgpu_entry(q)).map(|e| e.params);
         if let Some(p) = call.qualname.as_deref().and_then(by_name) {
             return p;
         }
@@ -439,6 +575,11 @@ impl Api {
     /// that holds it against the installed package.
     pub fn table() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
         TABLE.iter().flat_map(|e| e.names.iter().map(move |n| (*n, e.params)))
+    }
+
+    /// The same for the functions of `cutlass.cute.nvgpu` (`tcgen05.commit`).
+    pub fn nvgpu_table() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+        NVGPU_TABLE.iter().flat_map(|e| e.names.iter().map(move |n| (*n, e.params)))
     }
 
     /// The function a lowered call is (resolved when lowering).

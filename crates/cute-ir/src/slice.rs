@@ -18,6 +18,11 @@
 //! - the calls of methods on the objects a pipeline call returns, and the calls
 //!   the objects a pipeline call creates are handed to (so that handing them to
 //!   a function the file does not define is seen, and reported);
+//! - the calls the API table does not know that are handed an mbarrier (a name
+//!   or attribute chain the kernel's mbarrier calls, TMA copies or pipelines
+//!   take as their barrier, or a value computed from one; in a helper, also a
+//!   parameter named as a barrier is): a thread that makes one with a barrier
+//!   reports it as not modelled, so it must see it;
 //! - a `return` before synchronization, or a `break`/`continue` in a loop that
 //!   synchronizes, kept with the branch around it: the threads that take it
 //!   skip what follows (CuTe DSL compiles them only under conditions decided at
@@ -152,6 +157,9 @@ struct Flat {
     /// `x = pipeline.PipelineAsync.create(...)`, `bar = pipeline.NamedBarrier(...)`:
     /// an assignment of what a `cutlass.pipeline` call returns.
     binds_pipeline_object: bool,
+    /// The names and attribute chains the arguments of calls the API table
+    /// does not know mention (see [`seed_barrier_handoffs`]).
+    handed: Vec<String>,
     /// `return`, `break` or `continue`.
     exit: Option<&'static str>,
     /// A `for` or `while` loop.
@@ -192,6 +200,7 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
         define_advanced_arguments(&advancing_helpers(module), &mut flat);
     }
     seed_pipeline_objects(&mut flat);
+    seed_barrier_handoffs(&barrier_keys(kernel, false), &mut flat);
     seed_exits(&mut flat);
 
     // First from the synchronization seeds alone, then adding the memory
@@ -267,6 +276,7 @@ fn helper_closure(f: &FunctionDef, helpers: &Helpers) -> (Vec<Flat>, Vec<Option<
     define_receivers(f, &mut flat);
     define_advanced_arguments(&helpers.advancing, &mut flat);
     seed_pipeline_objects(&mut flat);
+    seed_barrier_handoffs(&barrier_keys(f, true), &mut flat);
     seed_exits(&mut flat);
     seed_effects(f, &mut flat);
     let reason = backward_closure(&flat, true);
@@ -403,6 +413,143 @@ fn seed_pipeline_objects(flat: &mut [Flat]) {
         if let Some(x) = s.passed.iter().find(|x| handed.contains(*x)) {
             s.seed = Some(Reason::Sync(format!("hands `{x}` to a call")));
         }
+    }
+}
+
+/// A call the API table does not know, handed an mbarrier (`custom_commit(bar)`,
+/// `obj.signal(mbar_ptr=storage.mbar.data_ptr())`, `f((bar, 1))`), may
+/// synchronize through it: a seed, so that the thread sees it (and reports it
+/// when the value is a barrier; see cute-check's `instantiate/calls.rs`).
+fn seed_barrier_handoffs(keys: &BTreeSet<String>, flat: &mut [Flat]) {
+    if keys.is_empty() {
+        return;
+    }
+    for s in flat.iter_mut().filter(|s| s.seed.is_none()) {
+        if let Some(x) = s.handed.iter().find(|x| keys.contains(*x)) {
+            s.seed = Some(Reason::Sync(format!("hands `{x}` to a call")));
+        }
+    }
+}
+
+/// The parameters of the synchronization calls that take an mbarrier:
+/// the API table's `mbar_ptr`, a TMA copy's `tma_bar_ptr=`, the barrier
+/// storage of a pipeline or tensor-memory allocator.
+const BARRIER_KEYWORDS: &[&str] = &["mbar_ptr", "tma_bar_ptr", "barrier_storage", "two_cta_tmem_dealloc_mbar_ptr"];
+
+/// The names and attribute chains a function holds mbarriers in: what its
+/// synchronization calls take as their barrier (`bar` of
+/// `mbarrier_wait(bar + 1, 0)`, `storage.mbar` of
+/// `mbarrier_init(storage.mbar.data_ptr(), 1)`), the names assigned a
+/// barrier computed from one (`b = bar + 1`, not what a call handed one
+/// returns) and what a name holding one is computed from (`storage` of
+/// `bar = storage + 1`), and in a helper the parameters named as
+/// barriers (`mbar`, `mbar_ptr`, `barrier`, `full_bar`), whose calls the
+/// helper alone does not show.
+fn barrier_keys(f: &FunctionDef, helper: bool) -> BTreeSet<String> {
+    let mut keys = BTreeSet::new();
+    if helper {
+        let barrier_like = |n: &str| n.contains("mbar") || n.contains("barrier") || n == "bar" || n.starts_with("bar_") || n.ends_with("_bar");
+        keys.extend(f.params.iter().filter(|p| barrier_like(&p.name)).map(|p| p.name.clone()));
+    }
+    crate::ast::for_each_expr(&f.body, &mut |e| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        for c in calls {
+            if !matches!(c.api.map(Api::effect), Some(Effect::Sync)) {
+                continue;
+            }
+            let by_param = crate::api::arg(c, "mbar_ptr").filter(|_| c.params.contains(&"mbar_ptr"));
+            let by_keyword = c.kwargs.iter().filter(|(k, _)| BARRIER_KEYWORDS.contains(&k.as_str())).map(|(_, e)| e);
+            for e in by_param.into_iter().chain(by_keyword) {
+                barrier_roots(e, &mut keys);
+            }
+        }
+    });
+    if keys.is_empty() {
+        return keys;
+    }
+    let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
+    collect_assigns(&f.body, &mut assigns);
+    loop {
+        let before = keys.len();
+        for (defs, value) in &assigns {
+            let mut roots = BTreeSet::new();
+            barrier_roots(value, &mut roots);
+            if roots.iter().any(|n| keys.contains(n)) {
+                keys.extend(defs.iter().cloned());
+            }
+            // `bar = storage + 1`: `storage` holds barriers too.
+            if defs.iter().any(|d| keys.contains(d)) {
+                barrier_roots(value, &mut keys);
+            }
+        }
+        if keys.len() == before {
+            return keys;
+        }
+    }
+}
+
+/// Methods of a shared-memory field or pointer that give a view of the same
+/// memory.
+const BARRIER_VIEWS: &[&str] = &["data_ptr", "get_tensor", "align"];
+
+/// The names and attribute chains a barrier expression is computed from:
+/// `storage.mbar` of `storage.mbar.data_ptr() + i`, `bars` of `bars[i]`.
+fn barrier_roots(e: &Expr, out: &mut BTreeSet<String>) {
+    match e {
+        Expr::Name(_) | Expr::Attr { .. } if e.is_dotted() => out.extend(e.dotted()),
+        // A view of the barrier storage (`.data_ptr()`, `.get_tensor(...)`);
+        // an allocation (`smem.allocate_array(...)`) is the storage itself.
+        Expr::Call(c) => {
+            if let Expr::Attr { base, attr } = &c.func {
+                if BARRIER_VIEWS.contains(&attr.as_str()) {
+                    barrier_roots(base, out);
+                }
+            }
+        }
+        Expr::Subscript { base, .. } | Expr::Attr { base, .. } => barrier_roots(base, out),
+        Expr::Binary { lhs, rhs, .. } => {
+            barrier_roots(lhs, out);
+            barrier_roots(rhs, out);
+        }
+        Expr::IfExp { then, orelse, .. } => {
+            barrier_roots(then, out);
+            barrier_roots(orelse, out);
+        }
+        _ => {}
+    }
+}
+
+/// The names and attribute chains an expression mentions (`storage.mbar`
+/// and `storage` of `storage.mbar.data_ptr() + 1`, the items of a tuple).
+fn mentions(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Name(n) => out.push(n.clone()),
+        Expr::Attr { base, .. } => {
+            out.extend(e.dotted());
+            mentions(base, out);
+        }
+        Expr::Call(c) => {
+            mentions(&c.func, out);
+            c.args.iter().for_each(|a| mentions(a, out));
+            c.kwargs.iter().for_each(|(_, a)| mentions(a, out));
+        }
+        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+            mentions(lhs, out);
+            mentions(rhs, out);
+        }
+        Expr::Unary { operand, .. } => mentions(operand, out),
+        Expr::IfExp { cond, then, orelse } => {
+            mentions(cond, out);
+            mentions(then, out);
+            mentions(orelse, out);
+        }
+        Expr::Subscript { base, index } => {
+            mentions(base, out);
+            mentions(index, out);
+        }
+        Expr::Tuple(items) => items.iter().for_each(|a| mentions(a, out)),
+        _ => {}
     }
 }
 
@@ -698,6 +845,10 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 _ => None,
             })
             .collect();
+        let mut handed = Vec::new();
+        for c in calls.iter().filter(|c| c.api.is_none()) {
+            c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a)).for_each(|a| mentions(a, &mut handed));
+        }
         let binds_pipeline_object =
             matches!(&s.kind, StmtKind::Assign { value: Expr::Call(c), .. } if Api::of_call(c) == Some(Api::Pipeline));
         let exit = match &s.kind {
@@ -728,6 +879,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             methods,
             passed,
             binds_pipeline_object,
+            handed,
             exit,
             is_loop,
             receiver,

@@ -65,3 +65,44 @@ fn json_lists(text: &str) -> BTreeMap<String, Vec<String>> {
     }
     out
 }
+
+/// `tcgen05.commit` and the other functions of `cutlass.cute.nvgpu` the table
+/// knows take the parameters it binds, in that order.
+#[test]
+fn nvgpu_functions_match_the_installed_signatures() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/api_surface.json");
+    let surface = json_lists(&std::fs::read_to_string(path).unwrap());
+    for (name, params) in cute_ir::api::Api::nvgpu_table() {
+        let real = surface.get(&format!("cute.nvgpu.{name}")).unwrap_or_else(|| panic!("cute.nvgpu.{name} is not dumped"));
+        let positional: Vec<&str> = real.iter().map(String::as_str).take_while(|p| *p != "*").collect();
+        assert!(params.len() <= positional.len() && positional[..params.len()] == params[..], "cute.nvgpu.{name}: the table binds {params:?}, the package has {real:?}");
+        assert!(cute_ir::api::Api::lookup(&format!("cutlass.cute.nvgpu.{name}")).is_some(), "cute.nvgpu.{name}");
+    }
+}
+
+/// Every public function, class and method of the installed package that
+/// takes a barrier or a pipeline (`barrier_calls`, found by its signature)
+/// is one the API table knows (modelled, or reported as not modelled where
+/// a kernel reaches it), or one listed as synchronizing nothing, or as
+/// completing bytes only, with the reason. A function
+/// the package gains is none of these until it is looked at; and a listed
+/// name the package no longer has is stale.
+#[test]
+fn every_call_that_takes_a_barrier_is_modelled_or_classified() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/api_surface.json");
+    let surface = json_lists(&std::fs::read_to_string(path).unwrap());
+    let calls = surface.get("barrier_calls").expect("the dump lists `barrier_calls`");
+    assert!(calls.len() > 100, "only {} calls take a barrier", calls.len());
+    let classified: Vec<&str> = cute_ir::api::NOT_SYNCHRONIZATION
+        .iter()
+        .chain(cute_ir::api::COMPLETES_BYTES)
+        .map(|(name, _)| *name)
+        .collect();
+    let unknown: Vec<&String> =
+        calls.iter().filter(|c| cute_ir::api::Api::lookup(c).is_none() && !classified.contains(&c.as_str())).collect();
+    assert!(unknown.is_empty(), "neither modelled nor classified (see cute_ir::api): {unknown:?}");
+    for name in classified {
+        assert!(calls.iter().any(|c| c == name), "{name} is classified but the package has no such call taking a barrier");
+        assert!(cute_ir::api::Api::lookup(name).is_none(), "{name} is classified and in the API table");
+    }
+}

@@ -887,3 +887,88 @@ def host(x: cute.Tensor):
     let found = names(&src("phase"));
     assert!(found.iter().any(|(n, _)| n == "untoggled-phase" || n == "deadlock" || n == "vacuous-wait"), "{found:?}");
 }
+
+/// A producer warp and a consumer warp handing one mbarrier back and forth:
+/// the consumer signals with `COMMIT` (its elected lane; `bar` and `done`
+/// are the barriers), the producer waits on `done` for each phase.
+fn commit_handshake(imports: &str, commit: &str, cluster: &str) -> String {
+    format!(
+        "{HEAD}{imports}{}",
+        r#"
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    bars = utils.SmemAllocator().allocate_array(cutlass.Int64, 2)
+    bar = bars
+    done = bars + 1
+    if warp == 0:
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_init(bar, 1)
+            cute.arch.mbarrier_init(done, INIT)
+    cute.arch.mbarrier_init_fence()
+    SYNC
+    if warp == 0:
+        for i in cutlass.range(4, unroll=1):
+            with cute.arch.elect_one():
+                cute.arch.mbarrier_arrive(bar)
+            cute.arch.mbarrier_wait(done, i % 2)
+    if warp == 1:
+        for i in cutlass.range(4, unroll=1):
+            cute.arch.mbarrier_wait(bar, i % 2)
+            with cute.arch.elect_one():
+                COMMIT
+    SYNC
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[CTAS, 1, 1], block=[64, 1, 1], cluster=[CTAS, 1, 1])
+"#
+    )
+    .replace("COMMIT", commit)
+    .replace("CTAS", cluster)
+    .replace("INIT", if cluster == "2" { "2" } else { "1" })
+    .replace("SYNC", if cluster == "2" { "cute.arch.cluster_arrive()\n    cute.arch.cluster_wait()" } else { "cute.arch.sync_threads()" })
+}
+
+/// `cute.nvgpu.tcgen05.commit` arrives once on its mbarrier, in every
+/// spelling the package's exports allow, positional or by keyword; with a
+/// multicast mask, on the barrier of each CTA the mask names. Dropped, the
+/// producer would wait forever.
+#[test]
+fn a_tcgen05_commit_arrives_on_its_mbarrier() {
+    for (imports, commit) in [
+        ("", "cute.nvgpu.tcgen05.commit(done)"),
+        ("", "tcgen05.commit(done)"),
+        ("", "tcgen05.commit(done, None, tcgen05.CtaGroup.ONE)"),
+        ("", "tcgen05.commit(mbar_ptr=done, cta_group=tcgen05.CtaGroup.ONE)"),
+        ("import cutlass.cute.nvgpu.tcgen05\n", "cutlass.cute.nvgpu.tcgen05.commit(done)"),
+        ("from cutlass.cute.nvgpu.tcgen05 import commit\n", "commit(done)"),
+        ("from cutlass.cute.nvgpu.tcgen05 import commit as umma_arrive\n", "umma_arrive(done)"),
+        ("from cutlass.cute.nvgpu import tcgen05 as t5\n", "t5.helpers.commit(done)"),
+        // `cp.async.mbarrier.arrive.noinc`: one arrival per calling thread.
+        ("", "cute.arch.cp_async_mbarrier_arrive_noinc(done)"),
+    ] {
+        let d = names(&commit_handshake(imports, commit, "1"));
+        assert_eq!(d, vec![], "{commit}: {d:?}");
+    }
+    // On the barrier the producer arrives on: two arrivals per phase of a
+    // barrier initialised for one, and none on `done`.
+    let d = names(&commit_handshake("", "tcgen05.commit(bar)", "1"));
+    assert!(d.iter().any(|(n, _)| n == "deadlock" || n == "arrive-count-mismatch"), "{d:?}");
+    // Every lane of the warp commits without `elect_one`: 32 arrivals where
+    // one is expected.
+    let d = names(&commit_handshake("", "tcgen05.commit(done)", "1").replace("            with cute.arch.elect_one():\n                tcgen05", "            if True:\n                tcgen05"));
+    assert!(!d.is_empty() && d.iter().all(|(n, _)| n != "analysis-incomplete"), "{d:?}");
+    // Multicast to both CTAs of a pair: each CTA's `done` counts both
+    // consumers' commits.
+    let d = names(&commit_handshake("", "tcgen05.commit(done, 0b11, tcgen05.CtaGroup.TWO)", "2"));
+    assert_eq!(d, vec![], "{d:?}");
+    // To its own CTA only, each `done` misses the peer's arrival.
+    let d = names(&commit_handshake("", "tcgen05.commit(done, 1 << cute.arch.block_idx_in_cluster())", "2"));
+    assert!(d.iter().any(|(n, m)| (n == "deadlock" || n == "arrive-count-mismatch") && m.contains("done")), "{d:?}");
+    // A mask not known, or naming a CTA the cluster does not have: not checked.
+    for mask in ["x.shape[0]", "0b100"] {
+        let d = names(&commit_handshake("", &format!("tcgen05.commit(done, mask={mask})"), "2"));
+        assert!(d.iter().any(|(n, m)| n == "analysis-incomplete" && m.contains("multicast mask of this `tcgen05.commit`")), "{mask}: {d:?}");
+    }
+}

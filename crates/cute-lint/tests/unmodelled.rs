@@ -270,3 +270,101 @@ def host(x: cute.Tensor, g: cutlass.Int32):
         "{found:?}"
     );
 }
+
+/// One warp arrives on an mbarrier and another waits on it; `HANDOFF` is
+/// a call that is handed the barrier (`bar`, or `done`, which the waiter
+/// waits on).
+fn handed_barrier_kernel(imports: &str, handoff: &str) -> String {
+    format!(
+        r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+{imports}
+
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 2)
+    bar = storage
+    done = storage + 1
+    if warp == 0:
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_init(bar, 1)
+            cute.arch.mbarrier_init(done, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if warp == 0:
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_arrive(bar)
+            HANDOFF
+    if warp == 1:
+        cute.arch.mbarrier_wait(bar, 0)
+        cute.arch.mbarrier_wait(done, 0)
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#
+    )
+    .replace("HANDOFF", handoff)
+}
+
+/// A call the checker does not know that is handed an mbarrier (a function
+/// of a module it does not read, a method of an object it does not know;
+/// positionally, by keyword or inside a tuple) may arrive on it: the kernel
+/// is not checked, and the note names the call. Dropped, the waiter on
+/// `done` would be reported as a hang.
+#[test]
+fn a_call_handed_an_mbarrier_that_the_model_does_not_know_is_reported() {
+    for (imports, handoff, callee) in [
+        ("import mylib", "mylib.umma_arrive(done)", "`mylib.umma_arrive(...)`"),
+        ("from mylib import umma_arrive", "umma_arrive(done)", "`umma_arrive(...)`"),
+        ("import mylib", "mylib.signal(mbar_ptr=done, count=1)", "`mylib.signal(...)`"),
+        ("import mylib", "mylib.signal_all((bar, done))", "`mylib.signal_all(...)`"),
+        ("import mylib", "mylib.Signaller().arrive_on(done + 0)", "`Signaller(...).arrive_on(...)`"),
+        // An attribute of the storage, not a name bound to it.
+        ("import mylib", "mylib.umma_arrive(storage + 1)", "`mylib.umma_arrive(...)`"),
+        // A function of the DSL the model does not follow.
+        ("", "cute.arch.store_async_dsmem(x.iterator, cutlass.Int32(0), done)", "`cute.arch.store_async_dsmem`"),
+    ] {
+        let src = handed_barrier_kernel(imports, handoff);
+        let diags = analyze_text(&src, &AnalysisOptions::default());
+        assert!(diags.len() == 1 && diags[0].name == "analysis-incomplete", "{handoff}: {diags:?}");
+        assert!(diags[0].message.contains(callee), "{handoff}: {}", diags[0].message);
+        let line = src[..diags[0].range.start as usize].matches('\n').count();
+        assert_eq!(src.lines().nth(line).map(str::trim), Some(handoff), "{handoff}");
+    }
+    // The same call through a helper of the file, which is inlined: the
+    // call inside it is the one reported.
+    let helper = handed_barrier_kernel("import mylib", "signal(done)")
+        .replace("@cute.kernel", "@cute.jit\ndef signal(mbar):\n    mylib.umma_arrive(mbar)\n\n@cute.kernel");
+    let diags = analyze_text(&helper, &AnalysisOptions::default());
+    assert!(diags.len() == 1 && diags[0].message.contains("mylib.umma_arrive"), "{diags:?}");
+}
+
+/// Calls that only read a barrier pointer, or that the model follows, are no
+/// reason not to check: printing it, an `mbarrier_init`, a helper of the file
+/// that computes with it, a view of it; and a call handed other shared memory
+/// than mbarriers is none either.
+#[test]
+fn calls_that_only_read_a_barrier_are_not_reported() {
+    for (imports, handoff) in [
+        ("", r#"cute.printf("bar %d", bar)"#),
+        ("", "print(done)"),
+        ("", "offset(done)"),
+        ("", "cute.arch.mbarrier_arrive(done)"),
+        ("import mylib", "mylib.fill(x, cute.arch.thread_idx()[0])\n            cute.arch.mbarrier_arrive(done)"),
+    ] {
+        let src = handed_barrier_kernel(imports, handoff)
+            .replace("@cute.kernel", "@cute.jit\ndef offset(mbar):\n    return mbar + 0\n\n@cute.kernel");
+        let diags = analyze_text(&src, &AnalysisOptions::default());
+        let silent = if handoff.contains("mbarrier_arrive") { diags.is_empty() } else { diags.iter().all(|d| d.name == "deadlock") };
+        assert!(silent, "{handoff}: {diags:?}");
+    }
+    // Other shared memory handed to an unknown call.
+    let src = handed_barrier_kernel("import mylib", "mylib.fill(data)\n            cute.arch.mbarrier_arrive(done)")
+        .replace("    bar = storage\n", "    bar = storage\n    data = utils.SmemAllocator().allocate_array(cutlass.Float32, 32)\n");
+    let diags = analyze_text(&src, &AnalysisOptions::default());
+    assert!(diags.is_empty(), "{diags:?}");
+}

@@ -13,8 +13,12 @@
 //! time. A call that is handed something that synchronizes and is not followed
 //! (a helper of the file handed to a function of another module, a closure
 //! that synchronizes, a pipeline or named barrier handed to a function the file
-//! does not define, a synchronizing module not modelled) makes the kernel not
-//! checked, and says what: silence means checked.
+//! does not define, a synchronizing module not modelled, an mbarrier handed to a
+//! function or method the model does not know) makes the kernel not checked,
+//! and says what: silence means checked. A call handed shared memory is one
+//! handed an mbarrier when some thread uses that allocation as one, which is
+//! known once every thread has run; calls that only print a barrier or ask
+//! Python about it are none.
 
 use cute_ir::api::{self, Api};
 use cute_ir::ast::{Call, Expr};
@@ -272,6 +276,21 @@ impl CallHandler for ThreadRun<'_> {
             );
             return Value::unknown(callee);
         }
+        // Shared memory handed to a function or method the model does not
+        // know (`custom_commit(bar)`, `obj.signal(mbar_ptr=bar)`,
+        // `f((bar, 1))`): if it holds mbarriers, what the call does with
+        // them is not modelled (see `Shared::handed_barriers`). Calls that
+        // only read it in a way that synchronizes nothing are passed over.
+        if !only_reads(call) && !api::completes_bytes_only(call) {
+            if let Some((expr, alloc)) = handed_shared_memory(call, &args, &kwargs) {
+                let callee = match &call.func {
+                    Expr::Attr { base, attr } if !call.func.is_dotted() => format!("`{}.{attr}(...)`", super::mbarrier::expr_text(base)),
+                    f => f.dotted().map_or_else(|| "a call".to_string(), |c| format!("`{c}(...)`")),
+                };
+                let what = format!("it hands the mbarrier `{expr}` to {callee}, which the model does not know: what that does with it is not modelled");
+                self.shared.handed_pointers.entry(call.range).or_insert((alloc, what));
+            }
+        }
         self.unknown_result(call)
     }
 }
@@ -390,11 +409,15 @@ pub(super) fn opaque_result(api: Api) -> Option<Value> {
 }
 
 /// The argument of `call` that is a pipeline, a pipeline participant or a
-/// named barrier, named as the call spells it.
+/// named barrier (or a tuple holding one), named as the call spells it.
 pub(super) fn handed_synchronizing_object(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<String> {
-    let synchronizes = |v: &Value| {
-        matches!(v, Value::Object(o) if [crate::pipeline::PIPELINE, crate::pipeline::PARTICIPANT, eval::NAMED_BARRIER].contains(&o.class.as_str()))
-    };
+    fn synchronizes(v: &Value) -> bool {
+        match v {
+            Value::Object(o) => [crate::pipeline::PIPELINE, crate::pipeline::PARTICIPANT, eval::NAMED_BARRIER].contains(&o.class.as_str()),
+            Value::Tuple(items) => items.iter().any(synchronizes),
+            _ => false,
+        }
+    }
     let named = |e: Option<&Expr>, fallback: &str| match e.and_then(Expr::dotted) {
         Some(text) => format!("`{text}`"),
         None => fallback.to_string(),
@@ -404,6 +427,40 @@ pub(super) fn handed_synchronizing_object(call: &Call, args: &[Value], kwargs: &
     }
     let (key, _) = kwargs.iter().find(|(_, v)| synchronizes(v))?;
     Some(named(call.kwargs.iter().find(|(k, _)| k == key).map(|(_, e)| e), "a pipeline"))
+}
+
+/// The first argument of `call` that is (or is a tuple holding) a pointer
+/// into shared memory, as the call spells it, and its allocation.
+fn handed_shared_memory(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<(String, std::sync::Arc<str>)> {
+    fn shared(v: &Value) -> Option<&std::sync::Arc<str>> {
+        match v {
+            Value::Smem(s) => Some(&s.alloc),
+            Value::Tuple(items) => items.iter().find_map(shared),
+            _ => None,
+        }
+    }
+    if !arguments_line_up(call, args.len(), kwargs.len()) {
+        return None;
+    }
+    let exprs = call.args.iter().chain(call.kwargs.iter().map(|(_, e)| e));
+    let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+    exprs.zip(values).find_map(|(e, v)| shared(v).map(|alloc| (super::mbarrier::expr_text(e), alloc.clone())))
+}
+
+/// Calls that only read what they are handed, and synchronize nothing
+/// through it: printing (`print`, `cute.printf`, `cute.print_tensor`) and
+/// Python's questions about a value (`str`, `repr`, `hex`, `id`, `type`,
+/// `isinstance`, `hash`).
+fn only_reads(call: &Call) -> bool {
+    const BUILTINS: &[&str] = &["print", "str", "repr", "hex", "id", "type", "isinstance", "hash"];
+    const PRINTING: &[&str] = &["cutlass.cute.printf", "cutlass.cute.print_tensor", "cutlass.cute.core.printf", "cutlass.cute.core.print_tensor"];
+    match (&call.func, call.qualname.as_deref()) {
+        (_, Some(q)) if PRINTING.contains(&q) => true,
+        (Expr::Name(n), None) => BUILTINS.contains(&n.as_str()),
+        (Expr::Name(n), Some(q)) => BUILTINS.contains(&n.as_str()) && (q == n || q == format!("builtins.{n}")),
+        (f, None) => f.dotted().is_some_and(|d| d == "cute.printf" || d == "cute.print_tensor"),
+        _ => false,
+    }
 }
 
 /// A call whose result a run does not know, as a note names it. A function

@@ -1,7 +1,11 @@
 //! mbarriers: `mbarrier_init`, arrives (local, on a peer CTA through
 //! `peer_cta_rank_in_cluster`, with an arrive count, announcing transaction
 //! bytes), parity waits with the hardware meaning (only the low bit of the
-//! phase operand counts) and try-waits, `expect_tx`.
+//! phase operand counts) and try-waits, `expect_tx`; the arrivals made
+//! when asynchronous work completes, each one arrival of the calling thread:
+//! `cp_async_mbarrier_arrive_noinc` (its `cp.async` copies) and
+//! `cute.nvgpu.tcgen05.commit` (its MMAs, taken to complete at once; with a
+//! multicast `mask`, on the barrier of each CTA the mask names).
 //!
 //! A barrier is known by its shared-memory allocation, offset and CTA; one that
 //! is not allocated in the kernel (a parameter of a helper checked on its own,
@@ -104,6 +108,10 @@ impl<'a> ThreadRun<'a> {
                 self.unresolved(site, "a `tcgen05_commit` with a `multicast_mask=` or a CTA `group=` is not modelled".to_string());
                 Value::None
             }
+            Api::MbarrierArrive if call.qualname.as_deref().and_then(api::nvgpu_function) == Some("tcgen05.commit") => {
+                self.tcgen05_commit(call, bar_expr, args, kwargs, site);
+                Value::None
+            }
             Api::MbarrierArrive | Api::MbarrierArriveAndExpectTx => {
                 let bar_v = args.first().cloned().unwrap_or(Value::None);
                 let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], args, kwargs);
@@ -190,6 +198,46 @@ impl<'a> ThreadRun<'a> {
             }
             Api::MbarrierTryWait | Api::MbarrierTestWait => Value::unknown("the result of a try-wait"),
             _ => Value::None,
+        }
+    }
+
+    /// `cute.nvgpu.tcgen05.commit(mbar_ptr, mask=None, cta_group=...)`: one
+    /// arrival by the calling thread on `mbar_ptr`, or with a `mask` on the
+    /// barrier at the same offset of each CTA of the cluster whose bit is
+    /// set (an arrival on a peer's barrier releases at cluster scope, as the
+    /// multicast commit's address is in the cluster window). It arrives once
+    /// the MMAs the thread issued before complete; the model has the MMAs
+    /// complete at once (they are the datapath), so the arrival is made here.
+    /// A mask not known statically, or naming CTAs the cluster does not
+    /// have, makes the kernel not checked.
+    fn tcgen05_commit(&mut self, call: &Call, bar_expr: Option<&Expr>, args: &[Value], kwargs: &[(String, Value)], site: TextRange) {
+        let bar_v = self.arg_value(call, "mbar_ptr", &[], args, kwargs).unwrap_or(Value::None);
+        let targets = match self.arg_value(call, "mask", &[], args, kwargs) {
+            None | Some(Value::None) => vec![bar_v],
+            Some(mask) => {
+                let ctas = self.ctas;
+                let Some(mask) = mask.as_int().filter(|&m| m > 0 && m < (1i64 << ctas)) else {
+                    let why = match mask {
+                        Value::Unknown(why) => format!("it depends on {why}"),
+                        Value::Int(m) => format!("it is {m}, in a cluster of {ctas} CTA{}", if ctas == 1 { "" } else { "s" }),
+                        _ => "it is not a number known statically".to_string(),
+                    };
+                    self.unresolved(site, format!("the multicast mask of this `tcgen05.commit` does not name CTAs of the cluster ({why})"));
+                    return;
+                };
+                let Value::Smem(s) = &bar_v else {
+                    self.barrier_of(&bar_v, bar_expr, site);
+                    return;
+                };
+                (0..ctas).filter(|r| mask >> r & 1 == 1).map(|r| Value::Smem(SmemRef { cta: Some(self.cluster_base + r), ..s.clone() })).collect()
+            }
+        };
+        for target in targets {
+            let bar = self.barrier_of(&target, bar_expr, site);
+            if matches!(&target, Value::Smem(SmemRef { cta: Some(c), .. }) if *c != self.cta) {
+                self.record_mem(MemKind::ArriveRelease { scope: Some(Scope::Cluster) }, site);
+            }
+            self.push(OpKind::Arrive { bar, count: 1 }, site);
         }
     }
 

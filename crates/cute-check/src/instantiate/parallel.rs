@@ -114,7 +114,7 @@ fn merge<'r>(
             break;
         }
         steps += run_results.iter().map(|r| r.steps).sum::<usize>();
-        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, .. } =
+        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, handed_pointers, .. } =
             shared;
         let table = &mut merged.barriers;
         let barrier_map = absorb(
@@ -140,6 +140,9 @@ fn merge<'r>(
             merged.storage_overruns.entry(key).or_insert(overrun);
         }
         merged.unresolved.extend(unresolved);
+        for (site, handed) in handed_pointers {
+            merged.handed_pointers.entry(site).or_insert(handed);
+        }
         merged.bounded |= bounded;
         for (site, (what, threads)) in partial_warp {
             // Each thread ran in one run only: its counts move over whole.

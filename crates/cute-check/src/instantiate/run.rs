@@ -91,6 +91,7 @@ impl Setup<'_> {
             stale_tokens: BTreeMap::new(),
             storage_overruns: BTreeMap::new(),
             barrier_uses: BTreeMap::new(),
+            handed_pointers: BTreeMap::new(),
             deadline: self.deadline,
             out_of_time: false,
             block_assumed: self.block_assumed,
