@@ -3,13 +3,15 @@
 //! transport.
 //!
 //! ```sh
-//! cargo bench -p cute-lint --bench edits -- FILE PATTERN INSERT [--rounds N]
+//! cargo bench -p cute-lint --bench edits -- FILE PATTERN INSERT [--rounds N] [--package DIR]
 //! ```
 //!
 //! Opens FILE, then inserts INSERT right after each occurrence of PATTERN
 //! in turn (an edit of one kernel at a time, as a user types), linting the
 //! file after every insertion; repeats that N times (default 20). Prints the
 //! time of opening and the median, 95th percentile and total of the edits.
+//! With `--package DIR`, the file is checked as the server checks it in a
+//! workspace folder DIR: with what it imports from its package linked in.
 //! Each edit runs through `run_edit`, so that an instruction count of the
 //! edits alone is one `valgrind --tool=callgrind --collect-atstart=no
 //! --toggle-collect=edits::run_edit` away (repeatable where wall time is
@@ -27,8 +29,13 @@ fn main() {
         rounds = args.get(at + 1).and_then(|n| n.parse().ok()).unwrap_or(rounds);
         args.drain(at..(at + 2).min(args.len()));
     }
+    let mut package = None;
+    if let Some(at) = args.iter().position(|a| a == "--package") {
+        package = args.get(at + 1).map(std::path::PathBuf::from);
+        args.drain(at..(at + 2).min(args.len()));
+    }
     let [path, pattern, insert] = args.as_slice() else {
-        eprintln!("usage: edits FILE PATTERN INSERT [--rounds N]");
+        eprintln!("usage: edits FILE PATTERN INSERT [--rounds N] [--package DIR]");
         std::process::exit(2);
     };
     let mut text = match std::fs::read_to_string(path) {
@@ -44,6 +51,10 @@ fn main() {
         std::process::exit(2);
     }
     let mut db = Database::default();
+    if let Some(dir) = package {
+        db.with_package(vec![dir]);
+    }
+    let path = std::fs::canonicalize(path).map_or(path.clone(), |p| p.display().to_string());
     let file = SourceFile::new(&db, path.clone(), text.clone());
     let options = AnalysisOptions::default();
     let started = Instant::now();

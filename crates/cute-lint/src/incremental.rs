@@ -640,8 +640,11 @@ fn kernel_frame(db: &dyn Db, file: SourceFile, k: usize) -> Vec<u32> {
 /// The diagnostics of `file`: per kernel, moved to where its chunks are.
 pub(crate) fn lint(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<Vec<Diagnostic>> {
     let layout = layout(db, file);
+    if !layout.parsed || *links_package(db, file) {
+        return whole_file(db, file, options);
+    }
     let facts = facts(db, file);
-    if !layout.parsed || !facts.ok || !chunks_match(db, file, layout) || *links_package(db, file) {
+    if !facts.ok || !chunks_match(db, file, layout) {
         return whole_file(db, file, options);
     }
     let launches = kernel_launches(db, file);
@@ -731,18 +734,17 @@ fn whole_file(db: &dyn Db, file: SourceFile, options: &AnalysisOptions) -> Arc<V
     WHOLE_FILE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let text = file.text(db);
     let index = line_index(db, file);
-    let tree = match cute_syntax::parse(text) {
-        Ok(tree) => tree,
-        Err(e) => return Arc::new(finish(vec![analysis_incomplete::file_not_parsed(&e.to_string())], index)),
-    };
     let linked = if *links_package(db, file) { linked_module(db, file).clone() } else { None };
     let own;
     let module: &Module = match &linked {
         Some(m) => m,
-        None => {
-            own = cute_ir::lower_recovering(&tree);
-            &own
-        }
+        None => match cute_syntax::parse(text) {
+            Ok(tree) => {
+                own = cute_ir::lower_recovering(&tree);
+                &own
+            }
+            Err(e) => return Arc::new(finish(vec![analysis_incomplete::file_not_parsed(&e.to_string())], index)),
+        },
     };
     let linked_text = linked.as_ref().map(|m| crate::linked::linked_text(text, m));
     let linked_index = linked_text.as_deref().map(LineIndex::new);

@@ -30,6 +30,9 @@ pub struct DiskSources {
     overlay: HashMap<PathBuf, Arc<str>>,
     texts: Mutex<HashMap<PathBuf, Option<Arc<str>>>>,
     lowered: Mutex<HashMap<PathBuf, Option<Arc<Module>>>>,
+    /// Where each path asked about really is (its symbolic links resolved),
+    /// `None` when it is not a file: resolving an import asks about many.
+    real: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 impl DiskSources {
@@ -47,10 +50,13 @@ impl DiskSources {
 
     fn may_read(&self, path: &Path) -> bool {
         let Some(allowed) = &self.allowed else { return true };
-        match path.canonicalize() {
-            Ok(real) => allowed.iter().any(|d| real.starts_with(d)),
-            Err(_) => false,
-        }
+        self.real_file(path).is_some_and(|real| allowed.iter().any(|d| real.starts_with(d)))
+    }
+
+    /// The file at `path` with its symbolic links resolved, if it is one.
+    pub fn real_file(&self, path: &Path) -> Option<PathBuf> {
+        let mut real = self.real.lock().unwrap_or_else(|e| e.into_inner());
+        real.entry(path.to_path_buf()).or_insert_with(|| path.canonicalize().ok().filter(|p| p.is_file())).clone()
     }
 
     fn read_disk(&self, path: &Path) -> Option<Arc<str>> {
@@ -95,6 +101,7 @@ impl DiskSources {
     pub fn forget(&self) {
         self.texts.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.lowered.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.real.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
 
@@ -115,7 +122,7 @@ impl<'db> PackageSources<'db> {
 
     fn may_read(&self, path: &Path) -> bool {
         let roots = self.package.roots(self.db);
-        path.canonicalize().is_ok_and(|real| roots.iter().any(|r| real.starts_with(r)))
+        self.db.caches().disk.real_file(path).is_some_and(|real| roots.iter().any(|r| real.starts_with(r)))
     }
 }
 
@@ -131,7 +138,7 @@ impl Sources for PackageSources<'_> {
     }
 
     fn exists(&self, path: &Path) -> bool {
-        self.package.open(self.db).contains_key(path) || (self.may_read(path) && self.db.caches().disk.exists(path))
+        self.package.open(self.db).contains_key(path) || self.may_read(path)
     }
 
     fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
@@ -161,7 +168,10 @@ impl Sources for DiskSources {
         if let Some(known) = self.texts.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
             return known.is_some();
         }
-        path.is_file() && self.may_read(path)
+        match &self.allowed {
+            Some(_) => self.may_read(path),
+            None => self.real_file(path).is_some(),
+        }
     }
 
     fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
