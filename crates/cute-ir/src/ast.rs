@@ -359,6 +359,63 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on each expression directly inside this one, in source
+    /// order (a call's callee, then its arguments).
+    pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Expr::Attr { base, .. } => f(base),
+            Expr::Call(c) => {
+                f(&c.func);
+                c.args.iter().for_each(&mut *f);
+                c.kwargs.iter().for_each(|(_, a)| f(a));
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Unary { operand, .. } => f(operand),
+            Expr::IfExp { cond, then, orelse } => {
+                f(cond);
+                f(then);
+                f(orelse);
+            }
+            Expr::Subscript { base, index } => {
+                f(base);
+                f(index);
+            }
+            Expr::Tuple(items) => items.iter().for_each(f),
+            Expr::Name(_) | Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => {}
+        }
+    }
+
+    /// [`Expr::for_each_child`], for rewriting them.
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Expr::Attr { base, .. } => f(base),
+            Expr::Call(c) => {
+                f(&mut c.func);
+                c.args.iter_mut().for_each(&mut *f);
+                c.kwargs.iter_mut().for_each(|(_, a)| f(a));
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Unary { operand, .. } => f(operand),
+            Expr::IfExp { cond, then, orelse } => {
+                f(cond);
+                f(then);
+                f(orelse);
+            }
+            Expr::Subscript { base, index } => {
+                f(base);
+                f(index);
+            }
+            Expr::Tuple(items) => items.iter_mut().for_each(f),
+            Expr::Name(_) | Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => {}
+        }
+    }
+
     /// Every call in the expression, outermost first.
     pub fn calls<'a>(&'a self, out: &mut Vec<&'a Call>) {
         match self {
@@ -477,6 +534,69 @@ pub fn for_each_binding<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Target, Opt
             }
             StmtKind::While { body, .. } => for_each_binding(body, f),
             _ => {}
+        }
+    }
+}
+
+/// What [`walk_mut`] does at each place of a block: statements are visited
+/// before the blocks they hold, expressions as the statement holds them
+/// (targets' bases and indices included), never their children.
+pub trait VisitMut {
+    fn stmt(&mut self, _stmt: &mut Stmt) {}
+    fn expr(&mut self, _expr: &mut Expr) {}
+}
+
+/// Visits every statement of a block, at any depth, and every expression
+/// they hold, with `v`.
+pub fn walk_mut(stmts: &mut [Stmt], v: &mut dyn VisitMut) {
+    fn target(t: &mut Target, v: &mut dyn VisitMut) {
+        match t {
+            Target::Name(_) => {}
+            Target::Attr { base, .. } => v.expr(base),
+            Target::Subscript { base, index } => {
+                v.expr(base);
+                v.expr(index);
+            }
+            Target::Tuple(items) => items.iter_mut().for_each(|t| target(t, v)),
+            Target::Star(t) => target(t, v),
+        }
+    }
+    for s in stmts {
+        v.stmt(s);
+        match &mut s.kind {
+            StmtKind::Assign { targets, value } => {
+                targets.iter_mut().for_each(|t| target(t, v));
+                v.expr(value);
+            }
+            StmtKind::AugAssign { target: t, value, .. } => {
+                target(t, v);
+                v.expr(value);
+            }
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => v.expr(e),
+            StmtKind::If { cond, then, orelse } => {
+                v.expr(cond);
+                walk_mut(then, v);
+                walk_mut(orelse, v);
+            }
+            StmtKind::For { target: t, iter, body } => {
+                target(t, v);
+                v.expr(iter);
+                walk_mut(body, v);
+            }
+            StmtKind::While { cond, body } => {
+                v.expr(cond);
+                walk_mut(body, v);
+            }
+            StmtKind::With { items, body } => {
+                for (e, t) in items {
+                    v.expr(e);
+                    if let Some(t) = t {
+                        target(t, v);
+                    }
+                }
+                walk_mut(body, v);
+            }
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Pass | StmtKind::Unsupported(_) => {}
         }
     }
 }

@@ -228,28 +228,5 @@ fn collect_chains(e: &Expr, out: &mut Vec<String>) {
         out.push(d);
         return;
     }
-    match e {
-        Expr::Attr { base, .. } => collect_chains(base, out),
-        Expr::Call(c) => {
-            collect_chains(&c.func, out);
-            c.args.iter().for_each(|a| collect_chains(a, out));
-            c.kwargs.iter().for_each(|(_, a)| collect_chains(a, out));
-        }
-        Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
-            collect_chains(lhs, out);
-            collect_chains(rhs, out);
-        }
-        Expr::Unary { operand, .. } => collect_chains(operand, out),
-        Expr::IfExp { cond, then, orelse } => {
-            collect_chains(cond, out);
-            collect_chains(then, out);
-            collect_chains(orelse, out);
-        }
-        Expr::Subscript { base, index } => {
-            collect_chains(base, out);
-            collect_chains(index, out);
-        }
-        Expr::Tuple(items) => items.iter().for_each(|a| collect_chains(a, out)),
-        _ => {}
-    }
+    e.for_each_child(&mut |child| collect_chains(child, out));
 }

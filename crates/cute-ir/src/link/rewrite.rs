@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ast::{Expr, FunctionDef, Param, Stmt, StmtKind, Target as Bind};
+use crate::ast::{walk_mut, Expr, FunctionDef, Param, Stmt, StmtKind, Target as Bind, VisitMut};
 use crate::module::Module;
 
 /// Re-exports followed from one name, at most.
@@ -192,56 +192,16 @@ impl Scope<'_, '_> {
     }
 
     fn block(&self, stmts: &mut [Stmt], locals: &BTreeSet<String>) {
-        for s in stmts {
-            match &mut s.kind {
-                StmtKind::Assign { targets, value } => {
-                    targets.iter_mut().for_each(|t| self.target(t, locals));
-                    self.expr(value, locals);
-                }
-                StmtKind::AugAssign { target, value, .. } => {
-                    self.target(target, locals);
-                    self.expr(value, locals);
-                }
-                StmtKind::Expr(e) | StmtKind::Return(Some(e)) => self.expr(e, locals),
-                StmtKind::If { cond, then, orelse } => {
-                    self.expr(cond, locals);
-                    self.block(then, locals);
-                    self.block(orelse, locals);
-                }
-                StmtKind::For { target, iter, body } => {
-                    self.target(target, locals);
-                    self.expr(iter, locals);
-                    self.block(body, locals);
-                }
-                StmtKind::While { cond, body } => {
-                    self.expr(cond, locals);
-                    self.block(body, locals);
-                }
-                StmtKind::With { items, body } => {
-                    for (e, t) in items {
-                        self.expr(e, locals);
-                        if let Some(t) = t {
-                            self.target(t, locals);
-                        }
-                    }
-                    self.block(body, locals);
-                }
-                StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Pass | StmtKind::Unsupported(_) => {}
+        struct InBlock<'s, 'n, 'm> {
+            scope: &'s Scope<'n, 'm>,
+            locals: &'s BTreeSet<String>,
+        }
+        impl VisitMut for InBlock<'_, '_, '_> {
+            fn expr(&mut self, e: &mut Expr) {
+                self.scope.expr(e, self.locals);
             }
         }
-    }
-
-    fn target(&self, t: &mut Bind, locals: &BTreeSet<String>) {
-        match t {
-            Bind::Name(_) => {}
-            Bind::Attr { base, .. } => self.expr(base, locals),
-            Bind::Subscript { base, index } => {
-                self.expr(base, locals);
-                self.expr(index, locals);
-            }
-            Bind::Tuple(items) => items.iter_mut().for_each(|t| self.target(t, locals)),
-            Bind::Star(t) => self.target(t, locals),
-        }
+        walk_mut(stmts, &mut InBlock { scope: self, locals });
     }
 
     fn expr(&self, e: &mut Expr, locals: &BTreeSet<String>) {
@@ -268,31 +228,7 @@ impl Scope<'_, '_> {
                 }
             }
         }
-        match e {
-            Expr::Name(_) => {}
-            Expr::Attr { base, .. } => self.expr(base, locals),
-            Expr::Call(c) => {
-                self.expr(&mut c.func, locals);
-                c.args.iter_mut().for_each(|a| self.expr(a, locals));
-                c.kwargs.iter_mut().for_each(|(_, a)| self.expr(a, locals));
-            }
-            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
-                self.expr(lhs, locals);
-                self.expr(rhs, locals);
-            }
-            Expr::Unary { operand, .. } => self.expr(operand, locals),
-            Expr::IfExp { cond, then, orelse } => {
-                self.expr(cond, locals);
-                self.expr(then, locals);
-                self.expr(orelse, locals);
-            }
-            Expr::Subscript { base, index } => {
-                self.expr(base, locals);
-                self.expr(index, locals);
-            }
-            Expr::Tuple(items) => items.iter_mut().for_each(|a| self.expr(a, locals)),
-            Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => {}
-        }
+        e.for_each_child_mut(&mut |child| self.expr(child, locals));
     }
 
     /// The definition the longest prefix of `dotted` reaches, and the
