@@ -104,7 +104,7 @@ fn main() {
     let config = parse_args();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench_spin.sh");
     std::fs::create_dir_all(&config.out).expect("create the output directory");
-    let budget = Budget { max_states: 50_000_000, max_time: Duration::from_secs(600) };
+    let budget = Budget { max_states: 50_000_000, max_time: Duration::from_secs(600), ..Budget::default() };
 
     let mut header = "| threads/CTA x iters | twin | verdict | states | transitions | explore (median) |".to_string();
     let mut rule = "|---|---|---|---:|---:|---:|".to_string();

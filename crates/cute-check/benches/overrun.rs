@@ -41,7 +41,7 @@ fn main() {
             files.extend(found);
         }
     }
-    let budget = Budget { max_states: 2_000_000, max_time: Duration::from_secs(20) };
+    let budget = Budget { max_states: 2_000_000, max_time: Duration::from_secs(20), ..Budget::default() };
     println!("| kernel | reduced | every interleaving | ratio | verdicts |");
     println!("|---|---:|---:|---:|---|");
     for file in files {

@@ -53,7 +53,7 @@ fn main() {
             let (parallel, inst) = timed(runs, || instantiate(module, kernel, &kept, launch, &scenario, &Default::default()));
             let model = inst.model;
             let options = ExploreOptions {
-                budget: Budget { max_states: 2_000_000, max_time: Duration::from_secs(2) },
+                budget: Budget { max_states: 2_000_000, max_time: Duration::from_secs(2), ..Budget::default() },
                 full_expansion: false,
             };
             let (explore_time, _) = timed(runs, || explore(&model, &options));

@@ -46,16 +46,30 @@ use std::time::{Duration, Instant};
 use crate::model::{Model, OpKind};
 use crate::semantics::{apply, enabled, initial_barriers, BarState, Hazard};
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Budget {
     pub max_states: usize,
     pub max_time: Duration,
+    /// Bytes the states seen may take, at most (their `index` entries and
+    /// paths back, estimated as they are stored): a model whose state space
+    /// would grow past it is not checked, whatever the machine has.
+    pub max_bytes: usize,
 }
+
+/// The memory one check may take for its states, by default.
+pub const DEFAULT_MAX_BYTES: usize = 1 << 30;
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget { max_states: 2_000_000, max_time: Duration::from_secs(2) }
+        Budget { max_states: 2_000_000, max_time: Duration::from_secs(2), max_bytes: DEFAULT_MAX_BYTES }
     }
+}
+
+/// The bytes a state seen takes: the state in the index, its hash slot, and
+/// its step back.
+fn stored_bytes(state: &State) -> usize {
+    let groups: usize = state.groups.iter().map(|g| std::mem::size_of::<Vec<(u32, u32)>>() + std::mem::size_of_val(g.as_slice())).sum();
+    std::mem::size_of::<State>() + groups + std::mem::size_of_val(state.bars.as_slice()) + std::mem::size_of::<(u32, Move)>() + 2 * std::mem::size_of::<u64>()
 }
 
 /// One thread of `group` at `pos` executes its operation.
@@ -426,6 +440,7 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
     // in `index`; the stack holds those still to expand (a model of several
     // CTAs has millions of states of some hundred bytes each).
     let mut parents: Vec<(u32, Move)> = Vec::new();
+    let mut bytes = stored_bytes(&init);
     index.insert(init.clone(), 0);
     parents.push((u32::MAX, Move { group: 0, pos: 0 }));
     let mut transitions = 0usize;
@@ -450,6 +465,10 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
     while let Some((id, state)) = stack.pop() {
         if parents.len() > options.budget.max_states {
             return outcome(Verdict::Incomplete(format!("the state budget ({} states) ran out", options.budget.max_states)), parents.len(), transitions, full_expansions, hazards, start);
+        }
+        if bytes > options.budget.max_bytes {
+            let why = format!("the memory budget ({} MB) ran out after {} states", options.budget.max_bytes >> 20, parents.len());
+            return outcome(Verdict::Incomplete(why), parents.len(), transitions, full_expansions, hazards, start);
         }
         expanded += 1;
         if expanded.is_multiple_of(256) && start.elapsed() > options.budget.max_time {
@@ -492,6 +511,7 @@ pub fn explore(model: &Model, options: &ExploreOptions) -> Outcome {
                 Ok(next) => {
                     if !index.contains_key(&next) {
                         let next_id = parents.len() as u32;
+                        bytes += stored_bytes(&next);
                         index.insert(next.clone(), next_id);
                         stack.push((next_id, next));
                         parents.push((id, mv));

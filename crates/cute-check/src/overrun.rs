@@ -650,8 +650,8 @@ mod tests {
     fn a_search_out_of_budget_says_so() {
         let model = producer_consumer(3, true);
         // Proven, so no search runs even with no budget at all.
-        assert_eq!(find(&model, &Budget { max_states: 0, max_time: Budget::default().max_time }), Verdict::Clear);
-        assert_eq!(search(&model, &Budget { max_states: 0, max_time: Budget::default().max_time }), Verdict::OutOfBudget);
+        assert_eq!(find(&model, &Budget { max_states: 0, max_time: Budget::default().max_time, ..Budget::default() }), Verdict::Clear);
+        assert_eq!(search(&model, &Budget { max_states: 0, max_time: Budget::default().max_time, ..Budget::default() }), Verdict::OutOfBudget);
     }
 
     /// Two groups of two warps take one turn each at named barrier 1

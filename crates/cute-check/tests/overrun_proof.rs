@@ -32,7 +32,7 @@ fn the_proof_never_clears_what_the_search_convicts() {
     python_files(&root.join("tests/corpus"), &mut files);
     files.sort();
     assert!(files.len() >= 20, "fixtures not found");
-    let budget = Budget { max_states: 2_000_000, max_time: std::time::Duration::from_secs(30) };
+    let budget = Budget { max_states: 2_000_000, max_time: std::time::Duration::from_secs(30), ..Budget::default() };
     let (mut proven, mut convicted) = (Vec::new(), Vec::new());
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();

@@ -66,6 +66,8 @@ use ways::Ways;
 pub struct AnalysisOptions {
     pub max_states: usize,
     pub max_time: Duration,
+    /// Bytes one exploration's states may take (`Budget::max_bytes`).
+    pub max_bytes: usize,
     /// Iterations explored for loops whose trip count is not known.
     pub unknown_trip_count: u32,
     /// Steps of a counterexample shown before older ones are summarised.
@@ -80,6 +82,7 @@ impl Default for AnalysisOptions {
     fn default() -> Self {
         AnalysisOptions {
             max_states: 2_000_000,
+            max_bytes: cute_check::explore::DEFAULT_MAX_BYTES,
             max_time: Duration::from_secs(2),
             unknown_trip_count: 3,
             max_trace_steps: 14,
@@ -211,7 +214,7 @@ pub(crate) fn check_slice_with(
     let kernel = ctx.kernel;
     let inst_options = instantiate_options(options);
     let explore_options = ExploreOptions {
-        budget: Budget { max_states: options.max_states, max_time: options.max_time },
+        budget: Budget { max_states: options.max_states, max_time: options.max_time, max_bytes: options.max_bytes },
         full_expansion: false,
     };
 
@@ -572,7 +575,7 @@ impl NamedFindings {
         // With counts that disagree or threads missing, the model's counts
         // are somebody's guess: the generations are not worth following.
         let overrun = if counts.is_empty() && divergent.is_empty() && oversubscribed.is_empty() {
-            let budget = Budget { max_states: options.max_states.min(OVERRUN_STATES), max_time: options.max_time };
+            let budget = Budget { max_states: options.max_states.min(OVERRUN_STATES), max_time: options.max_time, max_bytes: options.max_bytes };
             cute_check::overrun::find(model, &budget)
         } else {
             cute_check::overrun::Verdict::Clear

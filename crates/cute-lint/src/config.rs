@@ -11,6 +11,7 @@
 //! severity = { "untoggled-phase" = "warning" } # error | warning | info | off
 //! max-states = 500000                          # explorer budget per kernel
 //! max-time-ms = 1000
+//! max-memory-mb = 1024                         # memory one exploration's states may take
 //! src = ["src", "../shared"]                   # further roots absolute imports are found under
 //! ```
 //!
@@ -55,6 +56,7 @@ pub struct Config {
     pub severity: BTreeMap<&'static str, Severity>,
     pub max_states: Option<usize>,
     pub max_time: Option<Duration>,
+    pub max_memory_mb: Option<usize>,
     /// `src`: directories absolute imports are also searched under (as
     /// written; [`discover`] makes them relative to the file that names
     /// them), for layouts where a package's root is not where walking up its
@@ -191,6 +193,10 @@ impl Config {
                     Value::String(dir) => config.src.push(PathBuf::from(dir)),
                     _ => problems.push(format!("{origin}: {key}: expected a list of directories, found {value}")),
                 },
+                "maxmemorymb" => match positive(value).and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) => config.max_memory_mb = Some(n),
+                    None => problems.push(format!("{origin}: {key}: expected a positive number of megabytes, found {value}")),
+                },
                 "maxtimems" => match positive(value) {
                     Some(n) => config.max_time = Some(Duration::from_millis(n)),
                     None => problems.push(format!("{origin}: {key}: expected a positive number of milliseconds, found {value}")),
@@ -250,6 +256,7 @@ impl Config {
         out.severity.extend(over.severity.iter().map(|(k, v)| (*k, *v)));
         out.max_states = over.max_states.or(self.max_states);
         out.max_time = over.max_time.or(self.max_time);
+        out.max_memory_mb = over.max_memory_mb.or(self.max_memory_mb);
         out.src.extend(over.src.iter().cloned());
         out
     }
@@ -269,6 +276,7 @@ impl Config {
         AnalysisOptions {
             max_states: self.max_states.unwrap_or(default.max_states),
             max_time: self.max_time.unwrap_or(default.max_time),
+            max_bytes: self.max_memory_mb.map_or(default.max_bytes, |mb| mb.saturating_mul(1 << 20)),
             ..default
         }
     }
@@ -417,6 +425,19 @@ max-time-ms = 250
         }
         assert!(!all.contains("path"), "{all}");
         assert_eq!(problems.len(), 6, "{all}");
+    }
+
+    #[test]
+    fn memory_budget_and_source_roots() {
+        let (project, problems) = Config::from_value(&json!({"max-memory-mb": 64, "src": ["lib", "vendor"]}), "p");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(project.analysis_options().max_bytes, 64 << 20);
+        assert_eq!(project.src, [PathBuf::from("lib"), PathBuf::from("vendor")]);
+        let (editor, _) = Config::from_value(&json!({"maxMemoryMb": 8}), "e");
+        assert_eq!(project.with(&editor).analysis_options().max_bytes, 8 << 20, "the editor's layer wins");
+        assert_eq!(Config::default().analysis_options().max_bytes, cute_check::explore::DEFAULT_MAX_BYTES);
+        let (_, problems) = Config::from_value(&json!({"max-memory-mb": 0, "src": 3}), "p");
+        assert_eq!(problems.len(), 2, "{problems:?}");
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub struct Caches {
     pub(crate) trees: TreeCache,
     pub(crate) clean_kernels: CleanKernels,
     pub(crate) instantiations: Inflight<canonical::Key, Arc<CheckedInstance>>,
-    pub(crate) explorations: Inflight<(Model, usize, std::time::Duration), Arc<Outcome>>,
+    pub(crate) explorations: Inflight<(Model, Budget), Arc<Outcome>>,
     pub(crate) memory_analyses: Inflight<Model, Arc<MemoryResult>>,
     /// The last line index of each file, which the next one is an edit of.
     line_indexes: std::sync::Mutex<rustc_hash::FxHashMap<salsa::Id, Arc<LineIndex>>>,
@@ -227,7 +227,7 @@ pub(crate) fn instantiate_key<'db>(db: &'db dyn Db, key: InstanceKey<'db>) -> Ar
 pub(crate) fn memo_explorer(db: &dyn Db) -> impl FnMut(&Model, &ExploreOptions) -> Outcome + '_ {
     move |model: &Model, explore_options: &ExploreOptions| {
         let (key, sites) = model.position_independent();
-        let key = CheckedModel::new(db, key, explore_options.budget.max_states, explore_options.budget.max_time);
+        let key = CheckedModel::new(db, key, explore_options.budget.clone());
         let mut outcome = explore_model(db, key).as_ref().clone();
         // Hazards name sites by rank in the position-independent model.
         for (hazard, _) in &mut outcome.hazards {
@@ -246,18 +246,17 @@ pub(crate) fn memo_explorer(db: &dyn Db) -> impl FnMut(&Model, &ExploreOptions) 
 pub struct CheckedModel<'db> {
     #[returns(ref)]
     pub model: Model,
-    pub max_states: usize,
-    pub max_time: std::time::Duration,
+    #[returns(ref)]
+    pub budget: Budget,
 }
 
 /// The exploration of one model, memoized across edits.
 #[salsa::tracked(returns(ref), lru = 2048)]
 pub fn explore_model<'db>(db: &'db dyn Db, key: CheckedModel<'db>) -> Arc<Outcome> {
-    let (model, max_states, max_time) = (key.model(db).clone(), *key.max_states(db), *key.max_time(db));
-    let inflight = (model, max_states, max_time);
-    let model = inflight.0.clone();
+    let inflight = (key.model(db).clone(), key.budget(db).clone());
+    let (model, budget) = inflight.clone();
     db.caches().explorations.run(db, &inflight, move || {
-        let options = ExploreOptions { budget: Budget { max_states, max_time }, full_expansion: false };
+        let options = ExploreOptions { budget, full_expansion: false };
         Arc::new(explore(&model, &options))
     })
 }
