@@ -20,19 +20,60 @@ use rustc_hash::FxHashMap as HashMap;
 /// Files larger than this are not read (generated code, data).
 const MAX_FILE_BYTES: u64 = 4 << 20;
 
+/// Source bytes whose texts and lowered modules are kept, at most: past it
+/// the files used least lately are forgotten (and read again if asked for).
+/// A run goes through a code base directory by directory, so the modules a
+/// package's files import stay while its files are checked.
+const MAX_CACHED_BYTES: usize = 24 << 20;
+
 #[derive(Default)]
 pub struct DiskSources {
     /// The directories reads are confined to; `None` for anywhere.
     allowed: Option<Vec<PathBuf>>,
     /// Further roots absolute imports are searched under.
     roots: Vec<PathBuf>,
-    /// Texts that override the disk (buffers open in an editor).
-    overlay: HashMap<PathBuf, Arc<str>>,
-    texts: Mutex<HashMap<PathBuf, Option<Arc<str>>>>,
-    lowered: Mutex<HashMap<PathBuf, Option<Arc<Module>>>>,
+    files: Mutex<FileCache>,
     /// Where each path asked about really is (its symbolic links resolved),
     /// `None` when it is not a file: resolving an import asks about many.
     real: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
+}
+
+/// The files read: each one's text (`None`: it cannot be read) and, once
+/// asked for, its lowered module.
+#[derive(Default)]
+struct FileCache {
+    files: HashMap<PathBuf, Cached>,
+    bytes: usize,
+    clock: u64,
+}
+
+struct Cached {
+    text: Option<Arc<str>>,
+    lowered: Option<Option<Arc<Module>>>,
+    last_use: u64,
+}
+
+impl FileCache {
+    fn get(&mut self, path: &Path) -> Option<&mut Cached> {
+        self.clock += 1;
+        let now = self.clock;
+        self.files.get_mut(path).map(|c| {
+            c.last_use = now;
+            c
+        })
+    }
+
+    fn insert(&mut self, path: &Path, text: Option<Arc<str>>) {
+        self.clock += 1;
+        self.bytes += text.as_ref().map_or(0, |t| t.len());
+        self.files.insert(path.to_path_buf(), Cached { text, lowered: None, last_use: self.clock });
+        while self.bytes > MAX_CACHED_BYTES && self.files.len() > 1 {
+            let Some(oldest) = self.files.iter().min_by_key(|(_, c)| c.last_use).map(|(p, _)| p.clone()) else { break };
+            if let Some(gone) = self.files.remove(&oldest) {
+                self.bytes -= gone.text.as_ref().map_or(0, |t| t.len());
+            }
+        }
+    }
 }
 
 impl DiskSources {
@@ -40,12 +81,6 @@ impl DiskSources {
     pub fn new(allowed: Option<Vec<PathBuf>>, roots: Vec<PathBuf>) -> Self {
         let allowed = allowed.map(|dirs| dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect());
         DiskSources { allowed, roots, ..Default::default() }
-    }
-
-    /// `text` stands for the file at `path`, whatever the disk holds.
-    pub fn with_overlay(mut self, overlay: impl IntoIterator<Item = (PathBuf, Arc<str>)>) -> Self {
-        self.overlay = overlay.into_iter().collect();
-        self
     }
 
     fn may_read(&self, path: &Path) -> bool {
@@ -99,8 +134,7 @@ impl Sources for WithRoots<'_> {
 impl DiskSources {
     /// Forgets every file read (they changed on disk).
     pub fn forget(&self) {
-        self.texts.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        self.lowered.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        *self.files.lock().unwrap_or_else(|e| e.into_inner()) = FileCache::default();
         self.real.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
@@ -154,19 +188,18 @@ impl Sources for PackageSources<'_> {
 
 impl Sources for DiskSources {
     fn read(&self, path: &Path) -> Option<Arc<str>> {
-        if let Some(t) = self.overlay.get(path) {
-            return Some(t.clone());
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(cached) = files.get(path) {
+            return cached.text.clone();
         }
-        let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
-        texts.entry(path.to_path_buf()).or_insert_with(|| self.read_disk(path)).clone()
+        let text = self.read_disk(path);
+        files.insert(path, text.clone());
+        text
     }
 
     fn exists(&self, path: &Path) -> bool {
-        if self.overlay.contains_key(path) {
-            return true;
-        }
-        if let Some(known) = self.texts.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
-            return known.is_some();
+        if let Some(cached) = self.files.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+            return cached.text.is_some();
         }
         match &self.allowed {
             Some(_) => self.may_read(path),
@@ -175,12 +208,14 @@ impl Sources for DiskSources {
     }
 
     fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
-        if let Some(m) = self.lowered.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
-            return m.clone();
+        if let Some(Some(m)) = self.files.lock().unwrap_or_else(|e| e.into_inner()).get(path).map(|c| c.lowered.clone()) {
+            return m;
         }
         let text = self.read(path)?;
         let m = cute_ir::lower_text(&text).ok().map(Arc::new);
-        self.lowered.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), m.clone());
+        if let Some(cached) = self.files.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+            cached.lowered = Some(m.clone());
+        }
         m
     }
 
