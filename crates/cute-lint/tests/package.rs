@@ -1,0 +1,71 @@
+//! A kernel checked with its package gives the same diagnostics through the
+//! database (the server's path, reading its package through a `Package`)
+//! as through `analyze_file` (the command line's), for every module of the
+//! package fixtures; and an edit to a sibling module's text, an input of
+//! the database, changes the kernel's result.
+
+use std::path::{Path, PathBuf};
+
+use cute_lint::{analyze_file, lint_file, AnalysisOptions, Database, DiskSources, SourceFile};
+use salsa::Setter;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").canonicalize().unwrap()
+}
+
+/// The modules of every package fixture.
+fn package_modules() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![fixtures()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "py") && p.parent().unwrap().join("__init__.py").exists() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_database_checks_a_package_as_the_command_line_does() {
+    let modules = package_modules();
+    assert!(modules.len() >= 8, "{modules:?}");
+    let mut found = 0;
+    for path in modules {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expected = analyze_file(&path, &text, &AnalysisOptions::default(), &DiskSources::default());
+        let mut db = Database::default();
+        db.with_package(vec![fixtures()]);
+        let file = SourceFile::new(&db, path.display().to_string(), text);
+        let got = lint_file(&db, file);
+        assert_eq!(**got, expected, "{}", path.display());
+        found += expected.len();
+    }
+    assert!(found > 0, "the bug twin's finding");
+}
+
+#[test]
+fn editing_a_sibling_module_changes_the_kernels_result() {
+    let dir = fixtures().join("named_barrier_count_mismatch/handoff_package_clean");
+    let kernel = dir.join("kernel.py");
+    let sync = dir.join("sync.py");
+    let mut db = Database::default();
+    let package = db.with_package(vec![fixtures()]);
+    let kernel_file = SourceFile::new(&db, kernel.display().to_string(), std::fs::read_to_string(&kernel).unwrap());
+    let sync_text = std::fs::read_to_string(&sync).unwrap();
+    let sync_file = SourceFile::new(&db, sync.display().to_string(), sync_text.clone());
+    package.set_open(&mut db).to(std::sync::Arc::new([(sync.clone(), sync_file)].into_iter().collect()));
+    assert!(lint_file(&db, kernel_file).is_empty());
+    let at = sync_text.rfind("Threads.BOTH").unwrap();
+    let short = format!("{}Threads.CONSUMERS{}", &sync_text[..at], &sync_text[at + "Threads.BOTH".len()..]);
+    sync_file.set_text(&mut db).to(short);
+    let names: Vec<&str> = lint_file(&db, kernel_file).iter().map(|d| d.name).collect();
+    assert_eq!(names, ["named-barrier-count-mismatch"]);
+    sync_file.set_text(&mut db).to(sync_text);
+    assert!(lint_file(&db, kernel_file).is_empty());
+}
