@@ -137,16 +137,18 @@ pub fn link(module: Module, text: &str, path: &Path, sources: &dyn Sources) -> M
     let in_package = path.parent().is_some_and(|dir| sources.exists(&dir.join("__init__.py")));
     let mut demand = demand::Demand::new(main, sources);
     demand.run();
-    let demand::Demand { mut units, imports, needed, .. } = demand;
+    let demand::Demand { mut units, imports, needed, problems, .. } = demand;
     if needed.iter().all(BTreeSet::is_empty) {
         let mut module = Arc::try_unwrap(units.swap_remove(0).lowered).unwrap_or_else(|m| (*m).clone());
         module.in_package = in_package;
+        module.link_problems = problems.into_iter().collect();
         return module;
     }
     let order = dependency_order(units.len(), &imports);
     let names = rewrite::Names::new(units.iter().map(|u| (u.lowered.as_ref(), u.module.clone().unwrap_or_default())).collect(), imports);
     let mut linked = rewrite::rewrite_unit(&names, 0, (*units[0].lowered).clone());
     linked.in_package = in_package;
+    linked.link_problems = problems.into_iter().collect();
     let mut base = round_up(text.len() as u32 + 1);
     let mut next_id = crate::module::next_stmt_id(&linked);
     for j in order.into_iter().filter(|&j| !needed[j].is_empty()) {
@@ -274,6 +276,19 @@ mod tests {
         let ids: Vec<u32> = m.all_statements().iter().map(|s| s.id).collect();
         let unique: std::collections::BTreeSet<u32> = ids.iter().copied().collect();
         assert_eq!(ids.len(), unique.len(), "statement ids are unique across the files");
+    }
+
+    #[test]
+    fn names_a_package_imports_whole_are_its_own() {
+        let files = Files(vec![
+            ("/r/pkg/__init__.py", "from ._core import *\n"),
+            ("/r/pkg/_core.py", "def helper(x):\n    return x\n"),
+            ("/r/app.py", "from pkg import helper, absent\ndef f():\n    return helper(1) + absent(2)\n"),
+        ]);
+        let m = linked(&files, "/r/app.py");
+        let f = format!("{:?}", m.function(None, "f").unwrap().body);
+        assert!(f.contains("Name(\"pkg._core.helper\")"), "{f}");
+        assert!(m.link_problems.is_empty(), "a name a wildcard may bring is not reported missing: {:?}", m.link_problems);
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub struct Module {
     /// `__init__.py`, as `crate::link` finds): its `@cute.jit` functions are
     /// device functions other modules call, never kernel bodies.
     pub in_package: bool,
+    /// What the file reads of its package that linking could not follow
+    /// (`crate::link`), said to the user: its kernels are checked without it.
+    pub link_problems: Vec<String>,
 }
 
 /// A function defined inside another that reads a name the other binds.

@@ -187,7 +187,9 @@ pub fn check_kernel_with(
     checkers: &mut Checkers<'_, '_>,
 ) -> Vec<Diagnostic> {
     let kept = slice_kernel(ctx.module, ctx.kernel, ctx.text).kept_ids();
-    check_slice_with(ctx, &kept, launch, options, checkers)
+    let mut found = check_slice_with(ctx, &kept, launch, options, checkers);
+    found.extend(analysis_incomplete::package_not_followed(ctx));
+    found
 }
 
 /// How a kernel is instantiated under `options`.

@@ -98,7 +98,9 @@ fn a_library_outside_the_package_is_found_through_src() {
 #[test]
 fn cycles_missing_modules_and_broken_modules_degrade_to_what_is_known() {
     let dir = scratch("broken");
-    let kernel = fixture("handoff_package_bug/kernel.py").replace("from . import sync\n", "from . import sync\nfrom . import missing\nfrom .broken import nothing\n");
+    let kernel = fixture("handoff_package_bug/kernel.py")
+        .replace("from . import sync\n", "from . import sync\nfrom . import missing\nfrom .broken import nothing\n")
+        .replace("        sync.publish_tile()\n", "        sync.publish_tile()\n        missing.helper()\n        nothing()\n");
     write(&dir, "pkg/__init__.py", "from .kernel import handoff\n");
     write(&dir, "pkg/kernel.py", &kernel);
     // `sync` imports the kernel module back: a cycle.
@@ -108,4 +110,10 @@ fn cycles_missing_modules_and_broken_modules_degrade_to_what_is_known() {
     let out = cute_lsp_in(&dir, &["check", "--format", "json", "pkg"]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(rules_of(&out).contains(&"named-barrier-count-mismatch".to_string()), "{:?}", rules_of(&out));
+    // What could not be followed is said, on the kernel.
+    let notes: Vec<String> =
+        json(&out).iter().filter(|d| d["name"] == "analysis-incomplete").map(|d| d["message"].as_str().unwrap().to_string()).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("`pkg.missing` is not found"), "{notes:?}");
+    assert!(notes[0].contains("`pkg.broken` does not parse, and `nothing` is not among what could be read of it"), "{notes:?}");
 }

@@ -32,13 +32,17 @@ pub(super) struct Demand<'s> {
     pub imports: BTreeMap<(usize, String), Target>,
     /// Per unit: the module-level definitions needed (all of unit 0's).
     pub needed: Vec<BTreeSet<String>>,
+    /// What the file reads of its package that could not be followed: a
+    /// module of the package not found, a name a module that does not parse
+    /// does not define.
+    pub problems: BTreeSet<String>,
     queue: Vec<(usize, String)>,
 }
 
 impl<'s> Demand<'s> {
     pub(super) fn new(main: Unit, sources: &'s dyn Sources) -> Self {
         let globals = vec![super::rewrite::module_globals(&main.lowered)];
-        Demand { sources, units: vec![main], globals, imports: BTreeMap::new(), needed: vec![BTreeSet::new()], queue: Vec::new() }
+        Demand { sources, units: vec![main], globals, imports: BTreeMap::new(), needed: vec![BTreeSet::new()], problems: BTreeSet::new(), queue: Vec::new() }
     }
 
     /// Follows every name the file checked reads, to a fixpoint.
@@ -146,7 +150,15 @@ impl<'s> Demand<'s> {
             self.need(unit, head);
             return;
         }
-        let Some(target) = self.import(unit, head) else { return };
+        let Some(target) = self.import(unit, head) else {
+            // A module that does not parse may have lost the definition.
+            let broken = &self.units[unit];
+            if unit != 0 && !broken.lowered.syntax_errors.is_empty() && broken.lowered.imports.get(head).is_none() {
+                let module = broken.module.clone().unwrap_or_default();
+                self.problems.insert(format!("`{module}` does not parse, and `{head}` is not among what could be read of it"));
+            }
+            return;
+        };
         let rest: Vec<String> = target.rest.iter().cloned().chain(parts[1..].iter().map(|s| s.to_string())).collect();
         let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
         self.path(target.unit, &rest, hops + 1);
@@ -164,6 +176,13 @@ impl<'s> Demand<'s> {
         if let Some(t) = self.imports.get(&(unit, local.to_string())) {
             return Some(t.clone());
         }
+        // `from .core import *`: the name of a module it imports whole.
+        if self.units[unit].lowered.imports.get(local).is_none() {
+            if let Some(target) = self.through_wildcards(unit, local) {
+                self.imports.insert((unit, local.to_string()), target.clone());
+                return Some(target);
+            }
+        }
         let (qualified, own_submodule) = match self.units[unit].lowered.imports.get(local) {
             Some(q) => (q.to_string(), false),
             None if self.units[unit].path.file_name().is_some_and(|n| n == "__init__.py") => (format!(".{local}"), true),
@@ -172,14 +191,46 @@ impl<'s> Demand<'s> {
         if !super::may_link(&qualified) {
             return None;
         }
-        let found = resolve::find(&self.units[unit].path, self.units[unit].module.as_deref(), &qualified, self.sources)?;
+        let Some(found) = resolve::find(&self.units[unit].path, self.units[unit].module.as_deref(), &qualified, self.sources) else {
+            // A module of the package that is not there (a relative import
+            // always names one); other absolute imports are other packages.
+            if qualified.starts_with('.') && !own_submodule {
+                self.problems.insert(format!("`{qualified}` (imported as `{local}`) is not found"));
+            }
+            return None;
+        };
         if own_submodule && !found.rest.is_empty() {
+            // Neither a name of the package nor a module in it, unless a
+            // wildcard import or the package's `__getattr__` makes it.
+            let package = self.units[unit].module.clone().unwrap_or_default();
+            if self.globals[unit].contains("__getattr__") {
+                self.problems.insert(format!("`{package}.{local}` is made when asked for, by `{package}.__getattr__`, which is not followed"));
+            } else if self.units[unit].lowered.imports.wildcards().is_empty() {
+                self.problems.insert(format!("`{package}.{local}` is not found"));
+            }
             return None;
         }
         let index = self.unit_of(&found.path, &found.module)?;
         let target = Target { unit: index, rest: found.rest };
         self.imports.insert((unit, local.to_string()), target.clone());
         Some(target)
+    }
+
+    /// `local` as a module that `unit` imports whole (`from .core import *`)
+    /// defines it.
+    fn through_wildcards(&mut self, unit: usize, local: &str) -> Option<Target> {
+        let wildcards: Vec<String> = self.units[unit].lowered.imports.wildcards().to_vec();
+        for w in wildcards.iter().filter(|w| super::may_link(w)) {
+            let Some(found) = resolve::find(&self.units[unit].path, self.units[unit].module.as_deref(), w, self.sources) else { continue };
+            if !found.rest.is_empty() {
+                continue;
+            }
+            let Some(index) = self.unit_of(&found.path, &found.module) else { continue };
+            if index != unit && (self.globals[index].contains(local) || self.units[index].lowered.imports.get(local).is_some()) {
+                return Some(Target { unit: index, rest: vec![local.to_string()] });
+            }
+        }
+        None
     }
 
     /// The unit of the file at `path`, read and lowered the first time.

@@ -62,6 +62,20 @@ pub fn syntax_error_of(module: &cute_ir::Module, has_kernels: bool) -> Option<cr
     (has_kernels || !kernels.is_empty()).then(|| syntax_error(first, !module.left_out.is_empty(), &kernels))
 }
 
+/// A kernel of a file that reads something of its package that could not
+/// be followed (`Module::link_problems`): what comes from it is unknown.
+pub fn package_not_followed(ctx: &KernelContext<'_>) -> Option<crate::Diagnostic> {
+    let problems = &ctx.module.link_problems;
+    (!problems.is_empty()).then(|| {
+        info(
+            ctx.kernel.name_range,
+            format!("`{}` was checked without part of its package: {}", ctx.kernel.display_name(), problems.join("; ")),
+            "checked without part of its package",
+            vec!["what the file takes from there is not known, and synchronization in it is not seen".to_string()],
+        )
+    })
+}
+
 pub fn unresolved(ctx: &KernelContext<'_>, model: &Model) -> crate::Diagnostic {
     let first = &model.unresolved[0];
     // The other constructs not modelled are related information (below), at their
