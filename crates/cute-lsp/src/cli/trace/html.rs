@@ -55,7 +55,7 @@ pub fn html(view: &TraceView, svg: &str) -> String {
     ));
     out.push_str("<h2>Steps</h2>\n<ol class=\"steps\">\n");
     for s in &view.steps {
-        let _ = writeln!(out, r#"<li class="{}">line {}: {}</li>"#, s.event.kind.as_str(), s.line, escape(&s.message));
+        let _ = writeln!(out, r#"<li class="{}">{}: {}</li>"#, s.event.kind.as_str(), escape(&s.place()), escape(&s.message));
     }
     out.push_str("</ol>\n");
     let mut notes: Vec<String> = view.others.iter().map(|(line, m)| format!("line {line}: {m}")).collect();

@@ -187,7 +187,7 @@ fn steps(out: &mut String, view: &TraceView, layout: &Layout) {
             escape(&lane),
             e.threads,
         );
-        let _ = write!(out, "<title>{}</title>", escape(&format!("line {}: {}", step.line, step.message)));
+        let _ = write!(out, "<title>{}</title>", escape(&format!("{}: {}", step.place(), step.message)));
         if let Some(a) = mark.arrow {
             let (class, marker) = match a.op {
                 EventOp::Arrive => ("arrive", "head"),
@@ -214,7 +214,7 @@ fn steps(out: &mut String, view: &TraceView, layout: &Layout) {
                     (Some(EventOp::Wait), Some(b)) => format!("wait {} phase {} ✓", short(b), e.parity.unwrap_or(0)),
                     _ => String::new(),
                 };
-                vec![format!("line {}{who}", step.line), what]
+                vec![format!("{}{who}", step.place()), what]
             }
         };
         boxed(out, mark.rect, &lines);
@@ -263,13 +263,13 @@ fn end(out: &mut String, view: &TraceView, layout: &Layout) {
             escape(&layout.lanes[mark.lane].name),
             e.threads
         );
-        let _ = write!(out, "<title>{}</title>", escape(&format!("line {}: {}", step.line, step.message)));
+        let _ = write!(out, "<title>{}</title>", escape(&format!("{}: {}", step.place(), step.message)));
         let size = e.lane.as_ref().map_or(0, |l| l.size);
         let who = if e.threads < size { format!(" · {} of {size}", e.threads) } else { String::new() };
         let lines = match (e.kind, &e.barrier) {
-            (EventKind::Stuck, Some(b)) => vec![format!("stuck at line {}{who}", step.line), format!("waits for phase {} of {}", e.parity.unwrap_or(0), short(b))],
-            (_, Some(b)) => vec![format!("line {}{who}: hazard", step.line), format!("{} on {}", e.op.map_or("", |o| o.as_str()), short(b))],
-            _ => vec![format!("line {}", step.line)],
+            (EventKind::Stuck, Some(b)) => vec![format!("stuck at {}{who}", step.place()), format!("waits for phase {} of {}", e.parity.unwrap_or(0), short(b))],
+            (_, Some(b)) => vec![format!("{}{who}: hazard", step.place()), format!("{} on {}", e.op.map_or("", |o| o.as_str()), short(b))],
+            _ => vec![step.place()],
         };
         boxed(out, mark.rect, &lines);
         out.push_str("</g>");

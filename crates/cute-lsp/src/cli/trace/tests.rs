@@ -27,7 +27,7 @@ fn view() -> TraceView {
     let arrive = TraceEvent { count: Some(1), ..event(EventKind::Step, 3, Some(lane(0, "warp 0", 1)), Some(EventOp::Arrive), Some(barrier(1, 0))) };
     let completes = TraceEvent { count: Some(1), ..event(EventKind::Step, 4, Some(lane(1, "warps 1..3", 3)), Some(EventOp::Arrive), Some(barrier(2, 1))) };
     let stuck = TraceEvent { parity: Some(1), ..event(EventKind::Stuck, 5, Some(lane(0, "warp 0", 1)), Some(EventOp::Wait), Some(barrier(2, 1))) };
-    let step = |line: u32, message: &str, event: TraceEvent| Step { line, message: message.to_string(), event };
+    let step = |line: u32, message: &str, event: TraceEvent| Step { line, file: None, message: message.to_string(), event };
     TraceView {
         file: "k<1>.py".to_string(),
         line: 9,
@@ -137,4 +137,13 @@ fn locations_and_outputs() {
     assert_eq!(output_kind(Some("t.SVG".as_ref())), Ok(Output::Svg));
     assert_eq!(output_kind(Some("t.html".as_ref())), Ok(Output::Html));
     assert!(output_kind(Some("t.png".as_ref())).is_err());
+}
+
+#[test]
+fn a_step_in_another_file_names_it() {
+    let mut v = view();
+    v.steps[1].file = Some("sync.py".to_string());
+    let svg = render(&v, Output::Svg);
+    assert!(svg.contains("line 7 of sync.py"), "{svg}");
+    assert_eq!(v.steps[0].place(), "line 3");
 }

@@ -12,6 +12,9 @@ use cute_syntax::LineIndex;
 pub struct Step {
     /// Line of its call, from 1.
     pub line: u32,
+    /// The file of that line when it is not the finding's (a module linked
+    /// into the check), by its name.
+    pub file: Option<String>,
     pub message: String,
     pub event: TraceEvent,
 }
@@ -33,15 +36,33 @@ pub struct TraceView {
     pub help: Option<String>,
 }
 
+impl Step {
+    /// `line 12`, or `line 12 of sync.py` for a line of another file.
+    pub fn place(&self) -> String {
+        match &self.file {
+            None => format!("line {}", self.line),
+            Some(f) => format!("line {} of {f}", self.line),
+        }
+    }
+}
+
 impl TraceView {
     pub fn of(file: &str, index: &LineIndex, d: &Diagnostic) -> TraceView {
         let line = |offset: u32| index.line_of(offset) + 1;
         let mut steps = Vec::new();
         let mut others = Vec::new();
         for r in &d.related {
+            // A step in a module linked into the check is a line of that file.
+            let (at, file) = match &r.file {
+                Some(other) => {
+                    let name = other.path.file_name().map_or_else(|| other.display(), |n| n.to_string_lossy().into_owned());
+                    (LineIndex::new(&other.text).line_of(r.range.start) + 1, Some(name))
+                }
+                None => (line(r.range.start), None),
+            };
             match &r.event {
-                Some(event) => steps.push(Step { line: line(r.range.start), message: r.message.clone(), event: event.clone() }),
-                None => others.push((line(r.range.start), r.message.clone())),
+                Some(event) => steps.push(Step { line: at, file, message: r.message.clone(), event: event.clone() }),
+                None => others.push((at, r.message.clone())),
             }
         }
         TraceView {
