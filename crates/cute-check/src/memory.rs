@@ -59,12 +59,14 @@
 //! * `proxy`: an async copy and a generic access (proxy fences, waits);
 //! * `shared`: two generic accesses of shared memory (races, scopes);
 //! * `message_passing`: global memory handed over through a counter;
-//! * `lane_race`: races between lanes of one converged warp.
+//! * `lane_race`: races between lanes of one converged warp;
+//! * `grid_dependency`: reads of global memory before `griddepcontrol_wait`.
 
 mod actor;
 mod clock;
 mod event;
 mod findings;
+mod grid_dependency;
 mod lane_race;
 mod mem_ops;
 mod message_passing;
@@ -96,6 +98,10 @@ pub enum MemoryRule {
     MissingWait,
     SmemRace,
     DsmemRace,
+    /// A read of global memory that no `griddepcontrol_wait` happens
+    /// before (`grid_dependency`): every one, whether or not the grid
+    /// before writes what it reads, which the caller decides.
+    ReadBeforeGridDependency,
 }
 
 /// What the quick fix of a finding edits.
@@ -116,6 +122,9 @@ pub enum Repair {
     /// Insert `sync_warp()` before `site`, which the kernel statement with
     /// id `stmt` performs, and after the access at `after`.
     InsertWarpSyncBefore { site: TextRange, stmt: u32, after: TextRange },
+    /// Insert `griddepcontrol_wait()` before `site`, which the kernel
+    /// statement with id `stmt` performs.
+    InsertGridDependencyWaitBefore { site: TextRange, stmt: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -164,6 +173,7 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     let deadline = std::time::Instant::now() + MAX_TIME;
     let run = Execution::run(model, deadline)?;
     let mut findings = run.findings(model, deadline)?;
+    findings.extend(run.reads_before_grid_dependency(model));
     findings.extend(model.memory.iter().flat_map(|t| t.lane_races.iter().filter_map(|race| lane_race(model, t, race))));
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));

@@ -491,6 +491,12 @@ pub enum MemKind {
     /// A TMA or bulk copy, performed by the async proxy: into shared memory
     /// (`write`, completing on `barrier`), or out of it (a TMA store).
     AsyncCopy { buffer: BufferIx, region: Region, write: bool, barrier: Option<BarrierIx> },
+    /// The global tensor a TMA load reads (the async proxy), for what the
+    /// thread reads before `griddepcontrol_wait` (`memory::grid_dependency`).
+    AsyncRead { buffer: BufferIx },
+    /// `griddepcontrol_wait()`: the thread waits for the grids its launch
+    /// depends on to complete, their memory visible to it from here on.
+    GridDependencyWait,
     /// `mbarrier_arrive_and_expect_tx` (`arrives`) or `mbarrier_expect_tx`
     /// announcing the bytes of the copies that follow.
     ExpectTx { barrier: BarrierIx, arrives: bool, bytes: TxBytes },

@@ -14,7 +14,8 @@
 //! - the functions of `cutlass.experimental.primitives` (`PRIMITIVES_TABLE`)
 //!   are their `cute.arch` counterparts: mbarriers, CTA and cluster barriers,
 //!   `elect_sync`, warp shuffles, votes and reductions, the TMA load into the
-//!   CTA and the TMA store out of it, `mapa` and `tcgen05_commit`; so are the
+//!   CTA and the TMA store out of it, `mapa`, `tcgen05_commit` and
+//!   `griddepcontrol`; so are the
 //!   bulk-group commit and wait, whose `cute.arch` counterparts are the
 //!   datapath;
 //! - a call of `llvm.inline_asm` whose assembly synchronizes is
@@ -86,6 +87,13 @@ pub enum Api {
     FenceProxy,
     FenceViewAsyncShared,
     FenceAcqRel,
+    /// `griddepcontrol_wait()` (`griddepcontrol.wait`): the thread waits
+    /// until the grids its launch depends on (programmatic dependent launch)
+    /// have completed and their memory is visible; the primitives'
+    /// `griddepcontrol(kind)` is one when its kind is `wait`.
+    /// `griddepcontrol_launch_dependents` only lets the next grid start
+    /// early, which orders nothing: it is not in the table.
+    GridDepWait,
     // memory
     Atomic,
     Load,
@@ -237,6 +245,7 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::ClusterWait, names: &["cluster_wait"], params: &[] },
     Entry { api: Api::FenceProxy, names: &["fence_proxy"], params: &["kind"] },
     Entry { api: Api::FenceViewAsyncShared, names: &["fence_view_async_shared"], params: &[] },
+    Entry { api: Api::GridDepWait, names: &["griddepcontrol_wait"], params: &[] },
     Entry {
         api: Api::FenceAcqRel,
         names: &["fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu", "fence_acq_rel_sys"],
@@ -316,6 +325,9 @@ const PRIMITIVES_TABLE: &[Entry] = &[
     // `cute.arch.elect_one()` does.
     Entry { api: Api::ElectOne, names: &["elect_sync"], params: &[] },
     Entry { api: Api::SyncWarp, names: &["bar_warp_sync"], params: &["mask"] },
+    // `prims.griddepcontrol(prims.GridDepAction.WAIT)`: a grid-dependency
+    // wait when its kind is `wait` (`launch_dependents` orders nothing).
+    Entry { api: Api::GridDepWait, names: &["griddepcontrol"], params: &["kind"] },
 ];
 
 /// The entry of a function of `cutlass.experimental.primitives` the model
@@ -724,6 +736,7 @@ mod tests {
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cta_global", Api::Copy),
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta", Api::Copy),
             ("cutlass.experimental.primitives.mapa", Api::MapSharedCluster),
+            ("cutlass.experimental.primitives.griddepcontrol", Api::GridDepWait),
         ] {
             assert_eq!(Api::lookup(q), Some(api), "{q}");
         }
@@ -733,7 +746,6 @@ mod tests {
             "cutlass.experimental.primitives.read_sreg_hw",
             "cutlass.experimental.primitives.tcgen05_ld",
             "cutlass.experimental.primitives.tcgen05_alloc",
-            "cutlass.experimental.primitives.griddepcontrol",
             "cutlass.experimental.primitives.cp_async_bulk_commit_group",
             "cutlass.experimental.primitives.cp_async_bulk_wait_group",
         ] {

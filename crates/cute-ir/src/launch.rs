@@ -67,6 +67,9 @@ pub struct Launch {
     /// What was assumed of the cluster shape, and of the host values
     /// computed from the assumed shapes.
     pub assumptions: Vec<String>,
+    /// The `use_pdl=` argument of the launch (programmatic dependent
+    /// launch), as written, when it gives one.
+    pub use_pdl: Option<String>,
 }
 
 impl Launch {
@@ -228,6 +231,7 @@ impl Launches {
                 site: None,
                 block_assumed: None,
                 assumptions: Vec::new(),
+                use_pdl: None,
             },
         };
         launch.globals = globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

@@ -34,6 +34,10 @@
 //!    only as false: a finding then may rest on it alone and is not reported,
 //!    and a clean kernel is "checked only in part", naming the conditions
 //!    explored one way.
+//! 5. `read-before-grid-dependency` is the exception: a read of global memory
+//!    before `griddepcontrol_wait()` in one way is on a path the kernel's code
+//!    has, so each way's reads are collected (`GridDependency`) and judged
+//!    together once every way has run, whatever the other ways found.
 //!
 //! A finding that rests on an assumption of the model (an assumed block, a host
 //! value taken from a default, a condition decided one way) is a warning, with
@@ -52,6 +56,7 @@ use cute_ir::{lower_recovering, slice_kernel, Module};
 use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::{severity_for, steps_to_related, KernelContext};
+use crate::rules::read_before_grid_dependency::GridDependency;
 use crate::rules::{
     analysis_incomplete, arrive_count_mismatch, barrier_recycling, deadlock, divergent_barrier, mbarrier_init_hazard,
     named_barrier_count_mismatch, named_barrier_deadlock, single_lane_collective, tx_count_mismatch, untoggled_phase,
@@ -211,6 +216,23 @@ pub(crate) fn check_slice_with(
     options: &AnalysisOptions,
     checkers: &mut Checkers<'_, '_>,
 ) -> Vec<Diagnostic> {
+    let mut grid = GridDependency::default();
+    let mut diags = check_ways(ctx, kept, launch, options, checkers, &mut grid);
+    diags.extend(grid.diagnostics(ctx, launch));
+    diags
+}
+
+/// [`check_slice_with`] but for `read-before-grid-dependency`, whose reads
+/// of each way are collected in `grid`: a read before the wait on the path
+/// of one way is one whatever the others give.
+fn check_ways(
+    ctx: &KernelContext<'_>,
+    kept: &cute_ir::Kept,
+    launch: &Launch,
+    options: &AnalysisOptions,
+    checkers: &mut Checkers<'_, '_>,
+    grid: &mut GridDependency,
+) -> Vec<Diagnostic> {
     let Checkers { explore: explorer, instantiate, memory: memory_analyzer } = checkers;
     let module = ctx.module;
     let kernel = ctx.kernel;
@@ -278,6 +300,9 @@ pub(crate) fn check_slice_with(
         ways_run.push(scenario);
         let scenario = ways_run.last().expect("just pushed");
         let this_way = ways_run.len() - 1;
+        if !model.unresolved.is_empty() || model.out_of_time {
+            grid.not_checked();
+        }
         if !model.unresolved.is_empty() {
             // The kernel is not checked, whatever the other ways give: they
             // are not run (the constructs they would meet are not listed).
@@ -288,8 +313,14 @@ pub(crate) fn check_slice_with(
             // Nothing synchronizes: any two threads that share memory race.
             if !model.memory.is_empty() {
                 match crate::memory::diagnostics(ctx, &model, &model.assumptions, memory_analyzer) {
-                    Ok(found) => memory_per_scenario.push((this_way, found)),
-                    Err(not_checked) => incomplete.push(not_checked),
+                    Ok((found, early)) => {
+                        grid.add_way(&model, early, path_of(ctx, &ways, scenario), &model.assumptions);
+                        memory_per_scenario.push((this_way, found))
+                    }
+                    Err(not_checked) => {
+                        grid.not_checked();
+                        incomplete.push(not_checked)
+                    }
                 }
             }
             // Warp collectives (shuffles, votes) synchronize the lanes of a
@@ -399,8 +430,14 @@ pub(crate) fn check_slice_with(
             verdict => {
                 if matches!(verdict, Verdict::Clean) {
                     match crate::memory::diagnostics(ctx, explored, &all_notes, memory_analyzer) {
-                        Ok(found) => memory_per_scenario.push((this_way, found)),
-                        Err(not_checked) => incomplete.push(not_checked),
+                        Ok((found, early)) => {
+                            grid.add_way(explored, early, path_of(ctx, &ways, scenario), &explored.assumptions);
+                            memory_per_scenario.push((this_way, found))
+                        }
+                        Err(not_checked) => {
+                            grid.not_checked();
+                            incomplete.push(not_checked)
+                        }
                     }
                 }
                 for m in &mismatches {
@@ -478,6 +515,20 @@ pub(crate) fn check_slice_with(
         incomplete.insert(0, depends_on(c));
     }
     analysis_incomplete::merge(incomplete).into_iter().collect()
+}
+
+/// The conditions a way decides, where they are and how, for the path a
+/// finding of that way takes.
+fn path_of(ctx: &KernelContext<'_>, ways: &Ways, scenario: &Scenario) -> Vec<(TextRange, String)> {
+    let mut path: Vec<(TextRange, String)> = scenario
+        .iter()
+        .filter_map(|(stmt, taken)| {
+            let c = ways.met().iter().find(|c| c.stmt == *stmt)?;
+            Some((c.site, format!("on this path the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, if *taken { "true" } else { "false" })))
+        })
+        .collect();
+    path.sort_by_key(|(site, _)| *site);
+    path
 }
 
 /// What exploring a kernel's models and analysing their memory ordering

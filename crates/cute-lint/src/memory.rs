@@ -3,7 +3,10 @@
 //! `fence-after-sync`, `missing-proxy-fence`, `missing-acquire`,
 //! `missing-release`, `scope-too-narrow`, `missing-wait`, `smem-race`,
 //! `dsmem-race`): the rule each finding names, its evidence as related
-//! information, and the quick fix its repair describes.
+//! information, and the quick fix its repair describes. The reads before
+//! `griddepcontrol_wait` are handed back as they are: whether one is a
+//! finding depends on the other ways of deciding the kernel's conditions
+//! (`rules/read_before_grid_dependency.rs`).
 
 use cute_check::memory::{MemoryFinding, MemoryRule, Repair};
 use cute_check::model::{MemKind, Model};
@@ -12,8 +15,8 @@ use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
 use crate::rules::{
-    dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_wait,
-    scope_too_narrow, smem_race, Rule,
+    dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
+    read_before_wait, scope_too_narrow, smem_race, Rule,
 };
 use crate::{Diagnostic, Edit, Fix, Related, Severity};
 
@@ -28,6 +31,7 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
         MemoryRule::MissingWait => &missing_wait::RULE,
         MemoryRule::SmemRace => &smem_race::RULE,
         MemoryRule::DsmemRace => &dsmem_race::RULE,
+        MemoryRule::ReadBeforeGridDependency => &read_before_grid_dependency::RULE,
     }
 }
 
@@ -35,14 +39,19 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
 /// ([`cute_check::memory::analyze`] or its memoized form). `notes` are the
 /// assumptions the model rests on; with any, findings are warnings. `Err`
 /// is the `analysis-incomplete` report of a model too large to analyse.
+/// The reads before `griddepcontrol_wait` come second, as found.
 pub fn diagnostics(
     ctx: &KernelContext<'_>,
     model: &Model,
     notes: &[String],
     analyze: &mut crate::analysis::MemoryAnalyzer<'_>,
-) -> Result<Vec<Diagnostic>, Diagnostic> {
+) -> Result<(Vec<Diagnostic>, Vec<MemoryFinding>), Diagnostic> {
     match analyze(model) {
-        Ok(findings) => Ok(findings.into_iter().map(|f| diagnostic(ctx, model, f, notes)).collect()),
+        Ok(findings) => {
+            let (early, findings): (Vec<MemoryFinding>, Vec<MemoryFinding>) =
+                findings.into_iter().partition(|f| f.rule == MemoryRule::ReadBeforeGridDependency);
+            Ok((findings.into_iter().map(|f| diagnostic(ctx, model, f, notes)).collect(), early))
+        }
         Err(reason) => Err(crate::rules::analysis_incomplete::memory_not_checked(ctx, &reason)),
     }
 }
@@ -88,6 +97,7 @@ fn label(rule: MemoryRule) -> &'static str {
         MemoryRule::ScopeTooNarrow => "scope does not contain both parties",
         MemoryRule::MissingWait => "does not wait for the counter to reach its target",
         MemoryRule::SmemRace | MemoryRule::DsmemRace => "races with another access",
+        MemoryRule::ReadBeforeGridDependency => "read before `griddepcontrol_wait()`",
     }
 }
 
@@ -100,7 +110,7 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::MissingRelease => "release the update (`sem=\"release\"`, `.release` in PTX), after a barrier that joins every writing thread",
         MemoryRule::ScopeTooNarrow => "widen the scope to the smallest one containing both parties",
         MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
-        MemoryRule::SmemRace | MemoryRule::DsmemRace => return None,
+        MemoryRule::SmemRace | MemoryRule::DsmemRace | MemoryRule::ReadBeforeGridDependency => return None,
     })
 }
 
@@ -207,6 +217,8 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             (!within_kernel || after.start < at).then_some(fix)
         }
         Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
+        // Made by the rule itself, which knows how the kernel spells its wait.
+        Repair::InsertGridDependencyWaitBefore { .. } => None,
     }
 }
 

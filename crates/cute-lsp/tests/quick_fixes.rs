@@ -26,6 +26,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "named-barrier-count-mismatch",
     "tx-count-mismatch",
     "vacuous-wait",
+    "read-before-grid-dependency",
     "named-barrier-deadlock",
 ];
 

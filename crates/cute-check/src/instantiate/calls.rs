@@ -317,6 +317,7 @@ impl<'a> ThreadRun<'a> {
             | Api::FenceProxy
             | Api::FenceViewAsyncShared
             | Api::FenceAcqRel
+            | Api::GridDepWait
             | Api::InlineAsm
             | Api::Copy => self.memory_operation(api, call, args, kwargs),
             Api::MakeWarpUniform

@@ -30,6 +30,12 @@
 //! reason, and `tx-count-mismatch` judges a barrier only when every count on it
 //! is known.
 //!
+//! Programmatic dependent launch: `griddepcontrol_wait()` is recorded where
+//! the thread makes it (`MemKind::GridDependencyWait`), and a TMA load names
+//! the global tensor it reads besides the shared buffer it writes
+//! (`MemKind::AsyncRead`), so that what a thread reads of global memory
+//! before the wait is known (`crate::memory`'s `grid_dependency`).
+//!
 //! Inline PTX (`cute_ir::ptx`) is read here like the DSL's calls: its loads,
 //! stores, reductions, atomics and fences, at the operand each addresses.
 
@@ -253,6 +259,12 @@ impl ThreadRun<'_> {
                 if matches!(dst, Value::Smem(_)) {
                     let region = Region { stage, element: Element::Whole };
                     self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier }, site);
+                }
+            }
+            // The global tensor it reads, by the async proxy.
+            if matches!(src, Value::Gmem(_)) {
+                if let Some((buffer, _)) = self.buffer_of(src, &name(1)) {
+                    self.record_mem(MemKind::AsyncRead { buffer }, site);
                 }
             }
             return;
@@ -759,6 +771,20 @@ impl<'a> ThreadRun<'a> {
             }
             Api::FenceProxy | Api::FenceViewAsyncShared | Api::FenceAcqRel => {
                 self.record_fence(api, call, args);
+                Value::None
+            }
+            Api::GridDepWait => {
+                // `prims.griddepcontrol(kind)` waits only for the kind
+                // `wait`; a kind not known is taken as one (a wait orders
+                // more, and hides no hang).
+                let launch_dependents = match (args.first(), call.args.first()) {
+                    (Some(Value::Str(s)), _) => s.eq_ignore_ascii_case("launch_dependents"),
+                    (_, Some(e)) => e.dotted().is_some_and(|d| d.to_ascii_uppercase().ends_with("LAUNCH_DEPENDENTS")),
+                    _ => false,
+                };
+                if !launch_dependents {
+                    self.record_mem(MemKind::GridDependencyWait, site);
+                }
                 Value::None
             }
             Api::InlineAsm => {

@@ -208,7 +208,7 @@ fn absorb<K: std::hash::Hash + Eq, V>(
 
 fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
     match kind {
-        MemKind::Access { buffer, .. } | MemKind::Update { buffer, .. } | MemKind::Observe { buffer, .. } => {
+        MemKind::Access { buffer, .. } | MemKind::AsyncRead { buffer } | MemKind::Update { buffer, .. } | MemKind::Observe { buffer, .. } => {
             *buffer = buffers[*buffer as usize]
         }
         MemKind::AsyncCopy { buffer, barrier, .. } => {
@@ -218,6 +218,11 @@ fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
             }
         }
         MemKind::ExpectTx { barrier, .. } | MemKind::CopyTx { barrier, .. } => *barrier = barriers[*barrier as usize],
-        MemKind::ArriveRelease { .. } | MemKind::ProxyFence | MemKind::WarpSync | MemKind::LaneSync { .. } | MemKind::Fence { .. } => {}
+        MemKind::ArriveRelease { .. }
+        | MemKind::ProxyFence
+        | MemKind::GridDependencyWait
+        | MemKind::WarpSync
+        | MemKind::LaneSync { .. }
+        | MemKind::Fence { .. } => {}
     }
 }

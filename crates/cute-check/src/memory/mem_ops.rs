@@ -148,7 +148,7 @@ impl<'m> Execution<'m> {
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
             }
-            MemKind::Access { .. } | MemKind::ProxyFence => {
+            MemKind::Access { .. } | MemKind::AsyncRead { .. } | MemKind::GridDependencyWait | MemKind::ProxyFence => {
                 let actor = &mut self.actors[a];
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;

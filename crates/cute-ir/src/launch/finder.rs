@@ -153,6 +153,10 @@ impl HostVisitor for LaunchFinder<'_> {
                 site: Some(c.range),
                 block_assumed: None,
                 assumptions: Vec::new(),
+                use_pdl: arg("use_pdl").map(|e| match e {
+                    Expr::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                    e => e.dotted().unwrap_or_else(|| "...".to_string()),
+                }),
             };
             self.found.push(Found { class, kernel: name, launch, host: self.host, unresolved_block, unresolved_cluster });
         }

@@ -21,6 +21,11 @@
 //! layout (`t.shape`, `cute.size(t)`, `cute.make_identity_tensor(t.shape)`)
 //! makes no view.
 //!
+//! A kernel that waits for the grids its launch depends on
+//! (`griddepcontrol_wait`, programmatic dependent launch) keeps the loads of
+//! the parameters it reads: whether each comes before or after the wait is
+//! what `read-before-grid-dependency` asks (its stores stay inert).
+//!
 //! A register fragment or a coordinate tensor made from a tensor's shape
 //! (`make_fragment_like`, `make_identity_tensor(t.shape)`,
 //! `tiled_mma.make_fragment_C(tCgC)`) views no memory: private to its thread,
@@ -80,10 +85,12 @@ pub(super) fn not_memory(module: &Module, kernel: &FunctionDef, buffers: &BTreeS
     for s in &statements {
         uses.of_statement(s, &views);
     }
+    let keeps_reads = waits_for_grid_dependency(module, kernel);
     let inert: BTreeSet<&str> = params
         .iter()
         .copied()
         .filter(|p| !uses.escaped.contains(*p) && !(uses.read.contains(*p) && uses.written.contains(*p)))
+        .filter(|p| !(keeps_reads && uses.read.contains(*p)))
         .collect();
     let mut not = NotMemory { inert: BTreeSet::new(), registers: BTreeSet::new() };
     for name in buffers {
@@ -98,6 +105,37 @@ pub(super) fn not_memory(module: &Module, kernel: &FunctionDef, buffers: &BTreeS
         }
     }
     not
+}
+
+/// Whether the kernel calls `griddepcontrol_wait`, itself or through the
+/// functions of the file it calls.
+pub(crate) fn waits_for_grid_dependency(module: &Module, kernel: &FunctionDef) -> bool {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut todo: Vec<&FunctionDef> = vec![kernel];
+    while let Some(f) = todo.pop() {
+        for s in nested_statements(&f.body) {
+            let mut calls = Vec::new();
+            match &s.kind {
+                StmtKind::Assign { value: e, .. } | StmtKind::AugAssign { value: e, .. } | StmtKind::Expr(e) => e.calls(&mut calls),
+                StmtKind::Return(Some(e)) | StmtKind::If { cond: e, .. } | StmtKind::While { cond: e, .. } | StmtKind::For { iter: e, .. } => {
+                    e.calls(&mut calls)
+                }
+                StmtKind::With { items, .. } => items.iter().for_each(|(e, _)| e.calls(&mut calls)),
+                _ => {}
+            }
+            for c in calls {
+                if c.api == Some(Api::GridDepWait) {
+                    return true;
+                }
+                if let Some(name) = crate::slice::callee_name(c) {
+                    if seen.insert(name) {
+                        todo.extend(module.functions.iter().filter(|g| g.name == name));
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// For each name the kernel binds or takes, the parameters (and

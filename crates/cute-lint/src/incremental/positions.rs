@@ -233,7 +233,7 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *barrier = r.range(*barrier);
         }
         Repair::InsertProxyFenceBefore { site } => *site = r.range(*site),
-        Repair::InsertBarrierBefore { site, stmt } => {
+        Repair::InsertBarrierBefore { site, stmt } | Repair::InsertGridDependencyWaitBefore { site, stmt } => {
             *site = r.range(*site);
             *stmt = r.id(*stmt);
         }

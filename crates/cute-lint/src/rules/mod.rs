@@ -20,6 +20,7 @@ pub mod missing_release;
 pub mod missing_wait;
 pub mod named_barrier_count_mismatch;
 pub mod named_barrier_deadlock;
+pub mod read_before_grid_dependency;
 pub mod read_before_wait;
 pub mod scope_too_narrow;
 pub mod single_lane_collective;
@@ -63,6 +64,7 @@ pub const ALL: &[&Rule] = &[
     &smem_race::RULE,
     &dsmem_race::RULE,
     &deadlock::RULE,
+    &read_before_grid_dependency::RULE,
     &analysis_incomplete::RULE,
 ];
 
