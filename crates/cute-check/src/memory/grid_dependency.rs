@@ -10,6 +10,9 @@
 //! elected thread waits, then a CTA barrier). The control clock decides:
 //! the wait makes the previous grid's memory visible to the whole grid, so
 //! ordering the read after it is enough, whatever the semantics of the edge.
+//! A converged warp waits through lane 0; a lane that later reads on its own
+//! (in a branch that splits the warp) has waited with it when the wait
+//! comes first in the warp's program (`warp_waited_before`).
 //!
 //! Reads are the generic loads of a global buffer (an element, a
 //! `cute.copy` from it) and the global source of a TMA load
@@ -20,6 +23,7 @@
 
 use crate::model::*;
 
+use super::event::Event;
 use super::{Execution, MemoryFinding, MemoryRule, Repair};
 
 impl<'m> Execution<'m> {
@@ -27,7 +31,7 @@ impl<'m> Execution<'m> {
     /// before, one per site, in the order they ran. Nothing when the model
     /// has no global read.
     pub(super) fn reads_before_grid_dependency(&self, model: &Model) -> Vec<MemoryFinding> {
-        let waits: Vec<&super::event::Event> = self.events.iter().filter(|e| matches!(e.kind, MemKind::GridDependencyWait)).collect();
+        let waits: Vec<&Event> = self.events.iter().filter(|e| matches!(e.kind, MemKind::GridDependencyWait)).collect();
         let mut out: Vec<MemoryFinding> = Vec::new();
         for e in &self.events {
             let (buffer, tma) = match &e.kind {
@@ -38,7 +42,7 @@ impl<'m> Execution<'m> {
             if !matches!(model.buffers[buffer as usize].space, Space::Global) {
                 continue;
             }
-            if waits.iter().any(|w| w.ctl[w.actor] <= e.ctl[w.actor]) {
+            if waits.iter().any(|w| w.ctl[w.actor] <= e.ctl[w.actor] || self.warp_waited_before(w, e)) {
                 continue;
             }
             if out.iter().any(|f| f.site == e.site) {
@@ -59,5 +63,21 @@ impl<'m> Execution<'m> {
             });
         }
         out
+    }
+
+    /// Whether `w`, a wait lane 0 made for its converged warp, comes before
+    /// `e`, an access of another lane of that warp acting on its own (in a
+    /// branch that splits the warp). The lane meets its warp only at the
+    /// warp's converged operations, which may not come between the two: the
+    /// wait is before when it is at an earlier converged operation, or at
+    /// the same one and at an earlier kernel statement.
+    fn warp_waited_before(&self, w: &Event, e: &Event) -> bool {
+        if self.actors[e.actor].leader != Some(w.actor) {
+            return false;
+        }
+        let (Some(wait), Some(read)) = (self.actors[w.actor].mem.get(w.index), self.actors[e.actor].mem.get(e.index)) else {
+            return false;
+        };
+        wait.converged && (wait.warp_point < read.warp_point || (wait.warp_point == read.warp_point && wait.stmt <= read.stmt))
     }
 }
