@@ -213,3 +213,26 @@ def host(y: cute.Tensor):
     assert_eq!(found.len(), 1, "{diags:?}");
     assert!(found[0].notes.iter().any(|n| n.contains("splits their warp")), "{:?}", found[0].notes);
 }
+
+/// The TMA copy left to the elected lane is moved out of `elect_one` only
+/// when it is the block's last statement and not its only one: moving it
+/// otherwise would reorder it or leave the block empty.
+#[test]
+fn a_copy_is_moved_out_of_elect_one_only_from_the_end_of_the_block() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/single_lane_collective/tma_in_elect_bug.py");
+    let text = std::fs::read_to_string(path).unwrap();
+    let arrive = "            cute.arch.mbarrier_arrive_and_expect_tx(full, TILE_BYTES)\n";
+    let copy_start = text.find("            cute.copy(").unwrap();
+    let copy_end = copy_start + text[copy_start..].find("            )\n").unwrap() + "            )\n".len();
+    let copy = &text[copy_start..copy_end];
+    let fixes_of = |src: &str| -> Vec<usize> {
+        analyze_text(src, &AnalysisOptions::default()).iter().filter(|d| d.name == "single-lane-collective").map(|d| d.fixes.len()).collect()
+    };
+    assert_eq!(fixes_of(&text), [1], "the copy last in the block");
+    // The copy first, the arrive after it.
+    let reordered = text.replacen(copy, "", 1).replacen(arrive, &format!("{copy}{arrive}"), 1);
+    assert_eq!(fixes_of(&reordered), [0], "{reordered}");
+    // The copy alone in the block.
+    let alone = text.replacen(arrive, "", 1);
+    assert_eq!(fixes_of(&alone), [0], "{alone}");
+}

@@ -28,6 +28,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "vacuous-wait",
     "read-before-grid-dependency",
     "named-barrier-deadlock",
+    "single-lane-collective",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use cute_check::model::Model;
 use cute_ir::ast::{Expr, StmtKind};
+use cute_syntax::TextRange;
 
 use super::Rule;
 use crate::context::KernelContext;
@@ -57,10 +58,43 @@ pub fn diagnostics(ctx: &KernelContext<'_>, model: &Model) -> Vec<crate::Diagnos
                 } else {
                     "run the collective with every lane of its member mask (the whole warp by default) and guard only what follows with the lane test (`if lane == 0:` after the reduction), or pass a `mask=` naming exactly the lanes that reach it".to_string()
                 }),
-                fixes: Vec::new(),
+                fixes: if copy { copy_out_of_elect(ctx, *site).into_iter().collect() } else { Vec::new() },
             }
         })
         .collect()
+}
+
+/// A copy that `elect_one` leaves to one lane, moved out of it: when the
+/// copy's statement is the last of the `with` block (and not its only one),
+/// dedenting it to the block's level issues it from the whole warp right
+/// after the block, in the same order with the block's other statements.
+fn copy_out_of_elect(ctx: &KernelContext<'_>, site: TextRange) -> Option<crate::Fix> {
+    let (_, chain) = ctx.ancestors(site)?;
+    let at = chain.iter().rposition(|s| matches!(&s.kind, StmtKind::With { items, .. } if items.iter().any(|(e, _)| is_elect_one(e))))?;
+    let (with, stmt) = (chain[at], *chain.get(at + 1)?);
+    let StmtKind::With { body, .. } = &with.kind else { return None };
+    if body.len() < 2 || body.last().map(|s| s.id) != Some(stmt.id) {
+        return None;
+    }
+    let (outer, inner) = (ctx.indentation_at(with.range.start), ctx.indentation_at(stmt.range.start));
+    let lines = TextRange { start: ctx.full_line(stmt.range.start).start, end: ctx.next_line_start(stmt.range.end.saturating_sub(1)) };
+    let new_text: String = ctx
+        .slice(lines)
+        .split_inclusive('\n')
+        .map(|line| match line.strip_prefix(inner.as_str()) {
+            Some(rest) => format!("{outer}{rest}"),
+            None => line.to_string(),
+        })
+        .collect();
+    Some(crate::Fix {
+        title: "Issue the copy from the whole warp, after `elect_one`".to_string(),
+        edits: vec![crate::Edit { range: lines, new_text }],
+        applicability: crate::Applicability::Unsafe,
+    })
+}
+
+fn is_elect_one(e: &Expr) -> bool {
+    matches!(e, Expr::Call(c) if c.api == Some(cute_ir::api::Api::ElectOne))
 }
 
 /// "lane 0 of warps 0..3" when the same lanes of several warps are meant,
@@ -105,9 +139,7 @@ fn splitting_branch(ctx: &KernelContext<'_>, site: cute_syntax::TextRange) -> Op
     let (_, chain) = ctx.ancestors(site)?;
     let branch = chain.iter().rev().filter(|s| s.range != site).find(|s| match &s.kind {
         StmtKind::If { .. } => true,
-        StmtKind::With { items, .. } => {
-            items.iter().any(|(e, _)| matches!(e, Expr::Call(c) if c.api == Some(cute_ir::api::Api::ElectOne)))
-        }
+        StmtKind::With { items, .. } => items.iter().any(|(e, _)| is_elect_one(e)),
         _ => false,
     })?;
     Some(first_line(ctx, branch))
