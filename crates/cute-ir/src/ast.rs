@@ -155,6 +155,14 @@ pub struct FunctionDef {
 }
 
 impl FunctionDef {
+    /// The names it binds, Python's locals: its parameters and what its
+    /// statements assign (loop and `with` targets included).
+    pub fn local_names(&self) -> std::collections::BTreeSet<String> {
+        let mut out: std::collections::BTreeSet<String> = self.params.iter().map(|p| p.name.clone()).collect();
+        for_each_binding(&self.body, &mut |t, _| out.extend(t.bound_names()));
+        out
+    }
+
     /// The names its body reads, `self.` taken off (`self.load` reads
     /// `load`), its own name aside: the functions of the file among them
     /// are ones it calls or hands on.

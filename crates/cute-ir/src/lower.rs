@@ -60,21 +60,6 @@ pub fn lower_recovering(tree: &SyntaxTree) -> Module {
     }
 }
 
-/// The names a function binds: its parameters and what its statements
-/// assign (loop and `with` targets included).
-fn bound_names(params: &[crate::ast::Param], body: &[Stmt]) -> std::collections::BTreeSet<String> {
-    let mut out: std::collections::BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
-    for s in crate::module::nested_statements(body) {
-        match &s.kind {
-            StmtKind::Assign { targets, .. } => out.extend(targets.iter().flat_map(Target::bound_names)),
-            StmtKind::AugAssign { target, .. } | StmtKind::For { target, .. } => out.extend(target.bound_names()),
-            StmtKind::With { items, .. } => out.extend(items.iter().filter_map(|(_, t)| t.as_ref()).flat_map(Target::bound_names)),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// The statements that bind a closure (`(qualified name, name it reads)`)
 /// become unmodelled nested definitions again.
 fn unbind_closures(body: &mut [Stmt], closures: &[(String, String)]) {
@@ -324,10 +309,10 @@ impl<'a> Lowerer<'a> {
         if self.hoisted.len() == hoisted_before {
             return;
         }
-        let outer_bound = bound_names(&outer.params, &outer.body);
+        let outer_bound = outer.local_names();
         let mut closures = Vec::new();
         for f in &self.hoisted[hoisted_before..] {
-            let own = bound_names(&f.params, &f.body);
+            let own = f.local_names();
             let mut reads = Vec::new();
             crate::ast::for_each_expr(&f.body, &mut |e| e.collect_uses(&mut reads));
             // Stores into what it did not create read it too (`acc[i] = v`,

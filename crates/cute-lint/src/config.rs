@@ -337,6 +337,9 @@ pub fn discover(file: &Path) -> (Config, Option<PathBuf>, Vec<String>) {
                 problems.extend(found);
                 let dir = path.parent().unwrap_or(Path::new("."));
                 config.src = config.src.iter().map(|d| dir.join(d)).collect();
+                for missing in config.src.iter().filter(|d| !d.is_dir()) {
+                    problems.push(format!("{}: src: `{}` is not a directory", path.display(), missing.display()));
+                }
                 return (config, Some(path), problems);
             }
             Ok(None) => {}

@@ -2,11 +2,12 @@
 //! (`cute_ir::link`): each file read and lowered once however many kernels
 //! import it, and only under the directories a check may read.
 //!
-//! The command line may read wherever a file's imports lead under its
-//! package's search roots; the language server only under its workspace
-//! folders (and the roots its configuration names), so an import that climbs
-//! out of the workspace, or a symbolic link that points out of it, is not
-//! read: paths are compared after the links in them are resolved.
+//! The command line reads wherever a file's imports lead under its package's
+//! search roots (`DiskSources`, with a file's configured roots through
+//! `WithRoots`); the language server only under its workspace folders
+//! (`PackageSources`), so an import that climbs out of the workspace, or a
+//! symbolic link that points out of it, is not read: paths are compared
+//! after the links in them are resolved.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -28,10 +29,6 @@ const MAX_CACHED_BYTES: usize = 24 << 20;
 
 #[derive(Default)]
 pub struct DiskSources {
-    /// The directories reads are confined to; `None` for anywhere.
-    allowed: Option<Vec<PathBuf>>,
-    /// Further roots absolute imports are searched under.
-    roots: Vec<PathBuf>,
     files: Mutex<FileCache>,
     /// Where each path asked about really is (its symbolic links resolved),
     /// `None` when it is not a file: resolving an import asks about many.
@@ -77,17 +74,6 @@ impl FileCache {
 }
 
 impl DiskSources {
-    /// Reads confined to `allowed` (canonical or not), when given.
-    pub fn new(allowed: Option<Vec<PathBuf>>, roots: Vec<PathBuf>) -> Self {
-        let allowed = allowed.map(|dirs| dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect());
-        DiskSources { allowed, roots, ..Default::default() }
-    }
-
-    fn may_read(&self, path: &Path) -> bool {
-        let Some(allowed) = &self.allowed else { return true };
-        self.real_file(path).is_some_and(|real| allowed.iter().any(|d| real.starts_with(d)))
-    }
-
     /// The file at `path` with its symbolic links resolved, if it is one.
     pub fn real_file(&self, path: &Path) -> Option<PathBuf> {
         let mut real = self.real.lock().unwrap_or_else(|e| e.into_inner());
@@ -95,9 +81,6 @@ impl DiskSources {
     }
 
     fn read_disk(&self, path: &Path) -> Option<Arc<str>> {
-        if !self.may_read(path) {
-            return None;
-        }
         let meta = std::fs::metadata(path).ok()?;
         if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
             return None;
@@ -201,10 +184,7 @@ impl Sources for DiskSources {
         if let Some(cached) = self.files.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
             return cached.text.is_some();
         }
-        match &self.allowed {
-            Some(_) => self.may_read(path),
-            None => self.real_file(path).is_some(),
-        }
+        self.real_file(path).is_some()
     }
 
     fn lowered(&self, path: &Path) -> Option<Arc<Module>> {
@@ -217,9 +197,5 @@ impl Sources for DiskSources {
             cached.lowered = Some(m.clone());
         }
         m
-    }
-
-    fn extra_roots(&self) -> &[PathBuf] {
-        &self.roots
     }
 }

@@ -89,10 +89,17 @@ fn a_library_outside_the_package_is_found_through_src() {
     assert!(!rules_of(&alone).contains(&"named-barrier-count-mismatch".to_string()), "the library is not found: {:?}", rules_of(&alone));
     let with_src = cute_lsp_in(&dir, &["check", "--format", "json", "--src", "lib", "app/kernel.py"]);
     assert!(rules_of(&with_src).contains(&"named-barrier-count-mismatch".to_string()), "{:?}", rules_of(&with_src));
+    // A root that is not there is an error of the command line.
+    let missing = cute_lsp_in(&dir, &["check", "--src", "nowhere", "app/kernel.py"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--src nowhere: not a directory"));
     // The same from the configuration, relative to the file that says it.
     write(&dir, "pyproject.toml", "[tool.cute-lsp]\nsrc = [\"lib\"]\n");
     let configured = cute_lsp_in(&dir.join("app"), &["check", "--format", "json", "kernel.py"]);
     assert!(rules_of(&configured).contains(&"named-barrier-count-mismatch".to_string()), "{:?}", rules_of(&configured));
+    write(&dir, "pyproject.toml", "[tool.cute-lsp]\nsrc = [\"lib\", \"gone\"]\n");
+    let told = cute_lsp_in(&dir.join("app"), &["check", "--format", "json", "kernel.py"]);
+    assert!(String::from_utf8_lossy(&told.stderr).contains("src: `") && String::from_utf8_lossy(&told.stderr).contains("gone` is not a directory"), "{}", String::from_utf8_lossy(&told.stderr));
 }
 
 #[test]

@@ -110,8 +110,7 @@ impl<'s> Demand<'s> {
     }
 
     fn reads_of_function(&mut self, unit: usize, f: &FunctionDef) {
-        let mut locals: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
-        crate::ast::for_each_binding(&f.body, &mut |t, _| locals.extend(t.bound_names()));
+        let locals = f.local_names();
         let mut chains = Vec::new();
         for p in &f.params {
             if let Some(d) = &p.default {

@@ -181,7 +181,7 @@ impl Scope<'_, '_> {
     }
 
     fn function(&self, f: &mut FunctionDef) {
-        let locals = bound_names(&f.params, &f.body);
+        let locals = f.local_names();
         for Param { default, .. } in &mut f.params {
             if let Some(d) = default {
                 // Defaults are evaluated where the function is defined.
@@ -247,12 +247,4 @@ impl Scope<'_, '_> {
         let Binding::Def(d) = b else { return None };
         Some((d, parts[used..].iter().map(|s| s.to_string()).collect()))
     }
-}
-
-/// The names a function binds: its parameters and what its statements
-/// assign (loop and `with` targets included).
-fn bound_names(params: &[Param], body: &[Stmt]) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
-    crate::ast::for_each_binding(body, &mut |t, _| out.extend(t.bound_names()));
-    out
 }

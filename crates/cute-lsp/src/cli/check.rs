@@ -131,6 +131,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 pub fn run(args: CheckArgs) -> ExitCode {
     let overrides = match args.selection.layer() {
         Ok(mut layer) => {
+            if let Some(missing) = args.src.iter().find(|d| !d.is_dir()) {
+                eprintln!("cute-lsp: --src {}: not a directory", missing.display());
+                return ExitCode::from(2);
+            }
             let cwd = std::env::current_dir().unwrap_or_default();
             layer.src = args.src.iter().map(|d| cwd.join(d)).collect();
             layer
@@ -164,7 +168,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // spreading them too would only add the cost of merging what they left.
     // Every file of the run reads the modules it imports through one cache:
     // each is read and lowered once however many kernels import it.
-    let sources = cute_lint::DiskSources::new(None, Vec::new());
+    let sources = cute_lint::DiskSources::default();
     let check = |path: &PathBuf, cores_idle| check_file(path, cores_idle, &overrides, args.statistics, args.fixes, &sources);
     let mut fixes_applied = 0usize;
     let mut files_fixed = 0usize;
