@@ -35,9 +35,10 @@
 //! vacuous waits, which phase an arrival belongs to does not depend on the
 //! schedule; reads of counters that do not wait (a single check, a branch
 //! on the value) are taken to see no update, which some schedule allows.
+//! A run that leaves a thread stuck judged only part of the kernel: it is
+//! reported as not checked, never as clean.
 //! The analysis's other assumptions are stated where they apply: races inside
-//! one CTA in `shared`, reads handed back to a TMA load and the completion of
-//! TMA stores in `proxy`.
+//! one CTA in `shared`, the completion of TMA stores in `proxy`.
 //!
 //! Budgets: past 60,000 memory operations (`MAX_MEMORY_OPS`) or 2 s, the
 //! analysis stops and the kernel is `analysis-incomplete`, with the reason.

@@ -483,14 +483,25 @@ impl GuardCmp {
     }
 }
 
+/// What performs an access of shared memory in the async proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AsyncOp {
+    /// A TMA or bulk copy.
+    Tma,
+    /// A cluster launch control query (`issue_clc_query`), writing its
+    /// response.
+    ClcQuery,
+}
+
 /// A memory operation or fence of one thread.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MemKind {
     /// A load or store of the thread itself (the generic proxy).
     Access { buffer: BufferIx, region: Region, write: bool },
     /// A TMA or bulk copy, performed by the async proxy: into shared memory
-    /// (`write`, completing on `barrier`), or out of it (a TMA store).
-    AsyncCopy { buffer: BufferIx, region: Region, write: bool, barrier: Option<BarrierIx> },
+    /// (`write`, completing on `barrier`), or out of it (a TMA store); or the
+    /// response a cluster launch control query writes (`by`).
+    AsyncCopy { buffer: BufferIx, region: Region, write: bool, barrier: Option<BarrierIx>, by: AsyncOp },
     /// The global tensor a TMA load reads (the async proxy), for what the
     /// thread reads before `griddepcontrol_wait` (`memory::grid_dependency`).
     AsyncRead { buffer: BufferIx },

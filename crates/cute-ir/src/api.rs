@@ -484,7 +484,8 @@ const COPY_TRAIT: &str = "a copy atom's trait: `cute.copy` hands it the copy's `
 /// whose response lands in shared memory. The model takes the bytes a barrier
 /// announces to arrive (said as a note), and `PipelineClcFetchAsync`, whose
 /// barrier the scheduler is handed, models the response; so a kernel is not
-/// reported for handing them a barrier.
+/// reported for handing them a barrier. The memory-ordering analysis records
+/// `issue_clc_query`'s response as an async-proxy write of its buffer.
 pub const COMPLETES_BYTES: &[(&str, &str)] = &[
     ("cutlass.cute.arch.issue_clc_query", "a cluster launch control query; its response completes bytes on `mbar_ptr`"),
     (

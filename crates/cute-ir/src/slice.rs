@@ -1080,7 +1080,7 @@ fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>) -> Option<(String, Vec<Stri
         for c in calls {
             let name = c.func.dotted().unwrap_or_default();
             let last = name.rsplit('.').next().unwrap_or("");
-            let copies = Api::of_call(c) == Some(Api::Copy) || matches!(last, "autovec_copy" | "basic_copy" | "basic_copy_if");
+            let copies = Api::of_call(c) == Some(Api::Copy) || matches!(last, "autovec_copy" | "basic_copy" | "basic_copy_if" | "clc_response");
             if copies && c.args.iter().any(is_buffer) {
                 c.args.iter().for_each(|a| a.collect_uses(uses));
                 what.get_or_insert_with(|| format!("copies with `{last}`"));

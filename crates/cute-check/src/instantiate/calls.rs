@@ -281,6 +281,9 @@ impl CallHandler for ThreadRun<'_> {
         // `f((bar, 1))`): if it holds mbarriers, what the call does with
         // them is not modelled (see `Shared::handed_barriers`). Calls that
         // only read it in a way that synchronizes nothing are passed over.
+        if let Some(v) = self.cluster_launch_control(call, &args, &kwargs) {
+            return v;
+        }
         if !only_reads(call) && !api::completes_bytes_only(call) {
             if let Some((expr, alloc)) = handed_shared_memory(call, &args, &kwargs) {
                 let callee = match &call.func {

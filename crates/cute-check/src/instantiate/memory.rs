@@ -237,7 +237,7 @@ impl ThreadRun<'_> {
     pub(super) fn record_copy(&mut self, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
         let site = call.range;
         let (Some(src), Some(dst)) = (args.get(1), args.get(2)) else { return };
-        let name = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_else(|| "tensor".to_string());
+        let name = |i: usize| argument_name(call, i);
         let barrier = kwargs.iter().find(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr").map(|(_, v)| v.clone());
         let atom = call.args.first().and_then(Expr::dotted).unwrap_or_default().to_ascii_lowercase();
         let async_atom = atom.contains("tma") || atom.contains("bulk");
@@ -247,18 +247,13 @@ impl ThreadRun<'_> {
                 _ => None,
             };
             if let Some(b) = barrier {
-                // `tiles_s[None, stage]` is named after `tiles_s`.
-                let dst_name = match call.args.get(2) {
-                    Some(Expr::Subscript { base, .. }) => base.dotted().unwrap_or_else(|| name(2)),
-                    _ => name(2),
-                };
-                let bytes = copy_bytes(dst, &dst_name, kwargs, self.ctas);
+                let bytes = copy_bytes(dst, &name(2), kwargs, self.ctas);
                 self.record_mem(MemKind::CopyTx { barrier: b, bytes }, site);
             }
             if let Some((buffer, stage)) = self.buffer_of(dst, &name(2)) {
                 if matches!(dst, Value::Smem(_)) {
                     let region = Region { stage, element: Element::Whole };
-                    self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier }, site);
+                    self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier, by: AsyncOp::Tma }, site);
                 }
             }
             // The global tensor it reads, by the async proxy.
@@ -272,7 +267,7 @@ impl ThreadRun<'_> {
         if async_atom && matches!(src, Value::Smem(_)) {
             if let Some((buffer, stage)) = self.buffer_of(src, &name(1)) {
                 let region = Region { stage, element: Element::Whole };
-                self.record_mem(MemKind::AsyncCopy { buffer, region, write: false, barrier: None }, site);
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: false, barrier: None, by: AsyncOp::Tma }, site);
             }
             return;
         }
@@ -298,7 +293,7 @@ impl ThreadRun<'_> {
         if let Some((buffer, stage)) = self.buffer_of(dst, name.as_deref().unwrap_or("tensor")) {
             if matches!(dst, Value::Smem(_)) {
                 let region = Region { stage, element: Element::Whole };
-                self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier }, site);
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier, by: AsyncOp::Tma }, site);
             }
         }
     }
@@ -312,8 +307,39 @@ impl ThreadRun<'_> {
         if let Some((buffer, stage)) = self.buffer_of(src, name.as_deref().unwrap_or("tensor")) {
             if matches!(src, Value::Smem(_)) {
                 let region = Region { stage, element: Element::Whole };
-                self.record_mem(MemKind::AsyncCopy { buffer, region, write: false, barrier: None }, call.range);
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: false, barrier: None, by: AsyncOp::Tma }, call.range);
             }
+        }
+    }
+
+    /// Cluster launch control, for the memory-ordering analysis:
+    /// `issue_clc_query(mbar, response)` has the async proxy write its
+    /// response into `response`, completing on `mbar`, as a TMA load does;
+    /// `clc_response(response)` reads it with the thread's own loads. A
+    /// persistent scheduler that queries again into the same response must
+    /// fence the reads of the last one first (`proxy`). The bytes of the
+    /// response are those the barrier is told to expect.
+    pub(super) fn cluster_launch_control(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+        let name = call.qualname.as_deref()?.strip_prefix("cutlass.cute.arch.")?;
+        let arg = |i: usize, key: &str| args.get(i).or_else(|| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v)).cloned();
+        let response_name = |i: usize, key: &str| api::arg(call, key).or(call.args.get(i)).and_then(Expr::dotted).unwrap_or_else(|| "clc_response".to_string());
+        match name {
+            "issue_clc_query" => {
+                let (Some(bar), Some(response)) = (arg(0, "mbar_ptr"), arg(1, "clc_response_ptr")) else { return None };
+                let barrier = matches!(bar, Value::Smem(_)).then(|| self.barrier_of(&bar, api::arg(call, "mbar_ptr").or(call.args.first()), call.range));
+                let (buffer, stage) = self.buffer_of(&response, &response_name(1, "clc_response_ptr"))?;
+                let region = Region { stage, element: Element::Whole };
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier, by: AsyncOp::ClcQuery }, call.range);
+                Some(Value::None)
+            }
+            "clc_response" => {
+                let response = arg(0, "result_addr")?;
+                let (buffer, stage) = self.buffer_of(&response, &response_name(0, "result_addr"))?;
+                let region = Region { stage, element: Element::Whole };
+                self.record_mem(MemKind::Access { buffer, region, write: false }, call.range);
+                Some(Value::unknown("the response of a cluster launch control query"))
+            }
+            _ => None,
         }
     }
 
@@ -331,7 +357,7 @@ impl ThreadRun<'_> {
     pub(super) fn memory_call(&mut self, call: &cute_ir::ast::Call, receiver: Option<&Value>, args: &[Value]) -> Option<Value> {
         let last = call.dotted_name()?;
         if GENERIC_COPIES.contains(&last) {
-            let name = |i: usize| call.args.get(i).and_then(Expr::dotted).unwrap_or_else(|| "tensor".to_string());
+            let name = |i: usize| argument_name(call, i);
             if let (Some(src), Some(dst)) = (args.first(), args.get(1)) {
                 self.record_generic_copy(src, dst, &name(0), &name(1), call.range);
             }
@@ -573,6 +599,16 @@ fn copy_bytes(dst: &Value, dst_name: &str, kwargs: &[(String, Value)], cluster_c
 
 /// The name a pointer expression is built from (`peer_halo + it % 2` ->
 /// `peer_halo`, `ctr.iterator` -> `ctr`).
+/// The name a copy's tensor argument is shown by: `tiles_s[None, stage]` is
+/// named after `tiles_s`.
+fn argument_name(call: &Call, i: usize) -> String {
+    let arg = match call.args.get(i) {
+        Some(Expr::Subscript { base, .. }) => Some(&**base),
+        other => other,
+    };
+    arg.and_then(Expr::dotted).unwrap_or_else(|| "tensor".to_string())
+}
+
 fn root_name(e: &Expr) -> String {
     match e {
         Expr::Name(n) => n.clone(),

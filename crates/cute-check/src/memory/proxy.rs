@@ -3,15 +3,20 @@
 //! fence of the accessing thread before the barrier that orders it
 //! (`missing-proxy-fence`, or `fence-after-sync` when the fence follows the
 //! barrier); an access after the issue of a TMA load needs a completed wait on
-//! its barrier (`read-before-wait`, `smem-race`). A read handed back through an
-//! mbarrier arrive, as every `cutlass.pipeline` ring does, is taken as ordered;
-//! the completion of a TMA store (bulk wait) is not modelled.
+//! its barrier (`read-before-wait`, `smem-race`). The completion of a TMA store
+//! (bulk wait) is not modelled.
 //!
-//! Reads handed back that way are taken as ordered before the load because the
-//! `cutlass.pipeline` classes run that protocol without a proxy fence. Reads
-//! handed back through a CTA or named barrier still need the fence; the races
-//! seen in practice have that shape. As the bulk wait is not modelled, only
-//! accesses before a TMA store are judged against it.
+//! The hand-back needs the fence whatever carries it: a CTA or named barrier,
+//! or an mbarrier arrive such as a pipeline's `consumer_release`, which the
+//! `cutlass.pipeline` classes run without a fence of their own. Barriers order
+//! memory within one proxy; only `fence.proxy.async` by the reading thread
+//! orders its generic reads before the TMA load that refills the stage (the
+//! PTX memory model, and the races persistent kernels were seen to hit).
+//! Operand reads of an MMA (`wgmma`, `tcgen05.mma`, through descriptors) are
+//! async themselves and are not recorded as generic accesses, so they need no
+//! fence; `ldmatrix` and copies into registers are generic reads and do. As
+//! the bulk wait is not modelled, only accesses before a TMA store are judged
+//! against it.
 
 use crate::model::*;
 
@@ -23,13 +28,17 @@ impl<'m> Execution<'m> {
     /// shared memory.
     pub(super) fn async_vs_generic(&self, model: &Model, buffer: BufferIx, copy: &Event, access: &Event) -> Option<MemoryFinding> {
         let id = copy.async_id?;
-        let MemKind::AsyncCopy { write: copy_writes, .. } = copy.kind else { return None };
+        let MemKind::AsyncCopy { write: copy_writes, by, .. } = copy.kind else { return None };
         let (_, access_writes) = region_and_write(&access.kind)?;
         let name = &model.buffers[buffer as usize].name;
         let t = access.actor;
         let issue = &self.issues[id - self.actors.len()].1;
         let issuer = copy.actor;
-        let copy_what = if copy_writes { format!("the TMA copy into `{name}`") } else { format!("the TMA store from `{name}`") };
+        let copy_what = match (by, copy_writes) {
+            (AsyncOp::ClcQuery, _) => format!("the cluster launch control query that writes its response into `{name}`"),
+            (AsyncOp::Tma, true) => format!("the TMA copy into `{name}`"),
+            (AsyncOp::Tma, false) => format!("the TMA store from `{name}`"),
+        };
         let access_what = if access_writes { format!("writes `{name}`") } else { format!("reads `{name}`") };
         // The copy's writes are visible: ordered through its barrier.
         if access.ctl[id] >= 1 {
@@ -38,30 +47,36 @@ impl<'m> Execution<'m> {
         let step_access = (access.site, format!("{} {access_what} (generic proxy)", self.who(model, t)));
         let step_copy = (copy.site, format!("{} issues {copy_what} (async proxy)", self.who(model, issuer)));
         if access.ctl[t] <= issue[t] {
-            // A read handed back through an mbarrier arrive (a pipeline's
-            // consumer release) that the issuer waits on before the copy:
-            // the protocol of every `cutlass.pipeline` ring, which the
-            // library runs without a proxy fence. It is taken as ordered;
-            // reads handed back through a CTA or named barrier still need
-            // the fence (the observed races are of that shape).
-            if copy_writes && !access_writes {
-                if let Some(bar) = self.next_arrive_after(t, access.index) {
-                    if model.barriers[bar as usize].kind == BarrierKind::Mbarrier {
-                        return None;
-                    }
-                }
-            }
             // The access precedes the issue: a proxy fence of the accessing
             // thread must sit between the access and the barrier.
+            // A fence that lane 0 runs alone (elected) covers its own
+            // accesses, not those it records for its whole converged warp:
+            // each lane's fence orders that lane's accesses only.
+            let mem = &self.actors[t].mem;
+            let covers = |f: &Event| mem[f.index].converged || !mem[access.index].converged;
             let fences: Vec<&Event> = self
                 .events
                 .iter()
-                .filter(|f| f.actor == t && f.index > access.index && matches!(f.kind, MemKind::ProxyFence))
+                .filter(|f| f.actor == t && f.index > access.index && matches!(f.kind, MemKind::ProxyFence) && covers(f))
                 .collect();
             if fences.iter().any(|f| f.ctl[t] <= issue[t]) {
                 return None;
             }
-            if let Some(late) = fences.first() {
+            // A fence after the barrier is late only when it serves no
+            // other generic accesses of the thread: none after the barrier
+            // and before it (a tile written for a TMA store once the stage
+            // read is handed back), and none right after it, before the
+            // thread's next synchronization (a fence put before the reads
+            // of a stage rather than after them). Moving such a fence would
+            // unorder those accesses: the read is missing a fence of its own.
+            let access_after = mem[access.index].after;
+            let generic = |m: &MemOp| matches!(m.kind, MemKind::Access { .. });
+            let late = fences.first().filter(|late| {
+                let fence_after = mem[late.index].after;
+                !mem[access.index + 1..late.index].iter().any(|m| m.after > access_after && generic(m))
+                    && !mem[late.index + 1..].iter().take_while(|m| m.after == fence_after).any(generic)
+            });
+            if let Some(late) = late {
                 let barrier = self.next_sync_after(t, access.index).map(|o| o.site).unwrap_or(copy.site);
                 return Some(MemoryFinding {
                     rule: MemoryRule::FenceAfterSync,
@@ -86,13 +101,23 @@ impl<'m> Execution<'m> {
             let access_after = self.actors[t].mem[access.index].after as usize;
             let barrier = self.next_sync_after(t, access.index).map(|o| o.site).filter(|_| t != issuer || access_after < issue_after);
             let anchor = barrier.unwrap_or(copy.site);
+            let message = if copy_writes && !access_writes && barrier.is_some() {
+                // The direction people miss: a stage read by the threads and
+                // handed back for the next TMA load.
+                format!(
+                    "{} reads `{name}` (generic proxy) and hands it back here for {copy_what} (async proxy) to overwrite, with no proxy fence (`fence_view_async_shared()`) after its reads: barriers order one proxy only, so the async write can land before the reads are done",
+                    self.who(model, t)
+                )
+            } else {
+                format!(
+                    "{} {access_what} with generic accesses that reach {copy_what} without a proxy fence (`fence_proxy(\"async.shared\", space=\"cta\")`) in the accessing threads",
+                    self.who(model, t)
+                )
+            };
             return Some(MemoryFinding {
                 rule: MemoryRule::MissingProxyFence,
                 site: anchor,
-                message: format!(
-                    "{} {access_what} with generic accesses that reach {copy_what} without a proxy fence (`fence_proxy(\"async.shared\", space=\"cta\")`) in the accessing threads",
-                    self.who(model, t)
-                ),
+                message,
                 steps: vec![
                     step_access,
                     (anchor, "no proxy fence between the access and this point, which orders it before the copy".to_string()),
@@ -132,17 +157,6 @@ impl<'m> Execution<'m> {
 
     /// The first synchronization operation of actor `a` after its memory
     /// operation at `index`.
-    /// The barrier of the first arrive of thread `a` after its memory
-    /// operation `index`: where it hands what it did over.
-    fn next_arrive_after(&self, a: usize, index: usize) -> Option<BarrierIx> {
-        let actor = &self.actors[a];
-        let after = actor.mem.get(index)?.after as usize;
-        actor.ops.get(after..)?.iter().find_map(|o| match o.kind {
-            OpKind::Arrive { bar, .. } => Some(bar),
-            _ => None,
-        })
-    }
-
     fn next_sync_after(&self, a: usize, index: usize) -> Option<&Op> {
         let actor = &self.actors[a];
         let after = actor.mem.get(index)?.after as usize;

@@ -149,6 +149,16 @@ impl<'m> Execution<'m> {
                 spinners.remove(&a);
             }
         }
+        // The explorer found no deadlock, so every thread can finish; a run
+        // that leaves one stuck has judged part of the kernel only.
+        if let Some(stuck) = exec.actors.iter().find(|actor| !matches!(actor.blocked, Some(Blocked::Done))) {
+            return Err(format!(
+                "the one schedule the analysis runs the threads in left {} stuck after {} of its {} synchronization operations",
+                describe_threads(&[stuck.thread], model.ctas),
+                stuck.next_op,
+                stuck.ops.len()
+            ));
+        }
         Ok(exec)
     }
 

@@ -64,9 +64,10 @@ impl<'m> Execution<'m> {
             return self.mem_step(a, m.clone(), model, barriers, counters, next_async);
         }
         let Some(op) = actor.ops.get(actor.next_op).cloned() else {
-            self.close_expect(a, barriers);
+            // Closing its announcements may complete a phase (see below).
+            let closed = self.close_expect(a, barriers);
             self.actors[a].blocked = Some(Blocked::Done);
-            return false;
+            return closed;
         };
         let point = actor.points.get(actor.next_op).copied();
         if let Some(p) = point {
@@ -78,10 +79,10 @@ impl<'m> Execution<'m> {
             }
         }
         // The copies announced by an arrive are those the thread issues
-        // before it next waits.
-        if matches!(op.kind, OpKind::Wait { .. }) {
-            self.close_expect(a, barriers);
-        }
+        // before it next waits. Closing them may complete a phase that
+        // other threads wait for: that is progress even when this wait
+        // then blocks, and the schedule must hear of it.
+        let closed = matches!(op.kind, OpKind::Wait { .. }) && self.close_expect(a, barriers);
         match op.kind {
             OpKind::Init { bar, count } => {
                 // Init hazards (repeated inits, arrivals before the init)
@@ -130,7 +131,7 @@ impl<'m> Execution<'m> {
                 let b = &barriers[bar as usize];
                 if b.phase % 2 == parity as u32 {
                     self.actors[a].blocked = Some(Blocked::Wait { bar, phase: b.phase });
-                    return false;
+                    return closed;
                 }
                 let actor = &mut self.actors[a];
                 if let Some((ctl, mmo)) = b.phase.checked_sub(1).and_then(|p| b.completed.get(p as usize)) {
@@ -153,14 +154,17 @@ impl<'m> Execution<'m> {
         true
     }
 
-    fn close_expect(&mut self, a: usize, barriers: &mut [BarrierRun]) {
-        for (bar, phase) in std::mem::take(&mut self.actors[a].open_expects) {
+    /// Closes the announcements of actor `a`; whether there were any.
+    fn close_expect(&mut self, a: usize, barriers: &mut [BarrierRun]) -> bool {
+        let open = std::mem::take(&mut self.actors[a].open_expects);
+        for &(bar, phase) in &open {
             let b = &mut barriers[bar as usize];
             if b.phase == phase {
                 b.open_expects = b.open_expects.saturating_sub(1);
                 Self::maybe_complete(b);
             }
         }
+        !open.is_empty()
     }
 
     fn maybe_complete(b: &mut BarrierRun) {
