@@ -38,7 +38,7 @@
 //! A run that leaves a thread stuck judged only part of the kernel: it is
 //! reported as not checked, never as clean.
 //! The analysis's other assumptions are stated where they apply: races inside
-//! one CTA in `shared`, the completion of TMA stores in `proxy`.
+//! one CTA in `shared`, the bulk groups of TMA stores in `proxy`.
 //!
 //! Budgets: past 60,000 memory operations (`MAX_MEMORY_OPS`) or 2 s, the
 //! analysis stops and the kernel is `analysis-incomplete`, with the reason.
@@ -103,6 +103,10 @@ pub enum MemoryRule {
     /// before (`grid_dependency`): every one, whether or not the grid
     /// before writes what it reads, which the caller decides.
     ReadBeforeGridDependency,
+    /// A buffer a TMA store may still be reading, written before a bulk
+    /// wait covers the store's group; or stores still in flight when their
+    /// thread exits (`proxy`).
+    BulkGroupInFlight,
 }
 
 /// What the quick fix of a finding edits.
@@ -175,6 +179,7 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     let run = Execution::run(model, deadline)?;
     let mut findings = run.findings(model, deadline)?;
     findings.extend(run.reads_before_grid_dependency(model));
+    findings.extend(run.stores_in_flight_at_exit(model));
     findings.extend(model.memory.iter().flat_map(|t| t.lane_races.iter().filter_map(|race| lane_race(model, t, race))));
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));

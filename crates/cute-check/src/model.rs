@@ -518,6 +518,13 @@ pub enum MemKind {
     /// a scope for a release at that scope (a remote mbarrier arrive is
     /// CTA-scoped unless told otherwise).
     ArriveRelease { scope: Option<Scope> },
+    /// `cp.async.bulk.commit_group`: the thread's TMA stores since its last
+    /// commit form a group.
+    BulkCommit,
+    /// `cp.async.bulk.wait_group(pending)` (with `read=True` or without):
+    /// the thread goes on once at most `pending` of its groups are still
+    /// reading their shared memory.
+    BulkWait { pending: u32 },
     /// `fence.proxy.async`: orders the thread's generic accesses before its
     /// later async-proxy operations (and the barriers that follow).
     ProxyFence,

@@ -228,6 +228,10 @@ pub enum Action {
     /// `model::StaleToken`): the wait, made, and what to report.
     StaleToken { bar: SmemRef, phase: i64, token_site: TextRange, tested: String, waited: String },
     Nothing,
+    /// A `PipelineTmaStore` method on the calling thread's bulk groups
+    /// (`producer_commit`, `producer_acquire`, `producer_tail`), with the
+    /// pipeline's stage count when known.
+    BulkGroup { method: String, stages: Option<i64> },
     Unsupported(String),
     /// A pipeline method called on something that is not a pipeline this
     /// kernel creates (the call, as written): a parameter, or what an
@@ -595,8 +599,11 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
         }
         method if receiver.is_some_and(|r| matches!(r, Value::Object(o) if o.class == TMA_STORE)) => match method {
             // `cp.async.bulk.commit_group` / `wait_group.read`: the calling
-            // thread's own copies.
-            "producer_acquire" | "producer_commit" | "producer_tail" => Action::Nothing,
+            // thread's own copies, for the memory analysis.
+            "producer_acquire" | "producer_commit" | "producer_tail" => Action::BulkGroup {
+                method: method.to_string(),
+                stages: receiver.and_then(|r| attr(r, "stages")).and_then(|v| v.as_int()),
+            },
             _ => Action::Unsupported(format!("`{method}` on a `PipelineTmaStore`")),
         },
         method => {

@@ -381,8 +381,8 @@ const PRIMITIVES_SYNC: &[&str] = &[
 
 /// Functions of `cutlass.experimental.primitives` that [`PRIMITIVES_SYNC`]'s
 /// prefixes take in but whose `cute.arch` counterparts are the datapath:
-/// the bulk-group commit and wait that complete TMA stores, whose completion
-/// the model does not represent for `cute.copy` either.
+/// the bulk-group commit and wait that complete TMA stores, which the
+/// memory-ordering analysis records for both spellings.
 const PRIMITIVES_DATAPATH: &[&str] = &["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"];
 
 /// The module of the `cute.nvgpu` instruction families, as a qualified

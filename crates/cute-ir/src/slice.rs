@@ -1085,6 +1085,12 @@ fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>) -> Option<(String, Vec<Stri
                 c.args.iter().for_each(|a| a.collect_uses(uses));
                 what.get_or_insert_with(|| format!("copies with `{last}`"));
             }
+            // The bulk groups of TMA stores: when the stores' shared memory
+            // may be written again.
+            if matches!(last, "cp_async_bulk_commit_group" | "cp_async_bulk_wait_group") {
+                c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a)).for_each(|a| a.collect_uses(uses));
+                what.get_or_insert_with(|| format!("orders TMA stores with `{last}`"));
+            }
         }
     };
     match &s.kind {

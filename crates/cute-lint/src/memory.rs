@@ -15,7 +15,7 @@ use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
 use crate::rules::{
-    dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
+    bulk_group_in_flight, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
     read_before_wait, scope_too_narrow, smem_race, Rule,
 };
 use crate::{Diagnostic, Edit, Fix, Related, Severity};
@@ -32,6 +32,7 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
         MemoryRule::SmemRace => &smem_race::RULE,
         MemoryRule::DsmemRace => &dsmem_race::RULE,
         MemoryRule::ReadBeforeGridDependency => &read_before_grid_dependency::RULE,
+        MemoryRule::BulkGroupInFlight => &bulk_group_in_flight::RULE,
     }
 }
 
@@ -98,6 +99,7 @@ fn label(rule: MemoryRule) -> &'static str {
         MemoryRule::MissingWait => "does not wait for the counter to reach its target",
         MemoryRule::SmemRace | MemoryRule::DsmemRace => "races with another access",
         MemoryRule::ReadBeforeGridDependency => "read before `griddepcontrol_wait()`",
+        MemoryRule::BulkGroupInFlight => "the TMA store may still be reading this buffer",
     }
 }
 
@@ -110,6 +112,7 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::MissingRelease => "release the update (`sem=\"release\"`, `.release` in PTX), after a barrier that joins every writing thread",
         MemoryRule::ScopeTooNarrow => "widen the scope to the smallest one containing both parties",
         MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
+        MemoryRule::BulkGroupInFlight => "wait for the store's bulk group (`cp_async_bulk_wait_group(k, read=True)`, or the store pipeline's `producer_acquire`) before the barrier or arrive that frees the buffer",
         MemoryRule::SmemRace | MemoryRule::DsmemRace | MemoryRule::ReadBeforeGridDependency => return None,
     })
 }

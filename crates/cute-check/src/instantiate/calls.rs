@@ -281,7 +281,7 @@ impl CallHandler for ThreadRun<'_> {
         // `f((bar, 1))`): if it holds mbarriers, what the call does with
         // them is not modelled (see `Shared::handed_barriers`). Calls that
         // only read it in a way that synchronizes nothing are passed over.
-        if let Some(v) = self.cluster_launch_control(call, &args, &kwargs) {
+        if let Some(v) = self.async_proxy_call(call, &args, &kwargs) {
             return v;
         }
         if !only_reads(call) && !api::completes_bytes_only(call) {

@@ -319,8 +319,13 @@ impl ThreadRun<'_> {
     /// persistent scheduler that queries again into the same response must
     /// fence the reads of the last one first (`proxy`). The bytes of the
     /// response are those the barrier is told to expect.
-    pub(super) fn cluster_launch_control(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
-        let name = call.qualname.as_deref()?.strip_prefix("cutlass.cute.arch.")?;
+    ///
+    /// Bulk groups: `cp_async_bulk_commit_group()` and
+    /// `cp_async_bulk_wait_group(k, read=...)` order the thread after the
+    /// reads of its TMA stores (`memory`'s `BulkWait`).
+    pub(super) fn async_proxy_call(&mut self, call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+        let qualname = call.qualname.as_deref()?;
+        let name = qualname.strip_prefix("cutlass.cute.arch.").or_else(|| qualname.strip_prefix("cutlass.experimental.primitives."))?;
         let arg = |i: usize, key: &str| args.get(i).or_else(|| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v)).cloned();
         let response_name = |i: usize, key: &str| api::arg(call, key).or(call.args.get(i)).and_then(Expr::dotted).unwrap_or_else(|| "clc_response".to_string());
         match name {
@@ -339,7 +344,46 @@ impl ThreadRun<'_> {
                 self.record_mem(MemKind::Access { buffer, region, write: false }, call.range);
                 Some(Value::unknown("the response of a cluster launch control query"))
             }
+            "cp_async_bulk_commit_group" => {
+                self.record_mem(MemKind::BulkCommit, call.range);
+                Some(Value::None)
+            }
+            "cp_async_bulk_wait_group" => {
+                // A count not known is taken as 0, the wait for every group:
+                // said, as it may hide a reuse the real count allows.
+                let pending = match arg(0, "group").and_then(|v| v.as_int()) {
+                    Some(n) => n.clamp(0, u32::MAX as i64) as u32,
+                    None => {
+                        self.shared.notes.insert("a `cp_async_bulk_wait_group` count not known statically is taken as 0 (it waits for every bulk group)".to_string());
+                        0
+                    }
+                };
+                self.record_mem(MemKind::BulkWait { pending }, call.range);
+                Some(Value::None)
+            }
             _ => None,
+        }
+    }
+
+    /// A `PipelineTmaStore`'s methods, for the calling thread's bulk groups:
+    /// `producer_commit` commits its TMA stores, `producer_acquire` waits
+    /// until at most `stages - 1` groups are in flight, `producer_tail`
+    /// until none is.
+    pub(super) fn record_store_pipeline(&mut self, method: &str, stages: Option<i64>, site: TextRange) {
+        match method {
+            "producer_commit" => self.record_mem(MemKind::BulkCommit, site),
+            "producer_acquire" | "producer_tail" => {
+                let pending = match (method, stages) {
+                    ("producer_tail", _) => 0,
+                    (_, Some(n)) => (n - 1).clamp(0, u32::MAX as i64) as u32,
+                    (_, None) => {
+                        self.shared.notes.insert("the stage count of a `PipelineTmaStore` is not known statically: its `producer_acquire` is taken to wait for every earlier store".to_string());
+                        0
+                    }
+                };
+                self.record_mem(MemKind::BulkWait { pending }, site);
+            }
+            _ => {}
         }
     }
 

@@ -219,6 +219,8 @@ fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
         }
         MemKind::ExpectTx { barrier, .. } | MemKind::CopyTx { barrier, .. } => *barrier = barriers[*barrier as usize],
         MemKind::ArriveRelease { .. }
+        | MemKind::BulkCommit
+        | MemKind::BulkWait { .. }
         | MemKind::ProxyFence
         | MemKind::GridDependencyWait
         | MemKind::WarpSync

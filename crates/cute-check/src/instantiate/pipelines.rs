@@ -258,6 +258,10 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Action::Nothing => Value::None,
+            Action::BulkGroup { method, stages } => {
+                self.record_store_pipeline(&method, stages, site);
+                Value::None
+            }
             Action::Unsupported(what) => {
                 self.unresolved(
                     site,

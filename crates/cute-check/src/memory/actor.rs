@@ -50,6 +50,10 @@ pub(super) struct Actor<'m> {
     pub(super) blocked: Option<Blocked>,
     /// `sync_warp(mask)` meetings of its split warp it has passed, by mask.
     pub(super) lane_syncs: Vec<(u32, u32)>,
+    /// TMA stores the thread issued and has not committed (their async
+    /// ids), and its committed groups still in flight, oldest first.
+    pub(super) uncommitted_stores: Vec<usize>,
+    pub(super) store_groups: std::collections::VecDeque<Vec<usize>>,
 }
 
 /// What a thread that could not step waits for. Retrying it before that

@@ -37,6 +37,13 @@ pub(super) struct CounterRun {
     pub(super) total_updates: usize,
 }
 
+/// A TMA store's clock component once a bulk wait of its thread covered its
+/// group: its reads of shared memory are done.
+pub(super) const STORE_READ: u32 = 2;
+/// A TMA store's clock component once its thread waited for all but some of
+/// its groups, this store's among those left in flight.
+pub(super) const STORE_WAITED_IN_GROUPS: u32 = 1;
+
 impl<'m> Execution<'m> {
     pub(super) fn mem_step(
         &mut self,
@@ -70,6 +77,9 @@ impl<'m> Execution<'m> {
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
                 self.issues.push((a, actor.ctl.clone()));
+                if !*write {
+                    actor.uncommitted_stores.push(id);
+                }
                 if let (true, Some(bar)) = (*write, barrier) {
                     // The copy's bytes complete a phase of its barrier: the
                     // announced one, else the phase in progress.
@@ -150,6 +160,34 @@ impl<'m> Execution<'m> {
             }
             MemKind::Access { .. } | MemKind::AsyncRead { .. } | MemKind::GridDependencyWait | MemKind::ProxyFence => {
                 let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+            }
+            MemKind::BulkCommit => {
+                let actor = &mut self.actors[a];
+                let group = std::mem::take(&mut actor.uncommitted_stores);
+                if !group.is_empty() {
+                    actor.store_groups.push_back(group);
+                }
+            }
+            MemKind::BulkWait { pending } => {
+                // The groups older than the newest `pending` have read
+                // their shared memory: what the thread does from here on
+                // (and what it hands over) is ordered after those reads.
+                // A store still in flight after a wait that leaves groups
+                // pending is marked 1: which stage a later write hits decides
+                // whether it is the one still read (`proxy`).
+                let actor = &mut self.actors[a];
+                while actor.store_groups.len() > *pending as usize {
+                    for id in actor.store_groups.pop_front().unwrap_or_default() {
+                        actor.ctl[id] = actor.ctl[id].max(STORE_READ);
+                        actor.mmo[id] = actor.mmo[id].max(STORE_READ);
+                    }
+                }
+                for &id in actor.store_groups.iter().flatten() {
+                    actor.ctl[id] = actor.ctl[id].max(STORE_WAITED_IN_GROUPS);
+                    actor.mmo[id] = actor.mmo[id].max(STORE_WAITED_IN_GROUPS);
+                }
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
             }

@@ -3,8 +3,10 @@
 //! fence of the accessing thread before the barrier that orders it
 //! (`missing-proxy-fence`, or `fence-after-sync` when the fence follows the
 //! barrier); an access after the issue of a TMA load needs a completed wait on
-//! its barrier (`read-before-wait`, `smem-race`). The completion of a TMA store
-//! (bulk wait) is not modelled.
+//! its barrier (`read-before-wait`, `smem-race`); a write after the issue of a
+//! TMA store needs a bulk wait of the issuing thread that covers the store's
+//! group (`bulk-group-in-flight`), which a thread must also have made before
+//! it ends.
 //!
 //! The hand-back needs the fence whatever carries it: a CTA or named barrier,
 //! or an mbarrier arrive such as a pipeline's `consumer_release`, which the
@@ -14,13 +16,12 @@
 //! PTX memory model, and the races persistent kernels were seen to hit).
 //! Operand reads of an MMA (`wgmma`, `tcgen05.mma`, through descriptors) are
 //! async themselves and are not recorded as generic accesses, so they need no
-//! fence; `ldmatrix` and copies into registers are generic reads and do. As
-//! the bulk wait is not modelled, only accesses before a TMA store are judged
-//! against it.
+//! fence; `ldmatrix` and copies into registers are generic reads and do.
 
 use crate::model::*;
 
 use super::event::{region_and_write, Event};
+use super::mem_ops::{STORE_READ, STORE_WAITED_IN_GROUPS};
 use super::{Execution, MemoryFinding, MemoryRule, Repair};
 
 impl<'m> Execution<'m> {
@@ -40,8 +41,10 @@ impl<'m> Execution<'m> {
             (AsyncOp::Tma, false) => format!("the TMA store from `{name}`"),
         };
         let access_what = if access_writes { format!("writes `{name}`") } else { format!("reads `{name}`") };
-        // The copy's writes are visible: ordered through its barrier.
-        if access.ctl[id] >= 1 {
+        // The copy's writes are visible: ordered through its barrier; or
+        // the store's reads are done: a bulk wait covered its group.
+        let done = if copy_writes { 1 } else { STORE_READ };
+        if access.ctl[id] >= done {
             return None;
         }
         let step_access = (access.site, format!("{} {access_what} (generic proxy)", self.who(model, t)));
@@ -127,11 +130,36 @@ impl<'m> Execution<'m> {
             });
         }
         let MemKind::AsyncCopy { barrier, .. } = copy.kind else { return None };
+        // A wait that left some groups in flight, this store's among them,
+        // is taken to cover the write: a staged epilogue cycles through as
+        // many buffers as it leaves groups in flight, and which buffer a
+        // write hits depends on indices and trip counts the analysis knows
+        // only in part (a loop of unknown length explored for a few
+        // iterations would make a reuse that the real count never does).
+        let waited_in_groups = access.ctl[id] == STORE_WAITED_IN_GROUPS;
+        if !copy_writes && access_writes && !waited_in_groups {
+            // A TMA store reads its shared memory until a bulk wait of the
+            // issuing thread covers its group (`BulkWait` joins the store's
+            // clock): a write that wait does not happen before may change
+            // what the store sends.
+            return Some(MemoryFinding {
+                rule: MemoryRule::BulkGroupInFlight,
+                site: access.site,
+                message: format!(
+                    "{} writes `{name}` while {copy_what} may still be reading it: no `cp_async_bulk_wait_group(k, read=True)` of {} that covers the store's bulk group happens before the write",
+                    self.who(model, t),
+                    self.who(model, issuer)
+                ),
+                steps: vec![
+                    step_copy,
+                    (access.site, format!("{} writes `{name}`; the store's bulk group may still be in flight", self.who(model, t))),
+                ],
+                repair: Repair::None,
+            });
+        }
         if !copy_writes || barrier.is_none() {
-            // The TMA store's reads end at a bulk wait, which is not
-            // modelled, and a load whose barrier is not known completes
-            // where the analysis cannot see: accesses after their issue are
-            // not judged.
+            // A load whose barrier is not known completes where the
+            // analysis cannot see: accesses after its issue are not judged.
             return None;
         }
         if access_writes {
@@ -161,5 +189,37 @@ impl<'m> Execution<'m> {
         let actor = &self.actors[a];
         let after = actor.mem.get(index)?.after as usize;
         actor.ops.get(after)
+    }
+}
+
+impl Execution<'_> {
+    /// TMA stores a thread leaves in flight when it ends: never committed
+    /// to a group, or in a group no bulk wait covered. The CTA's shared
+    /// memory goes to the next CTA once this one exits, while the store may
+    /// still be reading it.
+    pub(super) fn stores_in_flight_at_exit(&self, model: &Model) -> Vec<MemoryFinding> {
+        let mut out = Vec::new();
+        for (a, actor) in self.actors.iter().enumerate() {
+            let in_flight = actor.uncommitted_stores.iter().chain(actor.store_groups.iter().flatten());
+            for &id in in_flight {
+                let Some(copy) = self.events.iter().find(|e| e.async_id == Some(id)) else { continue };
+                let MemKind::AsyncCopy { buffer, .. } = copy.kind else { continue };
+                let name = &model.buffers[buffer as usize].name;
+                let committed = !actor.uncommitted_stores.contains(&id);
+                let why = if committed {
+                    "no `cp_async_bulk_wait_group(0, read=True)` after its commit waits for it"
+                } else {
+                    "it is never committed to a bulk group (`cp_async_bulk_commit_group`), so no wait can cover it"
+                };
+                out.push(MemoryFinding {
+                    rule: MemoryRule::BulkGroupInFlight,
+                    site: copy.site,
+                    message: format!("{} ends with the TMA store from `{name}` still reading shared memory: {why}", self.who(model, a)),
+                    steps: vec![(copy.site, format!("{} issues the TMA store from `{name}` (async proxy)", self.who(model, a)))],
+                    repair: Repair::None,
+                });
+            }
+        }
+        out
     }
 }

@@ -74,6 +74,8 @@ impl<'m> Execution<'m> {
                 stamp_base: None,
                 blocked: None,
                 lane_syncs: Vec::new(),
+                uncommitted_stores: Vec::new(),
+                store_groups: Default::default(),
             })
             .collect();
         for i in 0..actors.len() {

@@ -9,6 +9,7 @@
 pub mod analysis_incomplete;
 pub mod arrive_count_mismatch;
 pub mod barrier_recycling;
+pub mod bulk_group_in_flight;
 pub mod deadlock;
 pub mod divergent_barrier;
 pub mod dsmem_race;
@@ -63,6 +64,7 @@ pub const ALL: &[&Rule] = &[
     &divergent_barrier::RULE,
     &smem_race::RULE,
     &dsmem_race::RULE,
+    &bulk_group_in_flight::RULE,
     &deadlock::RULE,
     &read_before_grid_dependency::RULE,
     &analysis_incomplete::RULE,
