@@ -130,6 +130,14 @@ pub enum Repair {
     /// Insert `griddepcontrol_wait()` before `site`, which the kernel
     /// statement with id `stmt` performs.
     InsertGridDependencyWaitBefore { site: TextRange, stmt: u32 },
+    /// Wait on the copy's barrier for the phase `phase` (the one the copy
+    /// completes, counted from 0) before the read at `site`, which the kernel statement
+    /// `stmt` performs. `later` is the reading thread's first wait on that
+    /// barrier after the read, when it waits for that phase's parity (the wait to
+    /// move up); `earlier`, its last wait on any barrier before the read,
+    /// with the parity it waits for (a spelling of the wait to copy).
+    /// `copy` is the copy's call, which names the barrier.
+    InsertWaitBefore { site: TextRange, stmt: u32, copy: TextRange, phase: u32, later: Option<TextRange>, earlier: Option<(TextRange, u8)> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -193,6 +201,10 @@ struct Execution<'m> {
     events: Vec<Event>,
     /// The actor each async copy was issued by, and its clocks at issue.
     issues: Vec<(usize, Clock)>,
+    /// The phase of its barrier each async copy into shared memory
+    /// completes (by the copy's number among the copies), for the wait a
+    /// read before it needs.
+    copy_phases: Vec<Option<u32>>,
     cluster_ctas: u32,
 }
 

@@ -69,7 +69,12 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
         );
     }
     let severity = if notes.is_empty() { rule.default_severity } else { Severity::Warning };
-    let fixes = fix(ctx, &f.repair).into_iter().collect();
+    let fixes = match f.rule {
+        MemoryRule::ReadBeforeWait => read_before_wait::fix(ctx, model, &f.repair),
+        _ => fix(ctx, &f.repair),
+    }
+    .into_iter()
+    .collect();
     Diagnostic {
         code: rule.code,
         name: rule.name,
@@ -221,7 +226,7 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
         }
         Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
         // Made by the rule itself, which knows how the kernel spells its wait.
-        Repair::InsertGridDependencyWaitBefore { .. } => None,
+        Repair::InsertGridDependencyWaitBefore { .. } | Repair::InsertWaitBefore { .. } => None,
     }
 }
 

@@ -29,6 +29,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "read-before-grid-dependency",
     "named-barrier-deadlock",
     "single-lane-collective",
+    "read-before-wait",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

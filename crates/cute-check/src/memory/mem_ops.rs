@@ -77,6 +77,7 @@ impl<'m> Execution<'m> {
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
                 self.issues.push((a, actor.ctl.clone()));
+                self.copy_phases.push(None);
                 if !*write {
                     actor.uncommitted_stores.push(id);
                 }
@@ -89,6 +90,7 @@ impl<'m> Execution<'m> {
                     mmo[id] = 1;
                     let b = &mut barriers[*bar as usize];
                     let target = actor.open_expects.iter().rev().find(|(eb, _)| eb == bar).map_or(b.phase, |(_, phase)| *phase);
+                    *self.copy_phases.last_mut().expect("pushed above") = Some(target);
                     if target == b.phase {
                         join(&mut b.ctl, &ctl);
                         join(&mut b.mmo, &mmo);

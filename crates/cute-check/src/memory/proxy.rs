@@ -179,8 +179,39 @@ impl<'m> Execution<'m> {
                 self.who(model, t)
             ),
             steps: vec![step_copy, (access.site, format!("{} reads `{name}` before any wait observes the copy's completion", self.who(model, t)))],
-            repair: Repair::None,
+            repair: self.wait_before(access, copy.site, barrier, id),
         })
+    }
+
+    /// The repair of a read before the wait of the copy numbered `id`
+    /// (among the actors' clocks) on `barrier`: the wait for the phase the
+    /// copy completes, with the reading thread's own waits around the read
+    /// to spell it.
+    fn wait_before(&self, access: &Event, copy: cute_syntax::TextRange, barrier: Option<BarrierIx>, id: usize) -> Repair {
+        let (Some(bar), Some(Some(phase))) = (barrier, self.copy_phases.get(id - self.actors.len())) else { return Repair::None };
+        let parity = (phase % 2) as u8;
+        let actor = &self.actors[access.actor];
+        let Some(after) = actor.mem.get(access.index).map(|m| m.after as usize) else { return Repair::None };
+        let later = actor.ops.get(after..).and_then(|ops| {
+            ops.iter().find_map(|o| match o.kind {
+                OpKind::Wait { bar: b, parity: p } if b == bar => Some((o.site, p)),
+                _ => None,
+            })
+        });
+        let earlier = actor.ops.get(..after).and_then(|ops| {
+            ops.iter().rev().find_map(|o| match o.kind {
+                OpKind::Wait { parity: p, .. } => Some((o.site, p)),
+                _ => None,
+            })
+        });
+        Repair::InsertWaitBefore {
+            site: access.site,
+            stmt: access.stmt,
+            copy,
+            phase: *phase,
+            later: later.filter(|(_, p)| *p == parity).map(|(site, _)| site),
+            earlier,
+        }
     }
 
     /// The first synchronization operation of actor `a` after its memory

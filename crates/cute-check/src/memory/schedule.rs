@@ -83,7 +83,7 @@ impl<'m> Execution<'m> {
                 actors[l].lanes.push(i);
             }
         }
-        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), cluster_ctas: model.cluster_ctas.max(1) };
+        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), copy_phases: Vec::new(), cluster_ctas: model.cluster_ctas.max(1) };
         let mut barriers: Vec<BarrierRun> = model
             .barriers
             .iter()

@@ -243,6 +243,17 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *after = r.range(*after);
         }
         Repair::SetSem { call, .. } | Repair::SetScope { call, .. } => *call = r.range(*call),
+        Repair::InsertWaitBefore { site, stmt, copy, later, earlier, .. } => {
+            *site = r.range(*site);
+            *stmt = r.id(*stmt);
+            *copy = r.range(*copy);
+            if let Some(later) = later {
+                *later = r.range(*later);
+            }
+            if let Some((earlier, _)) = earlier {
+                *earlier = r.range(*earlier);
+            }
+        }
     }
 }
 

@@ -1,0 +1,133 @@
+//! The quick fixes that add or move a wait, on variants of the fixtures
+//! that differ in shape: which spellings and places get a fix, that the fix
+//! removes the finding, and the shapes that must get none.
+
+use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Fix};
+
+fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn apply(text: &str, fix: &Fix) -> String {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    let mut out = text.to_string();
+    for e in edits {
+        out.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
+    }
+    out
+}
+
+fn of_rule(src: &str, rule: &str) -> Vec<Diagnostic> {
+    analyze_text(src, &AnalysisOptions::default()).into_iter().filter(|d| d.name == rule).collect()
+}
+
+/// The one finding of `rule` in `src` and its one fix, applied: the fixed
+/// text, with no finding of `rule` left in it.
+fn fixed(src: &str, rule: &str) -> (Fix, String) {
+    let found = of_rule(src, rule);
+    assert_eq!(found.len(), 1, "{found:?}\n{src}");
+    assert_eq!(found[0].fixes.len(), 1, "{:?}\n{src}", found[0]);
+    let fix = found[0].fixes[0].clone();
+    let out = apply(src, &fix);
+    assert_eq!(of_rule(&out, rule), [], "{out}");
+    (fix, out)
+}
+
+/// `src` with the one finding of `rule`, offered no fix.
+fn no_fix(src: &str, rule: &str) {
+    let found = of_rule(src, rule);
+    assert_eq!(found.len(), 1, "{found:?}\n{src}");
+    assert_eq!(found[0].fixes, [], "{src}");
+}
+
+fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from}");
+    text.replacen(from, to, 1)
+}
+
+const HOISTED: &str = "read_before_wait/hoisted_read_bug.py";
+const HOISTED_READ: &str = "    acc = smat[row, 0] * vec[0]  # expect: read-before-wait\n";
+const HOISTED_WAIT: &str = "    cute.arch.mbarrier_wait(tile_full, 0)\n";
+
+#[test]
+fn a_hoisted_read_gets_its_wait_moved_up_whatever_the_phase_is_called() {
+    let text = fixture(HOISTED);
+    let (fix, out) = fixed(&text, "read-before-wait");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Safe);
+    assert!(out.contains(&format!("{HOISTED_WAIT}{HOISTED_READ}")), "{out}");
+    assert_eq!(out.matches("mbarrier_wait(").count(), 1, "{out}");
+
+    // A phase variable bound before the read, and the module spelled in full.
+    let named = replaced(&text, "    # Start on the first column", "    tile_phase = 0\n    # Start on the first column");
+    let named = replaced(&named, HOISTED_WAIT, "    cutlass.cute.arch.mbarrier_wait(tile_full, tile_phase)\n");
+    let (_, out) = fixed(&named, "read-before-wait");
+    assert!(out.contains(&format!("    cutlass.cute.arch.mbarrier_wait(tile_full, tile_phase)\n{HOISTED_READ}")), "{out}");
+
+    // Statements that do not synchronize between the read and the wait are crossed.
+    let apart = replaced(&text, HOISTED_WAIT, &format!("    v1 = vec[1]\n{HOISTED_WAIT}"));
+    let (_, out) = fixed(&apart, "read-before-wait");
+    assert!(out.contains(&format!("{HOISTED_WAIT}{HOISTED_READ}    v1 = vec[1]\n")), "{out}");
+}
+
+#[test]
+fn no_wait_is_moved_over_what_it_depends_on() {
+    let text = fixture(HOISTED);
+    // The phase is bound between the read and the wait.
+    let late_phase = replaced(&text, HOISTED_WAIT, "    tile_phase = 0\n    cute.arch.mbarrier_wait(tile_full, tile_phase)\n");
+    no_fix(&late_phase, "read-before-wait");
+    // A CTA barrier between them: the wait would move over it.
+    let barrier = replaced(&text, HOISTED_WAIT, &format!("    cute.arch.sync_threads()\n{HOISTED_WAIT}"));
+    no_fix(&barrier, "read-before-wait");
+    // The wait in a branch of its own is not in the read's block.
+    let branch = replaced(&text, HOISTED_WAIT, "    if row >= 0:\n        cute.arch.mbarrier_wait(tile_full, 0)\n");
+    no_fix(&branch, "read-before-wait");
+}
+
+const PIPELINE: &str = "read_before_wait/tma_pipeline_bug.py";
+
+#[test]
+fn a_pipeline_read_in_a_loop_gets_consumer_wait_moved_up() {
+    let text = fixture(PIPELINE);
+    let read = "            acc = acc + stiles[lane, 0, state.index]  # expect: read-before-wait\n";
+    let (_, out) = fixed(&text, "read-before-wait");
+    assert!(out.contains(&format!("            pipe.consumer_wait(state)\n{read}")), "{out}");
+
+    // The consumer's state under another name, with a try-wait token bound before the read.
+    let renamed = text.replace("state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer", "cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer");
+    let renamed = renamed.replace("stiles[lane, 0, state.index]", "stiles[lane, 0, cons.index]").replace("stiles[lane, c, state.index]", "stiles[lane, c, cons.index]");
+    let renamed = renamed.replace("pipe.consumer_wait(state)", "pipe.consumer_wait(cons, token)").replace("pipe.consumer_release(state)\n            state.advance()", "pipe.consumer_release(cons)\n            cons.advance()");
+    let renamed = replaced(&renamed, "            acc = acc + stiles[lane, 0, cons.index]", "            token = pipe.consumer_try_wait(cons)\n            acc = acc + stiles[lane, 0, cons.index]");
+    let (_, out) = fixed(&renamed, "read-before-wait");
+    assert!(out.contains("            token = pipe.consumer_try_wait(cons)\n            pipe.consumer_wait(cons, token)\n            acc = acc + stiles[lane, 0, cons.index]"), "{out}");
+
+    // The token is taken between the read and the wait: nothing to move.
+    let late_token = text.replace("pipe.consumer_wait(state)", "pipe.consumer_wait(state, token)");
+    let late_token = replaced(&late_token, "            pipe.consumer_wait(state, token)", "            token = pipe.consumer_try_wait(state)\n            pipe.consumer_wait(state, token)");
+    no_fix(&late_token, "read-before-wait");
+}
+
+const WRONG_BARRIER: &str = "read_before_wait/wrong_barrier_bug.py";
+
+#[test]
+fn a_wait_on_the_wrong_barrier_is_followed_by_one_on_the_copys() {
+    let text = fixture(WRONG_BARRIER);
+    let (fix, out) = fixed(&text, "read-before-wait");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains("    cute.arch.mbarrier_wait(a_full, 0)  # meant: B has landed\n    cute.arch.mbarrier_wait(b_full, 0)\n"), "{out}");
+
+    // The phase passed by keyword in the kernel's wait.
+    let keyword = replaced(&text, "    cute.arch.mbarrier_wait(a_full, 0)  # meant", "    cute.arch.mbarrier_wait(a_full, phase=0)  # meant");
+    let (_, out) = fixed(&keyword, "read-before-wait");
+    assert!(out.contains("    cute.arch.mbarrier_wait(b_full, phase=0)\n"), "{out}");
+
+    // The copy names its barrier by an expression, not a variable bound
+    // once: which barrier it is, no name in scope says.
+    let expression = replaced(&text, "tma_bar_ptr=b_full", "tma_bar_ptr=storage.b_full.data_ptr()");
+    no_fix(&expression, "read-before-wait");
+    let rebound = replaced(&text, "    col = tidx % TILE\n", "    col = tidx % TILE\n    b_full = a_full\n");
+    if of_rule(&rebound, "read-before-wait").len() == 1 {
+        no_fix(&rebound, "read-before-wait");
+    }
+}
