@@ -376,7 +376,15 @@ fn check_ways(
                 findings.push(tx_count_mismatch::diagnostic(ctx, &model, &m, notes.clone(), severity));
             }
         }
-        let mismatches = arrive_count_mismatch::find(&model);
+        let mut mismatches = arrive_count_mismatch::find(&model);
+        for m in &mut mismatches {
+            // A repair is offered where the repaired model runs clean.
+            arrive_count_mismatch::verify(ctx, &model, m, &mut |repaired| {
+                let separated = cute_check::overrun::separate_turns(repaired);
+                let outcome = explorer(separated.as_ref().unwrap_or(repaired), &explore_options);
+                matches!(outcome.verdict, Verdict::Clean) && outcome.hazards.is_empty()
+            });
+        }
 
         let named = NamedFindings::of(&model, options);
         // Groups that take turns at a named barrier: the search above checks

@@ -5,11 +5,14 @@
 //! arrivals of all threads (`A`) against the phases its waiters wait for
 //! (`W`, the same for every waiting thread). `A != n * W` is a mismatch.
 //! Irregular protocols (waiters that wait different numbers of times,
-//! several init counts) are left to the checker.
+//! several init counts) are left to the checker. Its quick fixes are
+//! offered where the model, repaired the same way, explores clean
+//! ([`verify`]).
 
 use std::collections::BTreeMap;
 
 use cute_check::model::{describe_threads, BarrierKind, Model, OpKind};
+use cute_ir::ast::StmtKind;
 use cute_syntax::TextRange;
 
 use super::Rule;
@@ -33,6 +36,21 @@ pub struct Mismatch {
     pub phases: u32,
     /// (site, arrivals per round there, who)
     pub contributions: Vec<(TextRange, u64, String)>,
+    /// The repairs that hold (see [`verify`]).
+    pub repair: Repairs,
+}
+
+/// Which repairs of a mismatch leave a model that runs clean: decided by
+/// exploring the repaired model ([`verify`]), so that a count lowered to
+/// the arrivals is not offered where it lets the arriving threads run
+/// phases ahead of a waiter that does not arrive.
+#[derive(Clone, Debug, Default)]
+pub struct Repairs {
+    /// The init count set to the arrivals of one phase.
+    pub count: bool,
+    /// The one arrive, alone in an `if` on the thread, taken out of it (the
+    /// `if` statement's range): every thread that waits then arrives.
+    pub unguard: Option<TextRange>,
 }
 
 pub fn find(model: &Model) -> Vec<Mismatch> {
@@ -110,9 +128,90 @@ pub fn find(model: &Model) -> Vec<Mismatch> {
         if out.iter().any(|m: &Mismatch| m.init_site == init_site) {
             continue;
         }
-        out.push(Mismatch { bar: b, init_site, expected, arrivals, phases, contributions });
+        out.push(Mismatch { bar: b, init_site, expected, arrivals, phases, contributions, repair: Repairs::default() });
     }
     out
+}
+
+/// The count the arrivals make per phase, when they are regular.
+fn derived_count(m: &Mismatch) -> Option<u32> {
+    (m.arrivals.is_multiple_of(m.phases as u64) && m.arrivals > 0).then(|| u32::try_from(m.arrivals / m.phases as u64).ok()).flatten()
+}
+
+/// Decides which repairs of `m` hold: each is made on a copy of the model,
+/// which `clean` explores (true when every run finishes with no hazard).
+/// Lowering the count is right where the threads that wait are throttled
+/// (they arrive too, or another barrier holds the arriving side back);
+/// where a waiter that does not arrive would be overtaken, the arrive it
+/// skips is what is missing: when that arrive is alone in an `if` on the
+/// thread, taking it out of the `if` is the repair, if the model with every
+/// waiting thread arriving there runs clean and matches its count.
+pub fn verify(ctx: &KernelContext<'_>, model: &Model, m: &mut Mismatch, clean: &mut dyn FnMut(&Model) -> bool) {
+    if let Some(count) = derived_count(m) {
+        let mut repaired = model.clone();
+        for g in &mut repaired.groups {
+            for op in &mut g.ops {
+                if let OpKind::Init { bar, count: c } = &mut op.kind {
+                    if *bar == m.bar {
+                        *c = count;
+                    }
+                }
+            }
+        }
+        m.repair.count = clean(&repaired);
+    }
+    m.repair.unguard = unguarded(ctx, model, m, clean);
+}
+
+/// The `if` on the thread around the one arrive of `m`, when every waiting
+/// thread arriving there (the model given an arrive before each wait of the
+/// waiters that do not arrive, at the waits the arriving threads make too)
+/// runs clean with no mismatch left.
+fn unguarded(ctx: &KernelContext<'_>, model: &Model, m: &Mismatch, clean: &mut dyn FnMut(&Model) -> bool) -> Option<TextRange> {
+    let [(site, _, _)] = m.contributions.as_slice() else { return None };
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= site.start && site.end <= kernel.end) || ctx.module.linked_file(*site).is_some() {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(*site)?;
+    let [.., guard, arrive] = chain.as_slice() else { return None };
+    let StmtKind::Expr(cute_ir::ast::Expr::Call(call)) = &arrive.kind else { return None };
+    let StmtKind::If { cond, then, orelse } = &guard.kind else { return None };
+    if call.range != *site || then.len() != 1 || !orelse.is_empty() || !ctx.varies_across_threads(cond) || ctx.slice(guard.range).matches('\n').count() != 1 {
+        return None;
+    }
+    // The arrive as the arriving threads make it, and the waits that follow it.
+    let count = model.groups.iter().flat_map(|g| &g.ops).find_map(|o| match o.kind {
+        OpKind::Arrive { bar, count } if bar == m.bar && o.site == *site => Some(count),
+        _ => None,
+    })?;
+    let arrives = |g: &cute_check::model::Group| g.ops.iter().any(|o| matches!(o.kind, OpKind::Arrive { bar, .. } if bar == m.bar));
+    let waits_of_arrivers: Vec<TextRange> = model
+        .groups
+        .iter()
+        .filter(|g| arrives(g))
+        .flat_map(|g| &g.ops)
+        .filter(|o| matches!(o.kind, OpKind::Wait { bar, .. } if bar == m.bar))
+        .map(|o| o.site)
+        .collect();
+    let mut repaired = model.clone();
+    let mut added = false;
+    for g in repaired.groups.iter_mut().filter(|g| !arrives(g)) {
+        let mut ops = Vec::with_capacity(g.ops.len());
+        for op in g.ops.drain(..) {
+            if matches!(op.kind, OpKind::Wait { bar, .. } if bar == m.bar) && waits_of_arrivers.contains(&op.site) {
+                ops.push(cute_check::model::Op { kind: OpKind::Arrive { bar: m.bar, count }, site: *site });
+                added = true;
+            }
+            ops.push(op);
+        }
+        g.ops = ops;
+    }
+    // The threads' memory operations count the synchronization operations
+    // before them, which the added arrives shift: not needed to explore.
+    repaired.memory.clear();
+    let holds = added && find(&repaired).iter().all(|r| r.bar != m.bar) && clean(&repaired);
+    holds.then_some(guard.range)
 }
 
 pub fn diagnostic(
@@ -136,19 +235,27 @@ pub fn diagnostic(
         .map(|(site, n, who)| Related { range: *site, message: format!("{} per phase here ({who})", arrivals(*n as u64)), file: None, event: None })
         .collect();
     related.extend(trace);
-    let fixes = if m.arrivals.is_multiple_of(m.phases as u64) && m.arrivals > 0 {
-        count_argument(ctx, m.init_site)
-            .map(|range| {
-                vec![Fix {
-                    title: format!("initialise {name} with {}", arrivals(m.arrivals / m.phases as u64)),
-                    edits: vec![Edit { range, new_text: (m.arrivals / m.phases as u64).to_string() }],
-                    applicability: crate::Applicability::Unsafe,
-                }]
-            })
-            .unwrap_or_default()
-    } else {
-        Vec::new()
-    };
+    let mut fixes = Vec::new();
+    if let (true, Some(count)) = (m.repair.count, derived_count(m)) {
+        fixes.extend(count_argument(ctx, m.init_site).map(|range| Fix {
+            title: format!("initialise {name} with {}", arrivals(count as u64)),
+            edits: vec![Edit { range, new_text: count.to_string() }],
+            applicability: crate::Applicability::Unsafe,
+        }));
+    }
+    if let Some(guard) = m.repair.unguard {
+        // The `if` line goes; the arrive, on the next line, takes its place.
+        let arrive_line = ctx.full_line(guard.end.saturating_sub(1));
+        let text = ctx.slice(arrive_line).trim();
+        fixes.push(Fix {
+            title: "Arrive in every thread that waits: take the arrive out of its `if`".to_string(),
+            edits: vec![Edit {
+                range: TextRange { start: ctx.full_line(guard.start).start, end: arrive_line.end },
+                new_text: format!("{}{text}\n", ctx.indentation_at(guard.start)),
+            }],
+            applicability: crate::Applicability::Unsafe,
+        });
+    }
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,

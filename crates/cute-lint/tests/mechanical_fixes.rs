@@ -1,6 +1,6 @@
-//! The quick fixes that add or move a wait, on variants of the fixtures
-//! that differ in shape: which spellings and places get a fix, that the fix
-//! removes the finding, and the shapes that must get none.
+//! Quick fixes on variants of the fixtures that differ in shape: which
+//! spellings and places get a fix, that the fix removes the finding (and
+//! leaves no other), and the shapes that must get none.
 
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Fix};
 
@@ -33,6 +33,19 @@ fn fixed(src: &str, rule: &str) -> (Fix, String) {
     let out = apply(src, &fix);
     assert_eq!(of_rule(&out, rule), [], "{out}");
     (fix, out)
+}
+
+/// The one finding of `rule` in `src`, its fix titled `title` applied: the
+/// fixed text, with no finding at all left in it.
+fn fixed_by(src: &str, rule: &str, title: &str) -> String {
+    let found = of_rule(src, rule);
+    assert_eq!(found.len(), 1, "{found:?}\n{src}");
+    let titles: Vec<&str> = found[0].fixes.iter().map(|f| f.title.as_str()).collect();
+    let fix = found[0].fixes.iter().find(|f| f.title.contains(title)).unwrap_or_else(|| panic!("{titles:?}\n{src}"));
+    let out = apply(src, fix);
+    let left: Vec<Diagnostic> = analyze_text(&out, &AnalysisOptions::default());
+    assert_eq!(left, [], "{out}");
+    out
 }
 
 /// `src` with the one finding of `rule`, offered no fix.
@@ -129,5 +142,41 @@ fn a_wait_on_the_wrong_barrier_is_followed_by_one_on_the_copys() {
     let rebound = replaced(&text, "    col = tidx % TILE\n", "    col = tidx % TILE\n    b_full = a_full\n");
     if of_rule(&rebound, "read-before-wait").len() == 1 {
         no_fix(&rebound, "read-before-wait");
+    }
+}
+
+const COUNT_SHORT: &str = "arrive_count_mismatch/count_short_bug.py";
+const GUARDED_ARRIVE: &str = "        if warp < 3:\n            arch.mbarrier_arrive(bar)\n";
+
+/// Lowering the count to the 96 arrivals would let warps 0..2 run phases
+/// ahead of warp 3, which waits without arriving: the arrive it skips is
+/// what is missing, and the fix takes it out of its `if`.
+#[test]
+fn a_count_short_by_a_waiter_that_does_not_arrive_gets_the_arrive_not_the_count() {
+    let text = fixture(COUNT_SHORT);
+    let found = of_rule(&text, "arrive-count-mismatch");
+    let titles: Vec<&str> = found[0].fixes.iter().map(|f| f.title.as_str()).collect();
+    assert!(titles.iter().all(|t| !t.contains("initialise")), "{titles:?}");
+    let out = fixed_by(&text, "arrive-count-mismatch", "take the arrive out of its `if`");
+    assert!(out.contains("        buf[half + tidx] = val\n        arch.mbarrier_arrive(bar)\n        arch.mbarrier_wait(bar, phase)\n"), "{out}");
+
+    // The `if` holds more than the arrive: nothing to take out, and no count holds.
+    let busy = replaced(&text, GUARDED_ARRIVE, "        if warp < 3:\n            arch.mbarrier_arrive(bar)\n            val = val + 1.0\n");
+    no_fix(&busy, "arrive-count-mismatch");
+    // An `else` beside the arrive: taking the `if` away would run it too.
+    let other = replaced(&text, GUARDED_ARRIVE, "        if warp < 3:\n            arch.mbarrier_arrive(bar)\n        else:\n            val = val + 1.0\n");
+    no_fix(&other, "arrive-count-mismatch");
+}
+
+/// Where every waiting thread arrives too, the count the arrivals make is
+/// the repair, whatever the count is written as.
+#[test]
+fn a_wrong_count_where_every_waiter_arrives_gets_the_count() {
+    let text = fixture(COUNT_SHORT);
+    let all = replaced(&text, GUARDED_ARRIVE, "        arch.mbarrier_arrive(bar)\n");
+    for count in ["2 * NUM_THREADS", "256", "cnt=256"] {
+        let src = replaced(&all, "arch.mbarrier_init(bar, NUM_THREADS)", &format!("arch.mbarrier_init(bar, {count})"));
+        let out = fixed_by(&src, "arrive-count-mismatch", "initialise `bar` with 128 arrivals");
+        assert!(out.contains("arch.mbarrier_init(bar, 128)") || out.contains("arch.mbarrier_init(bar, cnt=128)"), "{out}");
     }
 }
