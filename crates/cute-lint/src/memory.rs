@@ -61,8 +61,10 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
     let rule = rule_of(f.rule);
     // Whether transaction bytes arrive bears on hangs, not on ordering.
     let mut notes: Vec<String> = notes.iter().filter(|n| !n.contains("transaction bytes")).cloned().collect();
-    let remote_arrive = f.rule == MemoryRule::ScopeTooNarrow && is_arrive_release(model, f.site);
-    if remote_arrive {
+    let release = (f.rule == MemoryRule::ScopeTooNarrow).then(|| arrive_release(model, f.site)).flatten();
+    // A relaxed arrive orders nothing, by definition: only a scoped one
+    // rests on reading the memory model.
+    if matches!(release, Some(Some(_))) {
         notes.push(
             "assuming a CTA-scoped remote `mbarrier_arrive` does not publish the arriving thread's stores to the peer CTA (the PTX memory model does not promise it; the DSL documents the cluster scope for DSMEM hand-off)"
                 .to_string(),
@@ -81,16 +83,25 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
         severity,
         message: format!("`{}`: {}", ctx.kernel.display_name(), f.message),
         range: f.site,
-        label: label(f.rule).to_string(),
+        label: if release == Some(None) { "relaxed: releases nothing".to_string() } else { label(f.rule).to_string() },
         related: f.steps.into_iter().map(|(range, message)| Related { range, message, file: None, event: None }).collect(),
         notes,
-        help: help(f.rule).map(str::to_string),
+        help: if release == Some(None) {
+            Some("arrive with release semantics at a scope containing both parties (`cluster_arrive()` for `cluster_arrive_relaxed()`, no `relaxed=True`)".to_string())
+        } else {
+            help(f.rule).map(str::to_string)
+        },
         fixes,
     }
 }
 
-fn is_arrive_release(model: &Model, site: TextRange) -> bool {
-    model.memory.iter().flat_map(|t| &t.ops).any(|m| m.site == site && matches!(m.kind, MemKind::ArriveRelease { .. }))
+/// The release scope of the arrive at `site` (`Some(None)`: relaxed),
+/// when it is one the memory model records.
+fn arrive_release(model: &Model, site: TextRange) -> Option<Option<cute_check::model::Scope>> {
+    model.memory.iter().flat_map(|t| &t.ops).find_map(|m| match m.kind {
+        MemKind::ArriveRelease { scope } if m.site == site => Some(scope),
+        _ => None,
+    })
 }
 
 fn label(rule: MemoryRule) -> &'static str {
@@ -177,6 +188,11 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             let c = ctx.call_at(*call)?;
             let is_arrive = c.func.dotted().is_some_and(|d| d.ends_with("mbarrier_arrive"));
             if is_arrive {
+                // A relaxed arrive stays relaxed whatever its scope: no
+                // scope alone repairs it.
+                if c.kwargs.iter().any(|(k, _)| k == "relaxed") {
+                    return None;
+                }
                 let member = scope.name().to_ascii_uppercase();
                 // A scope written as a member of an enum (`nvvm.MemScopeKind.CTA`,
                 // `prims.MemScope.CTA`) becomes that enum's wider member; else

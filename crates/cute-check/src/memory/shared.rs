@@ -30,19 +30,28 @@ impl<'m> Execution<'m> {
         if first.ctl[first.actor] <= second.ctl[first.actor] {
             // Ordered by timing, not by memory semantics: a release too
             // narrow for the other side.
-            let arrive = self.narrow_release_after(first, self.cta_of(second.actor))?;
+            let (arrive, relaxed) = self.narrow_release_after(first, self.cta_of(second.actor))?;
+            let peer = self.cta_of(second.actor);
+            let (message, step) = if relaxed {
+                (
+                    format!(
+                        "this arrive is relaxed: it releases nothing, so the data handed over through `{name}` is not ordered before the reads of the threads of CTA {peer} that wait for it (arrive with release semantics at cluster scope)"
+                    ),
+                    "arrives relaxed: it releases nothing, for any CTA".to_string(),
+                )
+            } else {
+                (
+                    format!(
+                        "this arrive releases at CTA scope, which does not contain the threads of CTA {peer} that wait for it; the data handed over through `{name}` is not ordered before their reads (pass a cluster scope)"
+                    ),
+                    "arrives with a CTA-scoped release: it orders nothing for a peer CTA".to_string(),
+                )
+            };
             return Some(MemoryFinding {
                 rule: MemoryRule::ScopeTooNarrow,
                 site: arrive,
-                message: format!(
-                    "this arrive releases at CTA scope, which does not contain the threads of CTA {} that wait for it; the data handed over through `{name}` is not ordered before their reads (pass a cluster scope)",
-                    self.cta_of(second.actor)
-                ),
-                steps: vec![
-                    (first.site, describe(first)),
-                    (arrive, "arrives with a CTA-scoped release: it orders nothing for a peer CTA".to_string()),
-                    (second.site, describe(second)),
-                ],
+                message,
+                steps: vec![(first.site, describe(first)), (arrive, step), (second.site, describe(second))],
                 repair: Repair::SetScope { call: arrive, scope: Scope::Cluster },
             });
         }
@@ -101,13 +110,13 @@ impl<'m> Execution<'m> {
     }
 
     /// A remote arrive of `e`'s thread after `e`, released at a scope that
-    /// does not contain `cta`.
-    fn narrow_release_after(&self, e: &Event, cta: u32) -> Option<TextRange> {
+    /// does not contain `cta`, or relaxed (true: it releases nothing).
+    fn narrow_release_after(&self, e: &Event, cta: u32) -> Option<(TextRange, bool)> {
         let actor = &self.actors[e.actor];
         let from = self.cta_of(e.actor);
         actor.mem[e.index..].iter().find_map(|m| match m.kind {
-            MemKind::ArriveRelease { scope: Some(s) } if !self.scope_contains(s, from, cta) => Some(m.site),
-            MemKind::ArriveRelease { scope: None } => Some(m.site),
+            MemKind::ArriveRelease { scope: Some(s) } if !self.scope_contains(s, from, cta) => Some((m.site, false)),
+            MemKind::ArriveRelease { scope: None } => Some((m.site, true)),
             _ => None,
         })
     }
