@@ -180,3 +180,26 @@ fn a_wrong_count_where_every_waiter_arrives_gets_the_count() {
         assert!(out.contains("arch.mbarrier_init(bar, 128)") || out.contains("arch.mbarrier_init(bar, cnt=128)"), "{out}");
     }
 }
+
+const HOISTED_CLEAN: &str = "read_before_wait/hoisted_read_clean.py";
+
+/// A first wait written with the literal parity 1 waits for phase 0
+/// instead, wherever the literal is spelled; in a loop, the literal is not
+/// the first wait's alone, and no fix is offered.
+#[test]
+fn a_first_wait_on_the_literal_parity_1_waits_for_phase_0() {
+    let text = fixture(HOISTED_CLEAN);
+    for (wait, fixed_wait) in [
+        ("    cute.arch.mbarrier_wait(tile_full, 1)\n", "    cute.arch.mbarrier_wait(tile_full, 0)\n"),
+        ("    cute.arch.mbarrier_wait(tile_full, phase=1)\n", "    cute.arch.mbarrier_wait(tile_full, phase=0)\n"),
+        ("    while not cute.arch.mbarrier_try_wait(tile_full, 1):\n        pass\n", "    while not cute.arch.mbarrier_try_wait(tile_full, 0):\n"),
+    ] {
+        let src = replaced(&text, HOISTED_WAIT, wait);
+        let out = fixed_by(&src, "vacuous-wait", "phase 0");
+        assert!(out.contains(fixed_wait), "{out}");
+    }
+    let looped = replaced(&text, HOISTED_WAIT, "    for _ in cutlass.range_constexpr(1):\n        cute.arch.mbarrier_wait(tile_full, 1)\n");
+    let found = of_rule(&looped, "vacuous-wait");
+    assert_eq!(found.len(), 1, "{looped}");
+    assert_eq!(found[0].fixes, [], "{looped}");
+}

@@ -80,7 +80,7 @@ pub fn diagnostic(
             ),
             "the first wait on a fresh barrier with parity 1 passes at once".to_string(),
             "start the phase at 0 for a barrier whose phases are completed by the data's arrival (`full`); parity 1 first is right only for a barrier the waiter finds free (a producer's `empty`)".to_string(),
-            initial_phase_fix(ctx, site).into_iter().collect(),
+            initial_phase_fix(ctx, site).or_else(|| literal_phase_fix(ctx, site)).into_iter().collect(),
         )
     } else {
         (
@@ -130,6 +130,30 @@ fn initial_phase_fix(ctx: &KernelContext<'_>, wait: TextRange) -> Option<crate::
     Some(crate::Fix {
         title: format!("start `{var}` at 0"),
         edits: vec![crate::Edit { range: TextRange { start: one, end: one + 1 }, new_text: "0".to_string() }],
+        applicability: crate::Applicability::Unsafe,
+    })
+}
+
+/// Wait for phase 0: the wait's phase written as the literal 1
+/// (`mbarrier_wait(full, 1)`, `while not prims.mbarrier_try_wait_parity(mbar, 1):`),
+/// in no loop (but the spin on it), so that it is the first wait and the
+/// only one that statement makes.
+fn literal_phase_fix(ctx: &KernelContext<'_>, wait: TextRange) -> Option<crate::Fix> {
+    if ctx.module.linked_file(wait).is_some() {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(wait)?;
+    let [outer @ .., _] = chain.as_slice() else { return None };
+    if outer.iter().any(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. })) {
+        return None;
+    }
+    let phase = ctx.argument_range(wait, &["phase"], 1)?;
+    if ctx.slice(phase) != "1" {
+        return None;
+    }
+    Some(crate::Fix {
+        title: "wait for phase 0, the first phase of a fresh barrier".to_string(),
+        edits: vec![crate::Edit { range: phase, new_text: "0".to_string() }],
         applicability: crate::Applicability::Unsafe,
     })
 }
