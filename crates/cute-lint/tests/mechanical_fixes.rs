@@ -203,3 +203,23 @@ fn a_first_wait_on_the_literal_parity_1_waits_for_phase_0() {
     assert_eq!(found.len(), 1, "{looped}");
     assert_eq!(found[0].fixes, [], "{looped}");
 }
+
+const STALE_TOKEN: &str = "pipeline/try_wait_stale_token_bug.py";
+const TOKEN_THEN_ADVANCE: &str = "            peek = ring_pipe.consumer_try_wait(cons_state)\n            cons_state.advance()\n";
+
+/// A try-wait token taken just before the state advances trades places
+/// with the advance, whatever the names; with anything between the two, no
+/// fix is offered.
+#[test]
+fn a_stale_token_is_taken_after_the_advance() {
+    let text = fixture(STALE_TOKEN);
+    let out = fixed_by(&text, "vacuous-wait", "after `cons_state.advance()`");
+    assert!(out.contains("            cons_state.advance()\n            peek = ring_pipe.consumer_try_wait(cons_state)\n"), "{out}");
+
+    let renamed = text.replace("peek", "ready").replace("cons_state", "read_state");
+    let out = fixed_by(&renamed, "vacuous-wait", "after `read_state.advance()`");
+    assert!(out.contains("            read_state.advance()\n            ready = ring_pipe.consumer_try_wait(read_state)\n"), "{out}");
+
+    let between = replaced(&text, TOKEN_THEN_ADVANCE, "            peek = ring_pipe.consumer_try_wait(cons_state)\n            acc = acc + 1.0\n            cons_state.advance()\n");
+    no_fix(&between, "vacuous-wait");
+}

@@ -158,6 +158,59 @@ fn literal_phase_fix(ctx: &KernelContext<'_>, wait: TextRange) -> Option<crate::
     })
 }
 
+/// Take the token after the state advances: the statement
+/// `token = pipe.consumer_try_wait(state)` followed, in its block, by
+/// `state.advance()` (on one line each) trade places, so that the token
+/// tests the stage the next wait is for. Anything else between them, or
+/// another spelling, gets no fix.
+fn token_after_advance(ctx: &KernelContext<'_>, token_site: TextRange) -> Option<crate::Fix> {
+    if ctx.module.linked_file(token_site).is_some() {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(token_site)?;
+    let [outer @ .., token] = chain.as_slice() else { return None };
+    let StmtKind::Assign { targets, value: Expr::Call(call) } = &token.kind else { return None };
+    if call.range != token_site || !matches!(targets.as_slice(), [Target::Name(_)]) || !call.func.dotted_last().is_some_and(|f| f == "consumer_try_wait") {
+        return None;
+    }
+    let Some(Expr::Name(state)) = call.args.first().or_else(|| call.kwargs.iter().find(|(k, _)| k == "state").map(|(_, v)| v)) else { return None };
+    let block: &[cute_ir::ast::Stmt] = match outer.last().map(|s| &s.kind) {
+        None => &ctx.kernel.body,
+        Some(StmtKind::If { then, orelse, .. }) => {
+            if then.iter().any(|s| s.range == token.range) {
+                then
+            } else {
+                orelse
+            }
+        }
+        Some(StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. }) => body,
+        Some(_) => return None,
+    };
+    let at = block.iter().position(|s| s.range == token.range)?;
+    let advance = block.get(at + 1)?;
+    let StmtKind::Expr(Expr::Call(adv)) = &advance.kind else { return None };
+    let advances = matches!(&adv.func, Expr::Attr { base, attr } if attr == "advance" && matches!(base.as_ref(), Expr::Name(n) if n == state));
+    let one_line = |r: TextRange| !ctx.slice(r).contains('\n');
+    if !advances || !adv.args.is_empty() || !adv.kwargs.is_empty() || !one_line(token.range) || !one_line(advance.range) {
+        return None;
+    }
+    // Only blank lines and comments between the two.
+    let gap = ctx.slice(TextRange { start: ctx.next_line_start(token.range.end), end: ctx.full_line(advance.range.start).start });
+    if gap.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')) {
+        return None;
+    }
+    let advance_line = ctx.full_line(advance.range.start);
+    let at = ctx.full_line(token.range.start).start;
+    Some(crate::Fix {
+        title: format!("take the token after `{state}.advance()`"),
+        edits: vec![
+            crate::Edit { range: TextRange { start: at, end: at }, new_text: ctx.slice(advance_line).to_string() },
+            crate::Edit { range: advance_line, new_text: String::new() },
+        ],
+        applicability: crate::Applicability::Unsafe,
+    })
+}
+
 /// Completed phases of every barrier along the counterexample, since its
 /// last init. `None` if the moves do not replay (never for a real trace).
 fn completions(model: &Model, cex: &Counterexample) -> Option<Vec<u32>> {
@@ -203,7 +256,7 @@ pub fn stale_tokens(ctx: &KernelContext<'_>, model: &Model) -> Vec<crate::Diagno
             ],
             notes: Vec::new(),
             help: Some("take the token on the state the wait is for: call `consumer_try_wait(state)` after `state.advance()`, just before the wait".to_string()),
-            fixes: Vec::new(),
+            fixes: token_after_advance(ctx, t.token_site).into_iter().collect(),
         })
         .collect()
 }
