@@ -223,3 +223,27 @@ fn a_stale_token_is_taken_after_the_advance() {
     let between = replaced(&text, TOKEN_THEN_ADVANCE, "            peek = ring_pipe.consumer_try_wait(cons_state)\n            acc = acc + 1.0\n            cons_state.advance()\n");
     no_fix(&between, "vacuous-wait");
 }
+
+const NO_BACK_PRESSURE: &str = "barrier_recycling/no_back_pressure_bug.py";
+const PRODUCER_ARRIVE: &str = "            cute.arch.barrier_arrive(barrier_id=FULL, number_of_threads=NUM_THREADS)  # expect: barrier-recycling\n";
+const CONSUMER_SYNC: &str = "            cute.arch.barrier(barrier_id=FULL, number_of_threads=NUM_THREADS)\n";
+
+/// A `barrier_arrive` producer that loops ahead of its consumers is held
+/// back on a free id, whatever the arguments are written as; where the
+/// consumer's barrier is not right in its loop's body, no fix is offered.
+#[test]
+fn a_producer_without_back_pressure_is_held_back_on_a_free_id() {
+    let text = fixture(NO_BACK_PRESSURE);
+    let out = fixed_by(&text, "barrier-recycling", "barrier 2");
+    assert!(out.contains(&format!("{PRODUCER_ARRIVE}            cute.arch.barrier(barrier_id=2, number_of_threads=NUM_THREADS)\n")), "{out}");
+    assert!(out.contains("            y[k * HALF + c] = tile[c]\n            cute.arch.barrier_arrive(barrier_id=2, number_of_threads=NUM_THREADS)\n"), "{out}");
+
+    // The keywords in the other order, literals, and an id past the one the fixture leaves free.
+    let literal = replaced(&text, PRODUCER_ARRIVE, "            cute.arch.barrier_arrive(number_of_threads=256, barrier_id=3)\n");
+    let literal = replaced(&literal, CONSUMER_SYNC, "            cute.arch.barrier(number_of_threads=256, barrier_id=3)\n");
+    let out = fixed_by(&literal, "barrier-recycling", "barrier 4");
+    assert!(out.contains("            cute.arch.barrier_arrive(number_of_threads=256, barrier_id=3)\n            cute.arch.barrier(barrier_id=4, number_of_threads=256)\n"), "{out}");
+
+    let nested = replaced(&text, CONSUMER_SYNC, "            if c >= 0:\n                cute.arch.barrier(barrier_id=FULL, number_of_threads=NUM_THREADS)\n");
+    no_fix(&nested, "barrier-recycling");
+}

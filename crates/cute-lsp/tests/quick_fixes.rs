@@ -30,6 +30,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "named-barrier-deadlock",
     "single-lane-collective",
     "read-before-wait",
+    "barrier-recycling",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

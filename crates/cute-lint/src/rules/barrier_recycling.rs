@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 
 use cute_check::model::{BarrierKind, Model};
+use cute_ir::ast::{Expr, Stmt, StmtKind};
 use cute_check::overrun::Overrun;
 use cute_syntax::TextRange;
 
@@ -157,6 +158,104 @@ pub fn overrun_diagnostic(
             "make the threads that arrive wait for the consumers before they arrive again (a second barrier id or an mbarrier going the other way), so one generation completes before the next starts filling"
                 .to_string(),
         ),
-        fixes: Vec::new(),
+        fixes: if o.ahead() && o.sharing_turn_with.is_none() { back_pressure(ctx, model, op.site).into_iter().collect() } else { Vec::new() },
     }
+}
+
+/// The calls of the kernel on named barriers (`barrier`, `barrier_arrive`),
+/// with the text of their `barrier_id` and `number_of_threads` arguments.
+fn named_barrier_calls(ctx: &KernelContext<'_>) -> Vec<(cute_ir::ast::Call, String, String)> {
+    let mut calls: Vec<cute_ir::ast::Call> = Vec::new();
+    cute_ir::ast::for_each_expr(&ctx.kernel.body, &mut |e| {
+        let mut inner = Vec::new();
+        e.calls(&mut inner);
+        calls.extend(inner.into_iter().cloned());
+    });
+    calls
+        .into_iter()
+        .filter(|c| c.func.dotted_last().is_some_and(|f| f == "barrier" || f == "barrier_arrive"))
+        .filter_map(|c| {
+            let id = ctx.argument_range(c.range, &["barrier_id"], 0).map(|r| ctx.slice(r).to_string())?;
+            let n = ctx.argument_range(c.range, &["number_of_threads"], 1).map_or_else(String::new, |r| ctx.slice(r).to_string());
+            Some((c, id, n))
+        })
+        .collect()
+}
+
+/// The call at `site` as the whole statement, on one line, right in the
+/// body of a `for` loop: the statement and the loop.
+fn in_loop_body<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'c Stmt, &'c Stmt)> {
+    let (_, chain) = ctx.ancestors(site)?;
+    let [.., lp, stmt] = chain.as_slice() else { return None };
+    let StmtKind::Expr(Expr::Call(call)) = &stmt.kind else { return None };
+    (call.range == site && matches!(lp.kind, StmtKind::For { .. }) && !ctx.slice(stmt.range).contains('\n')).then_some((*stmt, *lp))
+}
+
+/// Back-pressure on a second barrier id: the arriving side's
+/// `barrier_arrive(barrier_id=FULL, number_of_threads=N)` in a loop, and
+/// the other side's `barrier(barrier_id=FULL, number_of_threads=N)` in a
+/// loop of the same rounds, the only two uses of that id. The arriving side
+/// then waits, right after its arrive, at `barrier(barrier_id=E, ...)` on
+/// an id no barrier of the kernel uses, which the other side arrives at
+/// once the round's body is done: one generation of each per round, the
+/// arriving side never more than one round ahead. It changes what the kernel
+/// synchronizes on (and serializes the two sides): unsafe.
+fn back_pressure(ctx: &KernelContext<'_>, model: &Model, site: TextRange) -> Option<crate::Fix> {
+    if ctx.module.linked_file(site).is_some() {
+        return None;
+    }
+    let calls = named_barrier_calls(ctx);
+    let (arrive, id, n) = calls.iter().find(|(c, _, _)| c.range == site)?;
+    if arrive.func.dotted_last() != Some("barrier_arrive") || n.is_empty() {
+        return None;
+    }
+    let same: Vec<_> = calls.iter().filter(|(_, i, _)| i == id).collect();
+    let [_, _] = same.as_slice() else { return None };
+    let (wait, _, wait_n) = same.iter().find(|(c, _, _)| c.range != site)?;
+    if wait.func.dotted_last() != Some("barrier") || wait_n != n {
+        return None;
+    }
+    let (arrive_stmt, arrive_loop) = in_loop_body(ctx, arrive.range)?;
+    let (wait_stmt, wait_loop) = in_loop_body(ctx, wait.range)?;
+    let (StmtKind::For { iter: a_iter, .. }, StmtKind::For { iter: w_iter, body: w_body, .. }) = (&arrive_loop.kind, &wait_loop.kind) else { return None };
+    // A round that leaves its body early would skip the new arrive or wait.
+    fn leaves(stmts: &[Stmt]) -> bool {
+        stmts.iter().any(|s| match &s.kind {
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) | StmtKind::Unsupported(_) => true,
+            StmtKind::If { then, orelse, .. } => leaves(then) || leaves(orelse),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => leaves(body),
+            _ => false,
+        })
+    }
+    let StmtKind::For { body: a_body, .. } = &arrive_loop.kind else { return None };
+    if arrive_loop.range == wait_loop.range || !a_iter.written_like(w_iter) || leaves(a_body) || leaves(w_body) {
+        return None;
+    }
+    // An id no named barrier of the kernel uses (0 is the CTA barrier).
+    let used = model.barriers.iter().filter_map(|b| match b.kind {
+        BarrierKind::NamedBarrier(id) => Some(id),
+        _ => None,
+    });
+    let free = used.max().unwrap_or(0).max(0) + 1;
+    if free > 15 {
+        return None;
+    }
+    let func = |c: &cute_ir::ast::Call| ctx.slice(TextRange { start: c.range.start, end: c.range.start + ctx.slice(c.range).find('(').unwrap_or(0) as u32 }).to_string();
+    let last = w_body.last()?;
+    let at_arrive = ctx.next_line_start(arrive_stmt.range.end);
+    let at_end = ctx.next_line_start(last.range.end);
+    Some(crate::Fix {
+        title: format!("Hold the arriving side back on barrier {free}, which the other side arrives at after each round"),
+        edits: vec![
+            crate::Edit {
+                range: TextRange { start: at_arrive, end: at_arrive },
+                new_text: format!("{}{}(barrier_id={free}, number_of_threads={n})\n", ctx.indentation_at(arrive_stmt.range.start), func(wait)),
+            },
+            crate::Edit {
+                range: TextRange { start: at_end, end: at_end },
+                new_text: format!("{}{}(barrier_id={free}, number_of_threads={n})\n", ctx.indentation_at(wait_stmt.range.start), func(arrive)),
+            },
+        ],
+        applicability: crate::Applicability::Unsafe,
+    })
 }
