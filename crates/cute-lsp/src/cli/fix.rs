@@ -17,7 +17,8 @@ use cute_lint::{Applicability, Diagnostic, Fix};
 #[derive(clap::Args, Clone, Copy, Default)]
 pub struct FixArgs {
     /// Apply the safe quick fixes (a fence added or moved, stronger
-    /// semantics, a wider scope) in place, then report what is left.
+    /// semantics, a wider scope, a wait moved up before a read) in place,
+    /// then report what is left.
     #[arg(long)]
     pub fix: bool,
     /// With --fix or --diff: the other quick fixes too (a count, a parity, a
