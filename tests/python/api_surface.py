@@ -115,6 +115,11 @@ ARCH = [
     "load",
     "store",
     "red",
+    # tensor memory: allocation, its address, deallocation
+    "alloc_tmem",
+    "retrieve_tmem_ptr",
+    "relinquish_tmem_alloc_permit",
+    "dealloc_tmem",
     # shared memory and DSMEM (peer CTA) addressing
     "alloc_smem",
     "map_dsmem_ptr",

@@ -691,6 +691,9 @@ struct ThreadRun<'a> {
     /// evaluated (`while not mbarrier_try_wait(bar, phase): pass`): the
     /// try-wait is then the wait the loop amounts to.
     try_wait_blocks: bool,
+    /// Whether the thread has issued an MMA on tensor memory: only then is
+    /// a `tcgen05.commit` of its recorded (`MemKind::Tcgen05Commit`).
+    issued_mma: bool,
     /// The stops of the loops being run whose length is not known but whose
     /// start and step are, with the value the iterations explored give
     /// them: in the loop, a call written as its stop has that value

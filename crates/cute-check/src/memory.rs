@@ -61,7 +61,8 @@
 //! * `shared`: two generic accesses of shared memory (races, scopes);
 //! * `message_passing`: global memory handed over through a counter;
 //! * `lane_race`: races between lanes of one converged warp;
-//! * `grid_dependency`: reads of global memory before `griddepcontrol_wait`.
+//! * `grid_dependency`: reads of global memory before `griddepcontrol_wait`;
+//! * `tmem`: tensor memory freed while in use, freed twice, or never freed.
 
 mod actor;
 mod clock;
@@ -76,6 +77,7 @@ mod proxy;
 mod schedule;
 mod shared;
 mod step;
+mod tmem;
 mod warp;
 
 use cute_syntax::TextRange;
@@ -107,6 +109,9 @@ pub enum MemoryRule {
     /// wait covers the store's group; or stores still in flight when their
     /// thread exits (`proxy`).
     BulkGroupInFlight,
+    /// Tensor memory freed while a `tcgen05` operation of its CTA may
+    /// still use it, freed twice, or never freed (`tmem`).
+    TmemLifetime,
 }
 
 /// What the quick fix of a finding edits.
@@ -188,6 +193,7 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     let mut findings = run.findings(model, deadline)?;
     findings.extend(run.reads_before_grid_dependency(model));
     findings.extend(run.stores_in_flight_at_exit(model));
+    findings.extend(run.tmem_lifetime(model));
     findings.extend(model.memory.iter().flat_map(|t| t.lane_races.iter().filter_map(|race| lane_race(model, t, race))));
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));

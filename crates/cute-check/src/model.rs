@@ -539,6 +539,21 @@ pub enum MemKind {
     LaneSync { mask: u32 },
     /// `fence.acq_rel` at a scope.
     Fence { scope: Scope },
+    /// A `tcgen05` operation on the CTA's tensor memory: an MMA
+    /// (`cute.gemm`, asynchronous: it is done once a later `tcgen05.commit`
+    /// of the same thread has arrived), or a copy from or into it (`cute.copy`
+    /// with a tensor-memory operand: a load when it reads it).
+    TmemAccess { mma: bool, write: bool },
+    /// The thread's warp allocates tensor memory (`alloc_tmem`,
+    /// `TmemAllocator.allocate` in the allocator warp).
+    TmemAlloc,
+    /// The thread's warp frees tensor memory (`dealloc_tmem`,
+    /// `TmemAllocator.free` in the allocator warp).
+    TmemFree,
+    /// A `tcgen05.commit` on `barrier` (made by a UMMA pipeline's commit or
+    /// release too): the thread's MMAs issued before it arrive there once
+    /// done. Recorded just before the arrive.
+    Tcgen05Commit { barrier: BarrierIx },
     /// An atomic or a store to a synchronization variable.
     Update { buffer: BufferIx, offset: Option<i64>, update: Update, order: Order, scope: Scope },
     /// A read of a synchronization variable; with a guard, the thread goes

@@ -217,8 +217,10 @@ pub enum Action {
     Wait { bar: SmemRef, phase: i64 },
     /// Every calling thread arrives.
     Arrive { bar: SmemRef },
-    /// Lane 0 of the calling warp arrives once.
-    ArriveOneLane { bar: SmemRef },
+    /// Lane 0 of the calling warp arrives once; with `commit`, as a
+    /// `tcgen05.commit` (the UMMA side of a Blackwell pipeline), once the
+    /// MMAs the thread issued are done.
+    ArriveOneLane { bar: SmemRef, commit: bool },
     /// Wait, then lane 0 arrives on `full` (TMA producer acquire),
     /// announcing `bytes` (the pipeline's `tx_count`).
     WaitThenArriveOneLane { wait: SmemRef, phase: i64, arrive: SmemRef, bytes: Value },
@@ -739,6 +741,17 @@ pub fn attribute(v: &Value, name: &str) -> Option<Value> {
 }
 
 /// What `pipe.method(state)` does, for the methods that take a state.
+/// Whether the signal on a pipeline's `which` barrier (`full` from the
+/// producer, `empty` from the consumer) is a `tcgen05.commit`: the MMA side
+/// of a Blackwell pipeline.
+fn umma_side(kind: Kind, which: &str) -> bool {
+    match kind {
+        Kind::UmmaAsync => which == "full",
+        Kind::TmaUmma | Kind::AsyncUmma => which == "empty",
+        _ => false,
+    }
+}
+
 pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
     let kind = match attr(pipe, "kind") {
         Some(Value::Str(k)) => Kind::of_name(&k).unwrap_or(Kind::Async),
@@ -759,7 +772,7 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
     let signal = |how: Signal, which: &str, bar: SmemRef| {
         let one = |bar: SmemRef| match how {
             Signal::Threads => Action::Arrive { bar },
-            Signal::OneLanePerWarp => Action::ArriveOneLane { bar },
+            Signal::OneLanePerWarp => Action::ArriveOneLane { bar, commit: umma_side(kind, which) },
             Signal::Tma => Action::Nothing,
         };
         match in_ctas(pipe, &format!("{which}_ctas"), &bar) {
@@ -772,7 +785,7 @@ pub fn stage_action(pipe: &Value, method: &str, state: &Value) -> Action {
     // complete the phases of the other leaders they are delivered to.
     let deliveries = |acquire: Action, full: &SmemRef| match in_ctas(pipe, "delivers_to", full) {
         Some(bars) if !bars.is_empty() => {
-            Action::Each(std::iter::once(acquire).chain(bars.into_iter().map(|bar| Action::ArriveOneLane { bar })).collect())
+            Action::Each(std::iter::once(acquire).chain(bars.into_iter().map(|bar| Action::ArriveOneLane { bar, commit: false })).collect())
         }
         _ => acquire,
     };

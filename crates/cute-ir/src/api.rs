@@ -94,6 +94,15 @@ pub enum Api {
     /// `griddepcontrol_launch_dependents` only lets the next grid start
     /// early, which orders nothing: it is not in the table.
     GridDepWait,
+    // tensor memory
+    /// `alloc_tmem(num_columns, smem_ptr_to_write_address)`: the calling
+    /// warp allocates tensor memory and writes its address to shared memory.
+    TmemAlloc,
+    /// `dealloc_tmem(tmem_ptr, num_columns)`: the calling warp frees it.
+    TmemDealloc,
+    /// `retrieve_tmem_ptr(element_type, alignment, ptr_to_buffer_holding_addr)`:
+    /// the address of the allocation, read back from shared memory.
+    TmemRetrieve,
     // memory
     Atomic,
     Load,
@@ -246,6 +255,9 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::FenceProxy, names: &["fence_proxy"], params: &["kind"] },
     Entry { api: Api::FenceViewAsyncShared, names: &["fence_view_async_shared"], params: &[] },
     Entry { api: Api::GridDepWait, names: &["griddepcontrol_wait"], params: &[] },
+    Entry { api: Api::TmemAlloc, names: &["alloc_tmem"], params: &["num_columns", "smem_ptr_to_write_address", "is_two_cta"] },
+    Entry { api: Api::TmemDealloc, names: &["dealloc_tmem"], params: &["tmem_ptr", "num_columns", "is_two_cta"] },
+    Entry { api: Api::TmemRetrieve, names: &["retrieve_tmem_ptr"], params: &["element_type", "alignment", "ptr_to_buffer_holding_addr"] },
     Entry {
         api: Api::FenceAcqRel,
         names: &["fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu", "fence_acq_rel_sys"],

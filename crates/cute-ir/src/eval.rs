@@ -57,7 +57,20 @@ impl SmemRef {
     pub fn new(alloc: impl Into<std::sync::Arc<str>>) -> SmemRef {
         SmemRef { alloc: alloc.into(), offset: 0, cta: None, stage: None, tile: None }
     }
+
+    /// Whether it points into the CTA's tensor memory (see [`TMEM`]).
+    pub fn is_tmem(&self) -> bool {
+        self.alloc.starts_with(TMEM)
+    }
 }
+
+/// The allocation standing for a CTA's tensor memory: what
+/// `TmemAllocator.retrieve_ptr()` and `cute.arch.retrieve_tmem_ptr` return,
+/// and every view made of it (`cute.make_tensor(tmem_ptr, layout)`, its
+/// partitions), so that a `cute.gemm` or `cute.copy` handed one is known to
+/// touch tensor memory. It is no shared memory: the memory analysis gives
+/// it no buffer.
+pub const TMEM: &str = "<tensor memory>";
 
 /// Memory in the global address space reached through a kernel parameter
 /// (a `cute.Tensor` or `cute.Pointer`): the parameter, an element offset

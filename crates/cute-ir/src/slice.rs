@@ -9,9 +9,10 @@
 //! synchronization depends on.
 //!
 //! The seeds are the calls of the sync API, and besides them:
-//! - the loads, stores and copies of buffers, for the memory-ordering analysis
-//!   (shown as `mem` by `cute-lsp slice`; a lane that records nothing skips
-//!   them), except those of the tensors `inert` finds no finding can involve;
+//! - the loads, stores and copies of buffers, and the MMAs (`cute.gemm`)
+//!   into tensor memory, for the memory-ordering analysis (shown as `mem` by
+//!   `cute-lsp slice`; a lane that records nothing skips them), except those
+//!   of the tensors `inert` finds no finding can involve;
 //! - the warp collectives (a TMA or bulk `cute.copy`, `elect_one`, `sync_warp`,
 //!   shuffles, votes, warp reductions): their member mask is what they depend
 //!   on, so a kernel that only shuffles is checked too;
@@ -194,7 +195,8 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     let all = buffer_names(kernel);
     let not = inert::not_memory(module, kernel, &all);
     let accessed = all.iter().filter(|n| !not.inert.contains(*n) && !not.registers.contains(*n)).cloned().collect();
-    flatten(&kernel.body, None, &module.sync_helpers, &Buffers { accessed, inert: not.inert, registers: not.registers }, &mut flat);
+    let tmem = tmem_names(kernel);
+    flatten(&kernel.body, None, &module.sync_helpers, &Buffers { accessed, inert: not.inert, registers: not.registers, tmem }, &mut flat);
     define_receivers(kernel, &mut flat);
     if flat.iter().any(|s| s.helper_call.is_some()) {
         define_advanced_arguments(&advancing_helpers(module), &mut flat);
@@ -271,7 +273,7 @@ fn helper_closure(f: &FunctionDef, helpers: &Helpers) -> (Vec<Flat>, Vec<Option<
     let mut flat = Vec::new();
     let mut buffers: BTreeSet<String> = f.params.iter().map(|p| p.name.clone()).collect();
     buffers.extend(buffer_names(f));
-    let buffers = Buffers { accessed: buffers, inert: BTreeSet::new(), registers: BTreeSet::new() };
+    let buffers = Buffers { accessed: buffers, inert: BTreeSet::new(), registers: BTreeSet::new(), tmem: tmem_names(f) };
     flatten(&f.body, None, &helpers.synchronizing, &buffers, &mut flat);
     define_receivers(f, &mut flat);
     define_advanced_arguments(&helpers.advancing, &mut flat);
@@ -753,6 +755,8 @@ struct Buffers {
     /// a tile): private to the thread, so not kept for memory ordering; what
     /// is stored into them stays opaque to the slice, as a load is.
     registers: BTreeSet<String>,
+    /// Views of tensor memory ([`tmem_names`]): an MMA handed one is kept.
+    tmem: BTreeSet<String>,
 }
 
 fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, buffers: &Buffers, out: &mut Vec<Flat>) {
@@ -816,10 +820,10 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
         if seed.is_none() {
             // A load, store or copy of a buffer: kept with what says where
             // it points (not the values it moves, which are datapath).
-            if let Some((what, mem_uses)) = memory_seed(s, &buffers.accessed) {
+            if let Some((what, mem_uses)) = memory_seed(s, &buffers.accessed, &buffers.tmem) {
                 seed = Some(Reason::Memory(what));
                 uses = mem_uses;
-            } else if let Some((_, register_uses)) = memory_seed(s, &buffers.registers) {
+            } else if let Some((_, register_uses)) = memory_seed(s, &buffers.registers, &BTreeSet::new()) {
                 uses = register_uses;
             }
         }
@@ -1055,9 +1059,39 @@ fn collect_assigns<'a>(stmts: &'a [Stmt], out: &mut Vec<(Vec<String>, &'a Expr)>
     }
 }
 
+/// `cute.gemm`: an MMA, whose accumulator may be in tensor memory.
+pub const GEMM: &str = "cutlass.cute.gemm";
+
 /// Whether a statement loads, stores or copies a buffer; what it does and
 /// the names that say where.
-fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>) -> Option<(String, Vec<String>)> {
+/// Names that may hold a view of tensor memory: what
+/// `TmemAllocator.retrieve_ptr` or `cute.arch.retrieve_tmem_ptr` returns, and
+/// whatever is computed from it (an over-approximation, as [`buffer_names`]).
+fn tmem_names(f: &FunctionDef) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut assigns: Vec<(Vec<String>, &Expr)> = Vec::new();
+    collect_assigns(&f.body, &mut assigns);
+    loop {
+        let before = names.len();
+        for (defs, value) in &assigns {
+            let mut calls = Vec::new();
+            value.calls(&mut calls);
+            let retrieves = calls.iter().any(|c| c.dotted_name().is_some_and(|last| matches!(last, "retrieve_ptr" | "retrieve_tmem_ptr")));
+            let mut uses = Vec::new();
+            value.collect_uses(&mut uses);
+            if retrieves || uses.iter().any(|u| names.contains(u)) {
+                names.extend(defs.iter().cloned());
+            }
+        }
+        if names.len() == before {
+            return names;
+        }
+    }
+}
+
+/// `tmem`: the names that may view tensor memory, the only accumulators an
+/// MMA is kept for (an MMA into registers is the datapath).
+fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>, tmem: &BTreeSet<String>) -> Option<(String, Vec<String>)> {
     let is_buffer = |e: &Expr| {
         let mut u = Vec::new();
         e.collect_uses(&mut u);
@@ -1081,9 +1115,17 @@ fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>) -> Option<(String, Vec<Stri
             let name = c.func.dotted().unwrap_or_default();
             let last = name.rsplit('.').next().unwrap_or("");
             let copies = Api::of_call(c) == Some(Api::Copy) || matches!(last, "autovec_copy" | "basic_copy" | "basic_copy_if" | "clc_response");
-            if copies && c.args.iter().any(is_buffer) {
+            // An MMA writes its accumulator: in tensor memory, what
+            // `tmem-lifetime` follows.
+            let in_tmem = |e: &Expr| {
+                let mut u = Vec::new();
+                e.collect_uses(&mut u);
+                u.iter().any(|n| tmem.contains(n))
+            };
+            let multiplies = c.qualname.as_deref() == Some(GEMM) && c.args.iter().any(in_tmem);
+            if (copies || multiplies) && c.args.iter().any(is_buffer) {
                 c.args.iter().for_each(|a| a.collect_uses(uses));
-                what.get_or_insert_with(|| format!("copies with `{last}`"));
+                what.get_or_insert_with(|| format!("{} with `{last}`", if multiplies { "multiplies" } else { "copies" }));
             }
             // The bulk groups of TMA stores: when the stores' shared memory
             // may be written again.

@@ -1,8 +1,8 @@
 //! Findings of the memory-ordering analysis (`cute_check::memory`) as
-//! diagnostics of the nine memory-ordering rules (`read-before-wait`,
+//! diagnostics of the ten memory-ordering rules (`read-before-wait`,
 //! `fence-after-sync`, `missing-proxy-fence`, `missing-acquire`,
 //! `missing-release`, `scope-too-narrow`, `missing-wait`, `smem-race`,
-//! `dsmem-race`): the rule each finding names, its evidence as related
+//! `dsmem-race`, `tmem-lifetime`): the rule each finding names, its evidence as related
 //! information, and the quick fix its repair describes. The reads before
 //! `griddepcontrol_wait` are handed back as they are: whether one is a
 //! finding depends on the other ways of deciding the kernel's conditions
@@ -17,6 +17,8 @@ use crate::context::KernelContext;
 use crate::rules::{
     bulk_group_in_flight, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
     read_before_wait, scope_too_narrow, smem_race, Rule,
+    dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
+    read_before_wait, scope_too_narrow, smem_race, tmem_lifetime, Rule,
 };
 use crate::{Diagnostic, Edit, Fix, Related, Severity};
 
@@ -33,6 +35,7 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
         MemoryRule::DsmemRace => &dsmem_race::RULE,
         MemoryRule::ReadBeforeGridDependency => &read_before_grid_dependency::RULE,
         MemoryRule::BulkGroupInFlight => &bulk_group_in_flight::RULE,
+        MemoryRule::TmemLifetime => &tmem_lifetime::RULE,
     }
 }
 
@@ -73,7 +76,7 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
     let severity = if notes.is_empty() { rule.default_severity } else { Severity::Warning };
     let fixes = match f.rule {
         MemoryRule::ReadBeforeWait => read_before_wait::fix(ctx, model, &f.repair),
-        _ => fix(ctx, &f.repair),
+        _ => fix(ctx, f.rule, &f.repair),
     }
     .into_iter()
     .collect();
@@ -116,6 +119,7 @@ fn label(rule: MemoryRule) -> &'static str {
         MemoryRule::SmemRace | MemoryRule::DsmemRace => "races with another access",
         MemoryRule::ReadBeforeGridDependency => "read before `griddepcontrol_wait()`",
         MemoryRule::BulkGroupInFlight => "the TMA store may still be reading this buffer",
+        MemoryRule::TmemLifetime => "tensor memory freed too early, twice, or never",
     }
 }
 
@@ -129,6 +133,7 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::ScopeTooNarrow => "widen the scope to the smallest one containing both parties",
         MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
         MemoryRule::BulkGroupInFlight => "wait for the store's bulk group (`cp_async_bulk_wait_group(k, read=True)`, or the store pipeline's `producer_acquire`) before the barrier or arrive that frees the buffer",
+        MemoryRule::TmemLifetime => "put a barrier every user of the tensor memory takes (for an MMA, a wait on its last `tcgen05.commit`) between the last use and the free; free each allocation once, before the kernel exits",
         MemoryRule::SmemRace | MemoryRule::DsmemRace | MemoryRule::ReadBeforeGridDependency => return None,
     })
 }
@@ -145,7 +150,7 @@ fn insert_line_before(ctx: &KernelContext<'_>, site: TextRange, line: &str) -> E
     Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{line}\n", ctx.indentation_at(site.start)) }
 }
 
-fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
+fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix> {
     match repair {
         Repair::None => None,
         Repair::MoveFenceBefore { fence, barrier } => {
@@ -239,6 +244,25 @@ fn fix(ctx: &KernelContext<'_>, repair: &Repair) -> Option<Fix> {
             let kernel = ctx.kernel.range;
             let within_kernel = kernel.start <= after.start && after.end <= kernel.end;
             (!within_kernel || after.start < at).then_some(fix)
+        }
+        // A CTA barrier goes outside the branches on the thread around the
+        // free (inside, it would hang the warps that do not take them); it
+        // orders the uses before the free only when nothing but the free
+        // (and giving up the allocation permit) is inside those branches.
+        Repair::InsertBarrierBefore { site, stmt } if rule == MemoryRule::TmemLifetime => {
+            let kernel = ctx.kernel.range;
+            let at = if kernel.start <= site.start && site.end <= kernel.end { *site } else { ctx.kernel_statement(*stmt)?.range };
+            let outer = outside_thread_branches(ctx, at)?;
+            let only_the_free = ctx.slice(outer).lines().all(|line| {
+                let code = line.split('#').next().unwrap_or("").trim();
+                code.is_empty()
+                    || code == "else:"
+                    || code.starts_with("if ")
+                    || code.starts_with("elif ")
+                    || code.starts_with("with ")
+                    || ["free(", "dealloc_tmem(", "relinquish"].iter().any(|f| code.contains(f))
+            });
+            only_the_free.then(|| barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the free")).flatten()
         }
         Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
         // Made by the rule itself, which knows how the kernel spells its wait.

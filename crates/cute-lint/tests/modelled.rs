@@ -64,6 +64,7 @@ def k(x: cute.Tensor, two_cta: cutlass.Constexpr):
         tmem.allocate(128)
         tmem.wait_for_alloc()
         tmem.relinquish_alloc_permit()
+        tmem.free(tmem.retrieve_ptr(cutlass.Float32))
     if warp == 1:
         tmem.wait_for_alloc()
         p = tmem.retrieve_ptr(cutlass.Float32)
@@ -93,7 +94,6 @@ fn tmem_allocators_wait_on_their_retrieve_barrier() {
     // pair meet on it before freeing, once its initialisation is visible to
     // the peer (a cluster barrier after the constructor).
     let freeing = |kernel: String, synced: bool| {
-        let kernel = kernel.replace("        tmem.relinquish_alloc_permit()\n", "        tmem.relinquish_alloc_permit()\n        tmem.free(tmem.retrieve_ptr(cutlass.Float32))\n");
         let sync = "    cute.arch.cluster_arrive()\n    cute.arch.cluster_wait()\n    if warp == 0:";
         if synced { kernel.replacen("    if warp == 0:", sync, 1) } else { kernel }
     };
@@ -114,6 +114,27 @@ fn tmem_allocators_wait_on_their_retrieve_barrier() {
     // A barrier that more threads must reach than wait: a hang.
     let d = names(&tmem_kernel("False", "[1, 1, 1]").replace("num_threads=64", "num_threads=96"));
     assert!(d.iter().any(|(n, _)| n == "named-barrier-deadlock"), "{d:?}");
+}
+
+/// The lifetime of tensor memory: an allocation no thread frees, and one
+/// freed twice, are `tmem-lifetime` findings on the allocation and on the
+/// second free; the allocator warp frees for every thread that calls
+/// `free`, and with `cute.arch` the calling warp does.
+#[test]
+fn tmem_is_freed_once() {
+    let free = "        tmem.free(tmem.retrieve_ptr(cutlass.Float32))\n";
+    let d = names(&tmem_kernel("False", "[1, 1, 1]").replace(free, ""));
+    assert!(d.len() == 1 && d[0].0 == "tmem-lifetime" && d[0].1.contains("never freed"), "{d:?}");
+    let d = names(&tmem_kernel("False", "[1, 1, 1]").replace(free, &format!("{free}{free}")));
+    assert!(d.len() == 1 && d[0].0 == "tmem-lifetime" && d[0].1.contains("freed twice"), "{d:?}");
+    // Every warp calls `free`; only the allocator warp (0) frees.
+    let everyone = tmem_kernel("False", "[1, 1, 1]").replace(free, "").replace("    if warp == 1:\n", &format!("    tmem.free(tmem.retrieve_ptr(cutlass.Float32))\n    if warp == 1:\n"));
+    assert_eq!(names(&everyone), vec![]);
+    // `cute.arch`: the warp that calls `dealloc_tmem` frees.
+    let arch = tmem_kernel("False", "[1, 1, 1]").replace(free, "        cute.arch.dealloc_tmem(tmem.retrieve_ptr(cutlass.Float32), 128)\n");
+    assert_eq!(names(&arch), vec![]);
+    let d = names(&arch.replace("        cute.arch.dealloc_tmem(", "        cute.arch.dealloc_tmem(tmem.retrieve_ptr(cutlass.Float32), 128)\n        cute.arch.dealloc_tmem("));
+    assert!(d.len() == 1 && d[0].0 == "tmem-lifetime" && d[0].1.contains("freed twice"), "{d:?}");
 }
 
 /// The CTA group of a tcgen05 MMA whose `cta_group` is not known: with one

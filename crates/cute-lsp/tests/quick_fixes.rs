@@ -31,6 +31,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "single-lane-collective",
     "read-before-wait",
     "barrier-recycling",
+    "tmem-lifetime",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

@@ -164,6 +164,9 @@ impl<'a> ThreadRun<'a> {
                         }
                     },
                 };
+                if primitive_name(call) == Some("tcgen05_commit") {
+                    self.record_commit(bar, site);
+                }
                 self.push(OpKind::Arrive { bar, count: n }, site);
                 Value::None
             }
@@ -206,8 +209,9 @@ impl<'a> ThreadRun<'a> {
     /// barrier at the same offset of each CTA of the cluster whose bit is
     /// set (an arrival on a peer's barrier releases at cluster scope, as the
     /// multicast commit's address is in the cluster window). It arrives once
-    /// the MMAs the thread issued before complete; the model has the MMAs
-    /// complete at once (they are the datapath), so the arrival is made here.
+    /// the MMAs the thread issued before complete; the model makes the
+    /// arrival here, and records the commit (`MemKind::Tcgen05Commit`) for
+    /// the memory analysis, which has those MMAs done at that arrival.
     /// A mask not known statically, or naming CTAs the cluster does not
     /// have, makes the kernel not checked.
     fn tcgen05_commit(&mut self, call: &Call, bar_expr: Option<&Expr>, args: &[Value], kwargs: &[(String, Value)], site: TextRange) {
@@ -237,7 +241,17 @@ impl<'a> ThreadRun<'a> {
             if matches!(&target, Value::Smem(SmemRef { cta: Some(c), .. }) if *c != self.cta) {
                 self.record_mem(MemKind::ArriveRelease { scope: Some(Scope::Cluster) }, site);
             }
+            self.record_commit(bar, site);
             self.push(OpKind::Arrive { bar, count: 1 }, site);
+        }
+    }
+
+    /// A `tcgen05.commit` on `bar`, recorded for the memory analysis when
+    /// the thread has issued MMAs on tensor memory (it says when they are
+    /// done); otherwise there is nothing for it to say.
+    pub(super) fn record_commit(&mut self, bar: BarrierIx, site: TextRange) {
+        if self.issued_mma {
+            self.record_mem(MemKind::Tcgen05Commit { barrier: bar }, site);
         }
     }
 

@@ -36,6 +36,10 @@
 //! (`MemKind::AsyncRead`), so that what a thread reads of global memory
 //! before the wait is known (`crate::memory`'s `grid_dependency`).
 //!
+//! Tensor memory (a view of the pointer `TmemAllocator.retrieve_ptr` gives,
+//! see `tmem.rs`) is no buffer: a `cute.copy` from or into it and a
+//! `cute.gemm` handed it record a `MemKind::TmemAccess` for its lifetime.
+//!
 //! Inline PTX (`cute_ir::ptx`) is read here like the DSL's calls: its loads,
 //! stores, reductions, atomics and fences, at the operand each addresses.
 
@@ -134,6 +138,9 @@ impl ThreadRun<'_> {
     /// `indexed`: the name is the one the threads index the buffer by.
     fn buffer_named(&mut self, v: &Value, display: &dyn Fn() -> String, indexed: bool) -> Option<(BufferIx, Option<i64>)> {
         match v {
+            // Tensor memory is no buffer of the race analysis: only its
+            // lifetime is followed (`MemKind::TmemAccess`).
+            Value::Smem(s) if s.is_tmem() => None,
             Value::Smem(s) => {
                 let cta = s.cta.unwrap_or(self.cta);
                 // `p + k` and `p[k]` with `k` unknown are still `p`'s buffer.
@@ -237,6 +244,13 @@ impl ThreadRun<'_> {
     pub(super) fn record_copy(&mut self, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
         let site = call.range;
         let (Some(src), Some(dst)) = (args.get(1), args.get(2)) else { return };
+        // A copy from or into tensor memory (`tcgen05.ld`, `tcgen05.st`,
+        // `tcgen05.cp`): what the tensor memory's lifetime depends on.
+        let (src_tmem, dst_tmem) = (is_tmem(src), is_tmem(dst));
+        if src_tmem || dst_tmem {
+            self.record_mem(MemKind::TmemAccess { mma: false, write: dst_tmem }, site);
+            return;
+        }
         let name = |i: usize| argument_name(call, i);
         let barrier = kwargs.iter().find(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr").map(|(_, v)| v.clone());
         let atom = call.args.first().and_then(Expr::dotted).unwrap_or_default().to_ascii_lowercase();
@@ -400,6 +414,15 @@ impl ThreadRun<'_> {
     /// view of it. Returns the value of the call when it is a view.
     pub(super) fn memory_call(&mut self, call: &cute_ir::ast::Call, receiver: Option<&Value>, args: &[Value]) -> Option<Value> {
         let last = call.dotted_name()?;
+        // `cute.gemm(mma, d, a, b, c)`: an MMA, whose accumulator in tensor
+        // memory it writes (asynchronously: `Tcgen05Commit` says when done).
+        if call.qualname.as_deref() == Some(cute_ir::slice::GEMM) {
+            if args.iter().any(is_tmem) {
+                self.issued_mma = true;
+                self.record_mem(MemKind::TmemAccess { mma: true, write: true }, call.range);
+            }
+            return Some(Value::None);
+        }
         if GENERIC_COPIES.contains(&last) {
             let name = |i: usize| argument_name(call, i);
             if let (Some(src), Some(dst)) = (args.first(), args.get(1)) {
@@ -773,6 +796,11 @@ fn collect_subscripts<'e>(e: &'e Expr, decide: &mut dyn FnMut(&Expr) -> Option<b
 
 /// Whether `call` is a copy between tensors outside the API table
 /// (`cute.autovec_copy(src, dst)`).
+/// Whether a value is (a view of) tensor memory.
+fn is_tmem(v: &Value) -> bool {
+    matches!(v, Value::Smem(s) if s.is_tmem())
+}
+
 pub(super) fn is_generic_copy(call: &cute_ir::ast::Call) -> bool {
     call.dotted_name().is_some_and(|last| GENERIC_COPIES.contains(&last))
 }

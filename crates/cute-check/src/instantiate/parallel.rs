@@ -217,12 +217,17 @@ fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
                 *b = barriers[*b as usize];
             }
         }
-        MemKind::ExpectTx { barrier, .. } | MemKind::CopyTx { barrier, .. } => *barrier = barriers[*barrier as usize],
+        MemKind::ExpectTx { barrier, .. } | MemKind::CopyTx { barrier, .. } | MemKind::Tcgen05Commit { barrier } => {
+            *barrier = barriers[*barrier as usize]
+        }
         MemKind::ArriveRelease { .. }
         | MemKind::BulkCommit
         | MemKind::BulkWait { .. }
         | MemKind::ProxyFence
         | MemKind::GridDependencyWait
+        | MemKind::TmemAccess { .. }
+        | MemKind::TmemAlloc
+        | MemKind::TmemFree
         | MemKind::WarpSync
         | MemKind::LaneSync { .. }
         | MemKind::Fence { .. } => {}

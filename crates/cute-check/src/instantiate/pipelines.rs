@@ -229,8 +229,13 @@ impl<'a> ThreadRun<'a> {
                 self.push(OpKind::Arrive { bar: b, count: 1 }, site);
                 Value::None
             }
-            Action::ArriveOneLane { bar } => {
+            Action::ArriveOneLane { bar, commit } => {
                 let b = self.ring_barrier(&bar, "");
+                // The UMMA side's commit and release are `tcgen05.commit`s:
+                // the MMAs issued before are done at the arrival.
+                if commit && self.lane() == 0 {
+                    self.record_commit(b, site);
+                }
                 self.push_lane0(OpKind::Arrive { bar: b, count: 1 }, site);
                 Value::None
             }

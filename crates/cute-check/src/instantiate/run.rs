@@ -207,6 +207,7 @@ impl Setup<'_> {
                 advanced_parameters: Vec::new(),
                 pipeline_result: None,
                 try_wait_blocks: false,
+                issued_mma: false,
                 known_stops: Vec::new(),
                 write_backs: Vec::new(),
                 definitions: self.definitions,

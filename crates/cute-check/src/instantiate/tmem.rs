@@ -1,4 +1,12 @@
-//! Tensor memory: `TmemAllocator` and its methods.
+//! Tensor memory: `TmemAllocator` and its methods, and the `cute.arch`
+//! functions they call (`alloc_tmem`, `retrieve_tmem_ptr`, `dealloc_tmem`).
+//!
+//! Its lifetime is recorded for the memory analysis (`memory::tmem`): the
+//! warp that allocates (`MemKind::TmemAlloc`) and the one that frees
+//! (`MemKind::TmemFree`: the allocator warp, for `TmemAllocator.free`, which
+//! every thread may call), and the pointer the allocation is retrieved
+//! through, a view of [`eval::TMEM`], which `cute.gemm` and `cute.copy` then
+//! name as tensor memory (`instantiate/memory.rs`).
 //!
 //! A one-CTA allocator synchronizes only through `barrier_for_retrieve`
 //! (`wait_for_alloc` is its `arrive_and_wait`). A two-CTA one
@@ -11,6 +19,7 @@
 //! synchronize nothing. Under one CTA per cluster, tcgen05 MMAs whose CTA group
 //! is not known span one CTA (said as a note).
 
+use cute_ir::api::Api;
 use cute_ir::ast::Call;
 use cute_ir::layout::SINGLE_CTA_MMA;
 use cute_ir::eval::{self, SmemRef, Value};
@@ -101,6 +110,13 @@ impl<'a> ThreadRun<'a> {
     pub(super) fn tmem_method(&mut self, obj: &Value, method: &str, site: TextRange) -> Value {
         match method {
             "wait_for_alloc" | "reserve" => {
+                if method == "reserve" {
+                    if let Some(warp) = self.allocator_warp(obj, site) {
+                        if i64::from(self.tid / 32) == warp {
+                            self.record_mem(MemKind::TmemAlloc, site);
+                        }
+                    }
+                }
                 let barrier = crate::pipeline::attribute(obj, "barrier").unwrap_or(Value::None);
                 match &barrier {
                     Value::Object(o) if o.class == eval::NAMED_BARRIER => {
@@ -120,8 +136,8 @@ impl<'a> ThreadRun<'a> {
             // warp arrives on the peer's barrier (rank ^ 1), then waits for
             // the peer's on its own.
             "free" => {
-                let warp = crate::pipeline::attribute(obj, "warp").and_then(|w| w.as_int());
-                if let (Some(Value::Smem(bar)), Some(warp)) = (crate::pipeline::attribute(obj, "dealloc"), warp) {
+                let Some(warp) = self.allocator_warp(obj, site) else { return Value::None };
+                if let Some(Value::Smem(bar)) = crate::pipeline::attribute(obj, "dealloc") {
                     if i64::from(self.tid / 32) == warp {
                         let peer = self.cluster_base + ((self.cta - self.cluster_base) ^ 1);
                         let at_peer = self.ring_barrier(&SmemRef { cta: Some(peer), ..bar.clone() }, "");
@@ -130,15 +146,48 @@ impl<'a> ThreadRun<'a> {
                         self.push(OpKind::Wait { bar: own, parity: 0 }, site);
                     }
                 }
+                if i64::from(self.tid / 32) == warp {
+                    self.record_mem(MemKind::TmemFree, site);
+                }
                 Value::None
             }
-            "allocate" | "relinquish_alloc_permit" | "check_valid_num_columns" => Value::None,
-            "retrieve_ptr" => Value::unknown("a tensor memory pointer"),
+            "allocate" => {
+                if let Some(warp) = self.allocator_warp(obj, site) {
+                    if i64::from(self.tid / 32) == warp {
+                        self.record_mem(MemKind::TmemAlloc, site);
+                    }
+                }
+                Value::None
+            }
+            "relinquish_alloc_permit" | "check_valid_num_columns" => Value::None,
+            "retrieve_ptr" => Value::Smem(SmemRef::new(eval::TMEM)),
             _ => {
                 self.unresolved(site, format!("it synchronizes through `TmemAllocator.{method}`, which is not modelled"));
                 Value::None
             }
         }
+    }
+
+    /// The allocator warp of a `TmemAllocator`: the one that allocates and
+    /// frees. Not known statically, which warp frees is not followed, and
+    /// the kernel is not checked.
+    fn allocator_warp(&mut self, obj: &Value, site: TextRange) -> Option<i64> {
+        let warp = crate::pipeline::attribute(obj, "warp").and_then(|w| w.as_int());
+        if warp.is_none() {
+            self.unresolved(site, "the allocator warp of this `TmemAllocator` is not known statically: which warp allocates and frees its tensor memory is not followed".to_string());
+        }
+        warp
+    }
+
+    /// `cute.arch.alloc_tmem` and `dealloc_tmem`: the calling warp
+    /// allocates or frees tensor memory; `retrieve_tmem_ptr`: a pointer to it.
+    pub(super) fn tmem_call(&mut self, api: Api, site: TextRange) -> Value {
+        match api {
+            Api::TmemAlloc => self.record_mem(MemKind::TmemAlloc, site),
+            Api::TmemDealloc => self.record_mem(MemKind::TmemFree, site),
+            _ => return Value::Smem(SmemRef::new(eval::TMEM)),
+        }
+        Value::None
     }
 
     /// With one CTA per cluster, the tcgen05 MMAs whose CTA group is not

@@ -54,6 +54,9 @@ pub(super) struct Actor<'m> {
     /// ids), and its committed groups still in flight, oldest first.
     pub(super) uncommitted_stores: Vec<usize>,
     pub(super) store_groups: std::collections::VecDeque<Vec<usize>>,
+    /// The clock entries of the MMAs on tensor memory the thread has
+    /// issued: each is done at the arrival of a later `tcgen05.commit`.
+    pub(super) mmas: Vec<usize>,
 }
 
 /// What a thread that could not step waits for. Retrying it before that

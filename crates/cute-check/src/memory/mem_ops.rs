@@ -1,6 +1,8 @@
 //! One memory operation of one thread, recorded as an event: fences, the
 //! transaction bytes an arrive announces, async copies (each a clock of its
-//! own, whose bytes complete a phase of its barrier), counter updates, reads
+//! own, whose bytes complete a phase of its barrier), MMAs on tensor memory
+//! (each a clock of its own, which the thread's next `tcgen05.commit` hands
+//! to the phase it arrives on), counter updates, reads
 //! of counters (a spin loop goes on once the value satisfies it) and
 //! accesses. A read of a counter that does not wait is taken to see no update,
 //! which a schedule where the consumer runs first allows.
@@ -160,7 +162,40 @@ impl<'m> Execution<'m> {
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
             }
-            MemKind::Access { .. } | MemKind::AsyncRead { .. } | MemKind::GridDependencyWait | MemKind::ProxyFence => {
+            // An MMA on tensor memory is done when a later commit of the
+            // thread arrives: a clock entry of its own, which that commit
+            // hands to the phase it arrives on.
+            MemKind::TmemAccess { mma: true, .. } => {
+                let id = *next_async;
+                *next_async += 1;
+                async_id = Some(id);
+                let actor = &mut self.actors[a];
+                actor.ctl[a] += 1;
+                actor.mmo[a] += 1;
+                actor.mmas.push(id);
+                // Clock entries past the threads' are numbered in issue order.
+                self.issues.push((a, actor.ctl.clone()));
+            }
+            // `tcgen05.commit`: the arrive that follows is made once the
+            // thread's MMAs are done, so the phase it arrives on carries
+            // them (the phase in progress: the arrive comes next).
+            MemKind::Tcgen05Commit { barrier } => {
+                let actor = &self.actors[a];
+                if !actor.mmas.is_empty() {
+                    let b = &mut barriers[*barrier as usize];
+                    for &id in &actor.mmas {
+                        b.ctl[id] = b.ctl[id].max(1);
+                        b.mmo[id] = b.mmo[id].max(1);
+                    }
+                }
+            }
+            MemKind::Access { .. }
+            | MemKind::AsyncRead { .. }
+            | MemKind::GridDependencyWait
+            | MemKind::ProxyFence
+            | MemKind::TmemAccess { .. }
+            | MemKind::TmemAlloc
+            | MemKind::TmemFree => {
                 let actor = &mut self.actors[a];
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;

@@ -1,5 +1,5 @@
 //! The run of the whole model: one actor per thread, a clock entry per thread
-//! and per async copy, then one step at a time in a fixed schedule (a spin
+//! and per async copy or MMA on tensor memory, then one step at a time in a fixed schedule (a spin
 //! loop as soon as it can exit, otherwise the thread that has synchronized
 //! least). One schedule suffices on the assumption that which phase an
 //! arrival belongs to does not depend on it, as in a protocol free of
@@ -43,7 +43,7 @@ impl<'m> Execution<'m> {
         programs.extend(rest.into_iter().map(|(t, m)| (t, &[][..], &m.ops[..], &m.op_points[..])));
         let asyncs: usize = programs
             .iter()
-            .map(|(_, _, m, _)| m.iter().filter(|o| matches!(o.kind, MemKind::AsyncCopy { .. })).count())
+            .map(|(_, _, m, _)| m.iter().filter(|o| matches!(o.kind, MemKind::AsyncCopy { .. } | MemKind::TmemAccess { mma: true, .. })).count())
             .sum();
         let width = programs.len() + asyncs;
         if width > MAX_CLOCKS {
@@ -76,6 +76,7 @@ impl<'m> Execution<'m> {
                 lane_syncs: Vec::new(),
                 uncommitted_stores: Vec::new(),
                 store_groups: Default::default(),
+                mmas: Vec::new(),
             })
             .collect();
         for i in 0..actors.len() {

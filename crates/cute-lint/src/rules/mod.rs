@@ -26,6 +26,7 @@ pub mod read_before_wait;
 pub mod scope_too_narrow;
 pub mod single_lane_collective;
 pub mod smem_race;
+pub mod tmem_lifetime;
 pub mod tx_count_mismatch;
 pub mod untoggled_phase;
 pub mod vacuous_wait;
@@ -65,6 +66,7 @@ pub const ALL: &[&Rule] = &[
     &smem_race::RULE,
     &dsmem_race::RULE,
     &bulk_group_in_flight::RULE,
+    &tmem_lifetime::RULE,
     &deadlock::RULE,
     &read_before_grid_dependency::RULE,
     &analysis_incomplete::RULE,
