@@ -15,7 +15,8 @@
 //!   are their `cute.arch` counterparts: mbarriers, CTA and cluster barriers,
 //!   `elect_sync`, warp shuffles, votes and reductions, the TMA load into the
 //!   CTA and the TMA store out of it, `mapa`, `tcgen05_commit` and
-//!   `griddepcontrol`; so are the
+//!   `griddepcontrol`, and tensor memory's allocation, deallocation and
+//!   `tcgen05` instructions; so are the
 //!   bulk-group commit and wait, whose `cute.arch` counterparts are the
 //!   datapath;
 //! - a call of `llvm.inline_asm` whose assembly synchronizes is
@@ -103,6 +104,11 @@ pub enum Api {
     /// `retrieve_tmem_ptr(element_type, alignment, ptr_to_buffer_holding_addr)`:
     /// the address of the allocation, read back from shared memory.
     TmemRetrieve,
+    /// A `tcgen05` operation of `cutlass.experimental.primitives` on the
+    /// CTA's tensor memory, named after its instruction: an MMA
+    /// (`tcgen05_mma`, `tcgen05_mma_ws`, ...), a load, store or copy
+    /// (`tcgen05_ld`, `tcgen05_st`, `tcgen05_cp`, `tcgen05_shift`).
+    TmemUse,
     // memory
     Atomic,
     Load,
@@ -283,6 +289,28 @@ const PRIMITIVES: &str = "cutlass.experimental.primitives.";
 /// for the package's `addr`, `cnt` for `count`, `bytes` for `txcount`,
 /// `phase`). The others that synchronize are [`Api::Unmodelled`].
 const PRIMITIVES_TABLE: &[Entry] = &[
+    // Tensor memory: allocated and freed by the calling warp, and used by
+    // every `tcgen05` instruction (whatever address it is handed: the
+    // CTA's tensor memory is one).
+    Entry { api: Api::TmemAlloc, names: &["tcgen05_alloc"], params: &["addr", "n_cols"] },
+    Entry { api: Api::TmemDealloc, names: &["tcgen05_dealloc"], params: &["taddr", "n_cols"] },
+    Entry {
+        api: Api::TmemUse,
+        names: &[
+            "tcgen05_mma",
+            "tcgen05_mma_block_scale",
+            "tcgen05_mma_sp",
+            "tcgen05_mma_sp_block_scale",
+            "tcgen05_mma_ws",
+            "tcgen05_mma_ws_sp",
+            "tcgen05_ld",
+            "tcgen05_ld_red",
+            "tcgen05_st",
+            "tcgen05_cp",
+            "tcgen05_shift",
+        ],
+        params: &[],
+    },
     Entry { api: Api::MbarrierInit, names: &["mbarrier_init"], params: &["mbar_ptr", "cnt"] },
     Entry { api: Api::MbarrierInitFence, names: &["fence_mbarrier_init"], params: &[] },
     // `count=` is keyword-only; a `scope=` and `relaxed=` as in `cute.arch`.
@@ -750,6 +778,10 @@ mod tests {
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta", Api::Copy),
             ("cutlass.experimental.primitives.mapa", Api::MapSharedCluster),
             ("cutlass.experimental.primitives.griddepcontrol", Api::GridDepWait),
+            ("cutlass.experimental.primitives.tcgen05_ld", Api::TmemUse),
+            ("cutlass.experimental.primitives.nvvm_wrapper.tcgen05_mma_ws", Api::TmemUse),
+            ("cutlass.experimental.primitives.tcgen05_alloc", Api::TmemAlloc),
+            ("cutlass.experimental.primitives.tcgen05_dealloc", Api::TmemDealloc),
         ] {
             assert_eq!(Api::lookup(q), Some(api), "{q}");
         }
@@ -757,8 +789,6 @@ mod tests {
             "cutlass.experimental.primitives.fma_packed_f32x2",
             "cutlass.experimental.primitives.cvt_f32x2_to_f8x2",
             "cutlass.experimental.primitives.read_sreg_hw",
-            "cutlass.experimental.primitives.tcgen05_ld",
-            "cutlass.experimental.primitives.tcgen05_alloc",
             "cutlass.experimental.primitives.cp_async_bulk_commit_group",
             "cutlass.experimental.primitives.cp_async_bulk_wait_group",
         ] {

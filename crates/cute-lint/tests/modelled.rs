@@ -993,3 +993,55 @@ fn a_tcgen05_commit_arrives_on_its_mbarrier() {
         assert!(d.iter().any(|(n, m)| n == "analysis-incomplete" && m.contains("multicast mask of this `tcgen05.commit`")), "{mask}: {d:?}");
     }
 }
+
+/// The `tcgen05` instructions of `cutlass.experimental.primitives` use the
+/// CTA's tensor memory whatever address they are handed: its loads must be
+/// ordered before the free by a barrier, its MMAs by a wait on the commit
+/// that follows them.
+#[test]
+fn primitive_tcgen05_instructions_use_tensor_memory() {
+    let src = |barrier: &str, commit: &str| {
+        r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.experimental.primitives as prims
+
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    holder = cutlass.Array(cutlass.Int32, 1, space=cutlass.AddressSpace.smem)
+    mbar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+    if warp == 0:
+        with cute.arch.elect_one():
+            prims.mbarrier_init(mbar, 1)
+        prims.tcgen05_alloc(holder, 128)
+    prims.fence_mbarrier_init()
+    prims.barrier_cta_sync(0)
+    tmem = prims.make_tmem_ptr(holder.load(), cutlass.Int32)
+    if warp == 0:
+        with cute.arch.elect_one():
+            prims.tcgen05_mma(prims.Tcgen05MMAKind.F16, prims.CTAGroup.CTA_1, tmem, 0, 0, 0, False)
+            COMMIT
+    prims.mbarrier_wait_parity(mbar, 0, prims.MbarrierWaitKind.TRY)
+    r = prims.tcgen05_ld(prims.Tcgen05LdStShape.SHAPE_32X32B, tmem, num=2)
+BARRIER
+    if warp == 0:
+        prims.tcgen05_dealloc(tmem, 128)
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#
+        .replace("BARRIER\n", barrier)
+        .replace("COMMIT", commit)
+    };
+    let commit = "prims.tcgen05_commit(mbar)";
+    let barrier = "    prims.barrier_cta_sync(0)\n";
+    assert_eq!(names(&src(barrier, commit)), vec![]);
+    // Warp 0 frees while warps 1-3 may still load.
+    let d = names(&src("", commit));
+    assert!(d.len() == 1 && d[0].0 == "tmem-lifetime" && d[0].1.contains("warp 1"), "{d:?}");
+    // The MMA signalled with a plain arrive: nothing says it is done.
+    let d = names(&src(barrier, "prims.mbarrier_arrive(mbar)"));
+    assert!(d.len() == 1 && d[0].0 == "tmem-lifetime" && d[0].1.contains("an MMA"), "{d:?}");
+}

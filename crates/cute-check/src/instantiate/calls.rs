@@ -330,7 +330,7 @@ impl<'a> ThreadRun<'a> {
             | Api::Vote
             | Api::WarpReduction
             | Api::WarpRedux => self.warp_call(api, call, args, kwargs),
-            Api::TmemAlloc | Api::TmemDealloc | Api::TmemRetrieve => self.tmem_call(api, call.range),
+            Api::TmemAlloc | Api::TmemDealloc | Api::TmemRetrieve | Api::TmemUse => self.tmem_call(api, call),
             _ => Value::None,
         }
     }

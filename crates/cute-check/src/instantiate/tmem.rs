@@ -179,12 +179,29 @@ impl<'a> ThreadRun<'a> {
         warp
     }
 
-    /// `cute.arch.alloc_tmem` and `dealloc_tmem`: the calling warp
-    /// allocates or frees tensor memory; `retrieve_tmem_ptr`: a pointer to it.
-    pub(super) fn tmem_call(&mut self, api: Api, site: TextRange) -> Value {
+    /// `cute.arch.alloc_tmem` and `dealloc_tmem` (and the primitives'
+    /// `tcgen05_alloc`, `tcgen05_dealloc`): the calling warp allocates or
+    /// frees tensor memory; `retrieve_tmem_ptr`: a pointer to it. A
+    /// `tcgen05` instruction of the primitives uses the CTA's tensor memory:
+    /// an MMA asynchronously (done at a later `tcgen05_commit`), a load or
+    /// store as its thread goes on (`tcgen05_cp` and `tcgen05_shift` are
+    /// taken so too).
+    pub(super) fn tmem_call(&mut self, api: Api, call: &Call) -> Value {
+        let site = call.range;
         match api {
             Api::TmemAlloc => self.record_mem(MemKind::TmemAlloc, site),
             Api::TmemDealloc => self.record_mem(MemKind::TmemFree, site),
+            Api::TmemUse => {
+                let name = call.qualname.as_deref().and_then(cute_ir::api::primitive_name).unwrap_or("");
+                let mma = name.starts_with("tcgen05_mma");
+                if mma {
+                    self.issued_mma = true;
+                }
+                self.record_mem(MemKind::TmemAccess { mma, write: name != "tcgen05_ld" && name != "tcgen05_ld_red" }, site);
+                if name.starts_with("tcgen05_ld") {
+                    return Value::unknown("registers loaded from tensor memory");
+                }
+            }
             _ => return Value::Smem(SmemRef::new(eval::TMEM)),
         }
         Value::None

@@ -19,7 +19,8 @@
 //! Each free with a use of its CTA not done before it is one finding, on the
 //! free, with the first such use. With the allocations seen in a CTA
 //! (`MemKind::TmemAlloc`), a free beyond them is a second free, and an
-//! allocation no free follows is still held when the kernel exits.
+//! allocation no free follows is still held when the kernel exits (judged
+//! only where every thread of the CTA ran to its end).
 //!
 //! Tensor memory is per CTA: a two-CTA MMA (`CtaGroup.TWO`) also writes the
 //! peer CTA's, which is not followed here.
@@ -28,6 +29,7 @@ use std::collections::BTreeMap;
 
 use crate::model::*;
 
+use super::actor::Blocked;
 use super::event::Event;
 use super::{Execution, MemoryFinding, MemoryRule, Repair};
 
@@ -76,7 +78,14 @@ impl<'m> Execution<'m> {
                 _ => {}
             }
         }
-        for (_, allocations) in held {
+        // Never freed: only where every thread of the CTA ran to its end (a
+        // run that stopped short, on a construct the schedule does not
+        // finish, has not seen the free).
+        let finished = |c: u32| self.actors.iter().filter(|a| a.thread.0 == c).all(|a| matches!(a.blocked, Some(Blocked::Done)));
+        for (c, allocations) in held {
+            if !finished(c) {
+                continue;
+            }
             for a in allocations {
                 if out.iter().any(|f| f.site == a.site) {
                     continue;
