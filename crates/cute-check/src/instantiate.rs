@@ -52,7 +52,8 @@
 //!   memory-ordering analysis; `allocation`: shared-memory allocations and views
 //! - `pipelines` and `participants`: `cutlass.pipeline` rings, their
 //!   participants and `PipelineOrder`
-//! - `tmem`: `TmemAllocator`
+//! - `tmem`: `TmemAllocator`, and tensor memory's allocation, pointer and
+//!   deallocation (`cute.arch`, the primitives' `tcgen05` instructions)
 //! - `tile_scheduler`: `StaticPersistentTileScheduler`
 //! - `roles`: warp roles an assumed block leaves out
 
