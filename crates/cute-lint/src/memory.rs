@@ -16,8 +16,6 @@ use cute_syntax::TextRange;
 use crate::context::KernelContext;
 use crate::rules::{
     bulk_group_in_flight, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
-    read_before_wait, scope_too_narrow, smem_race, Rule,
-    dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
     read_before_wait, scope_too_narrow, smem_race, tmem_lifetime, Rule,
 };
 use crate::{Diagnostic, Edit, Fix, Related, Severity};
