@@ -212,3 +212,22 @@ fn writes_reach_a_tma_store_through_any_barrier() {
         assert!(proxy_findings(&diags).is_empty(), "fenced, {hand_over}: {diags:#?}");
     }
 }
+
+#[test]
+fn barriers_passed_by_keyword_are_the_same_barriers() {
+    let by_keyword = |src: String| {
+        src.replace("cute.arch.mbarrier_init(full, 1)", "cute.arch.mbarrier_init(mbar_ptr=full, cnt=1)")
+            .replace("cute.arch.mbarrier_wait(empty, empty_phase)", "cute.arch.mbarrier_wait(mbar_ptr=empty, phase=empty_phase)")
+            .replace("cute.arch.mbarrier_wait(full, full_phase)", "cute.arch.mbarrier_wait(phase=full_phase, mbar_ptr=full)")
+            .replace("cute.arch.mbarrier_arrive(empty)", "cute.arch.mbarrier_arrive(mbar_ptr=empty)")
+    };
+    let bug = by_keyword(Streaming { producer_warp: 2, read: ELEMENT_READS, after_reads: "", before_reads: "" }.source());
+    assert!(bug.contains("mbar_ptr=empty)"), "{bug}");
+    let diags = analyze_text(&bug, &AnalysisOptions::default());
+    let found = proxy_findings(&diags);
+    assert_eq!(found.len(), 1, "{diags:#?}");
+    assert_eq!(line_of(&bug, found[0]), "cute.arch.mbarrier_arrive(mbar_ptr=empty)");
+    let clean = by_keyword(Streaming { producer_warp: 2, read: ELEMENT_READS, after_reads: FENCE, before_reads: "" }.source());
+    let diags = analyze_text(&clean, &AnalysisOptions::default());
+    assert!(diags.is_empty(), "checked in full and clean: {diags:#?}");
+}

@@ -80,6 +80,12 @@ pub(super) fn spins_on_try_wait(cond: &Expr) -> bool {
     }
 }
 
+/// The barrier an mbarrier call is handed: `mbar_ptr=` by keyword, else its
+/// first argument.
+fn barrier_argument(args: &[Value], kwargs: &[(String, Value)]) -> Value {
+    kwargs.iter().find(|(k, _)| k == "mbar_ptr").map(|(_, v)| v.clone()).or_else(|| args.first().cloned()).unwrap_or(Value::None)
+}
+
 impl<'a> ThreadRun<'a> {
     /// An mbarrier call: `mbarrier_init`, arrives (with a count, on a peer CTA,
     /// announcing transaction bytes), waits and try-waits, `expect_tx`.
@@ -88,7 +94,7 @@ impl<'a> ThreadRun<'a> {
         let bar_expr = api::arg(call, "mbar_ptr");
         match api {
             Api::MbarrierInit => {
-                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let bar_v = barrier_argument(args, kwargs);
                 let count = self.arg_value(call, "cnt", &["expected", "count"], args, kwargs);
                 let bar = self.barrier_of(&bar_v, bar_expr, site);
                 match count.as_ref().and_then(Value::as_int) {
@@ -113,7 +119,7 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Api::MbarrierArrive | Api::MbarrierArriveAndExpectTx => {
-                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let bar_v = barrier_argument(args, kwargs);
                 let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], args, kwargs);
                 let target = match (&bar_v, peer.as_ref()) {
                     (Value::Smem(s), Some(p)) if !matches!(p, Value::None) => match p.as_int() {
@@ -185,7 +191,7 @@ impl<'a> ThreadRun<'a> {
                 // Bytes without an arrive: recorded for the byte count only,
                 // on barriers the kernel allocates (the rest is not
                 // synchronization the model needs).
-                let bar_v = args.first().cloned().unwrap_or(Value::None);
+                let bar_v = barrier_argument(args, kwargs);
                 let peer = self.arg_value(call, "peer_cta_rank_in_cluster", &[], args, kwargs);
                 let target = match (&bar_v, peer.as_ref().map(|p| (p, p.as_int()))) {
                     (Value::Smem(_), None | Some((Value::None, _))) => bar_v,
@@ -258,7 +264,7 @@ impl<'a> ThreadRun<'a> {
     /// A wait on an mbarrier's phase (`mbarrier_wait(bar, phase)`, or the
     /// try-wait a spin loop repeats).
     pub(super) fn mbarrier_wait(&mut self, call: &Call, bar_expr: Option<&Expr>, args: &[Value], kwargs: &[(String, Value)], site: TextRange) {
-        let bar_v = args.first().cloned().unwrap_or(Value::None);
+        let bar_v = barrier_argument(args, kwargs);
         let phase = self.arg_value(call, "phase", &[], args, kwargs);
         let bar = self.barrier_of(&bar_v, bar_expr, site);
         match phase.as_ref().and_then(Value::as_int) {
