@@ -12,6 +12,7 @@
 //! max-states = 500000                          # explorer budget per kernel
 //! max-time-ms = 1000
 //! max-memory-mb = 1024                         # memory one exploration's states may take
+//! request-deadline-ms = 30000                  # the server answers a request by then, checked or not
 //! src = ["src", "../shared"]                   # further roots absolute imports are found under
 //! ```
 //!
@@ -57,6 +58,10 @@ pub struct Config {
     pub max_states: Option<usize>,
     pub max_time: Option<Duration>,
     pub max_memory_mb: Option<usize>,
+    /// `request-deadline-ms`: how long the server waits for a check before
+    /// it answers a request with an `analysis-incomplete` note instead (the
+    /// check goes on; see [`Config::request_deadline`]).
+    pub request_deadline_ms: Option<u64>,
     /// `src`: directories absolute imports are also searched under (as
     /// written; [`discover`] makes them relative to the file that names
     /// them), for layouts where a package's root is not where walking up its
@@ -197,6 +202,10 @@ impl Config {
                     Some(n) => config.max_memory_mb = Some(n),
                     None => problems.push(format!("{origin}: {key}: expected a positive number of megabytes, found {value}")),
                 },
+                "requestdeadlinems" => match positive(value) {
+                    Some(n) => config.request_deadline_ms = Some(n),
+                    None => problems.push(format!("{origin}: {key}: expected a positive number of milliseconds, found {value}")),
+                },
                 "maxtimems" => match positive(value) {
                     Some(n) => config.max_time = Some(Duration::from_millis(n)),
                     None => problems.push(format!("{origin}: {key}: expected a positive number of milliseconds, found {value}")),
@@ -257,6 +266,7 @@ impl Config {
         out.max_states = over.max_states.or(self.max_states);
         out.max_time = over.max_time.or(self.max_time);
         out.max_memory_mb = over.max_memory_mb.or(self.max_memory_mb);
+        out.request_deadline_ms = over.request_deadline_ms.or(self.request_deadline_ms);
         out.src.extend(over.src.iter().cloned());
         out
     }
@@ -268,6 +278,14 @@ impl Config {
             Some(&on) => on,
             None => self.select.as_ref().is_none_or(|selected| selected.contains(rule)),
         }
+    }
+
+    /// How long the server waits for a check of a document before it
+    /// answers the request that needs it without the findings: a backstop
+    /// for the budgets of the analysis, which bound each kernel but not a
+    /// file of many (default 30 s).
+    pub fn request_deadline(&self) -> Duration {
+        Duration::from_millis(self.request_deadline_ms.unwrap_or(30_000))
     }
 
     /// The analysis budgets, defaults where not set.

@@ -206,15 +206,20 @@ async fn report_problems(client: &Client, problems: Vec<String>) {
 /// configuration (the project's `cute-lsp.toml` or `pyproject.toml`, then
 /// the editor's settings). The snapshot is moved into the closure and dropped there, so a
 /// pending write never waits on this task's caller.
+///
+/// A check that outlives the configuration's `request-deadline-ms` is not
+/// waited for: the answer is an `analysis-incomplete` note at the top of the
+/// file, and the check runs on (what it computed is kept by the database for
+/// the next request, unless an edit cancels it first).
 async fn analyze(shared: &Arc<Shared>, client: &Client, snapshot: Snapshot) -> Outcome {
-    let shared = shared.clone();
+    let (project, problems) = match &snapshot.config_path {
+        Some(path) => shared.projects().resolve(path),
+        None => (Arc::new(Config::default()), Vec::new()),
+    };
+    let config = project.with(&snapshot.editor);
+    let deadline = config.request_deadline();
     let task = tokio::task::spawn_blocking(move || {
-        let Snapshot { db, doc, editor, config_path, .. } = snapshot;
-        let (project, problems) = match &config_path {
-            Some(path) => shared.projects().resolve(path),
-            None => (Arc::new(Config::default()), Vec::new()),
-        };
-        let config = project.with(&editor);
+        let Snapshot { db, doc, .. } = snapshot;
         let options = config.analysis_options();
         let result = salsa::Cancelled::catch(AssertUnwindSafe(|| {
             let diagnostics = cute_lint::lint_file_with(&db, doc.file, options);
@@ -223,17 +228,19 @@ async fn analyze(shared: &Arc<Shared>, client: &Client, snapshot: Snapshot) -> O
             Analysis { diagnostics, index: cute_lint::line_index(&db, doc.file).clone(), linked: cute_lint::linked_paths(&db, doc.file) }
         }));
         drop(db);
-        (result, problems)
+        result
     });
-    match task.await {
-        Ok((result, problems)) => {
-            report_problems(client, problems).await;
-            match result {
-                Ok(analysis) => Outcome::Done(analysis),
-                Err(_cancelled) => Outcome::Cancelled,
-            }
-        }
-        Err(err) => Outcome::Failed(panic_message(err)),
+    report_problems(client, problems).await;
+    match tokio::time::timeout(deadline, task).await {
+        Ok(Ok(Ok(analysis))) => Outcome::Done(analysis),
+        Ok(Ok(Err(_cancelled))) => Outcome::Cancelled,
+        Ok(Err(err)) => Outcome::Failed(panic_message(err)),
+        Err(_elapsed) => Outcome::Done(Analysis {
+            diagnostics: Arc::new(vec![cute_lint::rules::analysis_incomplete::request_deadline(deadline)]),
+            // The note is at offset 0, line 0 in any text.
+            index: Arc::new(LineIndex::new("")),
+            linked: Vec::new(),
+        }),
     }
 }
 

@@ -1001,3 +1001,31 @@ fn edit_latency() {
 }
 
 
+
+/// A check that outlives `request-deadline-ms` is not waited for: the
+/// document gets an `analysis-incomplete` note at once, and the server keeps
+/// serving (with a longer deadline, the findings come).
+#[test]
+fn a_check_is_answered_by_its_deadline() {
+    let dir = TempDir::new("deadline");
+    let text = fixture(BUG);
+    let line = expect_line(&text);
+    let uri = file_uri(&dir.write("kernel.py", &text));
+    let mut client = LspClient::spawn();
+    client.initialize_with(json!({
+        "processId": null,
+        "rootUri": file_uri(&dir.0),
+        "capabilities": {},
+        "initializationOptions": {"request-deadline-ms": 1},
+    }));
+    open(&mut client, &uri, 1, &text);
+    let publish = wait_publish(&mut client, &uri, 1);
+    let items = &publish["params"]["diagnostics"];
+    assert_eq!(summary(items), vec![("CUTE090".to_string(), 0, 3)], "{publish:#}");
+    let message = items[0]["message"].as_str().unwrap();
+    assert!(message.contains("within 1 ms") && message.contains("request-deadline-ms"), "{message}");
+
+    configure(&mut client, json!({"request-deadline-ms": 60000}));
+    assert!(next_publish(&mut client, &uri).contains(&("CUTE001".to_string(), line, 1)));
+    assert!(client.shutdown().success());
+}

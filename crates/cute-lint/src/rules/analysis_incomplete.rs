@@ -21,6 +21,21 @@ use crate::context::KernelContext;
 /// does not represent.
 const NOT_RESOLVED: &str = "not resolved";
 
+/// What the server answers for a document whose check outlived the
+/// request's deadline (`request-deadline-ms`): not checked yet, said at the
+/// top of the file.
+pub fn request_deadline(deadline: std::time::Duration) -> crate::Diagnostic {
+    info(
+        TextRange::default(),
+        format!(
+            "cute-lsp did not finish checking this file within {} ms (`request-deadline-ms`): its findings are not shown; the check goes on, and the next request gets them once it is done",
+            deadline.as_millis()
+        ),
+        "not checked in time",
+        Vec::new(),
+    )
+}
+
 fn info(range: TextRange, message: String, label: &str, notes: Vec<String>) -> crate::Diagnostic {
     crate::Diagnostic {
         code: RULE.code,

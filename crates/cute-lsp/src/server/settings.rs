@@ -22,7 +22,7 @@ pub const SECTION: &str = "cute-lsp";
 
 /// Keys of the section, normalised as `cute_lint::config` does; used to
 /// recognise a section sent without its `cute-lsp` wrapper.
-const KEYS: &[&str] = &["select", "extendselect", "ignore", "rules", "severity", "maxstates", "maxtimems"];
+const KEYS: &[&str] = &["select", "extendselect", "ignore", "rules", "severity", "maxstates", "maxtimems", "maxmemorymb", "requestdeadlinems"];
 
 /// The editor's settings in `value`: either `{"cute-lsp": {...}}` or the
 /// section itself. `None` when `value` carries nothing for this server (null,
