@@ -397,3 +397,23 @@ fn comment_edits_do_not_analyse_memory_again() {
         }
     }
 }
+
+/// A launch that loses its `grid=`/`block=` line (an edit half done): both
+/// paths take the block shape as not known, and say so alike.
+#[test]
+fn a_launch_that_loses_its_shape() {
+    let _guard = serial();
+    let text = fixture("tests/fixtures/missing_proxy_fence/reload_no_fence_bug.py");
+    let db = Database::default();
+    let file = SourceFile::new(&db, "kernel.py".to_string(), text.clone());
+    let (incremental, full) = both(&db, file, &text);
+    assert_eq!(incremental, full);
+    let mut db = db;
+    for cut in ["        grid=[1, 1, 1], block=[NUM_THREADS, 1, 1]\n", "    row_max_kernel(tma_atom, tma_src, rowmax, smem_layout).launch(\n        grid=[1, 1, 1], block=[NUM_THREADS, 1, 1]\n    )\n"] {
+        assert!(text.contains(cut));
+        let edited = text.replace(cut, "");
+        file.set_text(&mut db).to(edited.clone());
+        let (incremental, full) = both(&db, file, &edited);
+        assert_eq!(incremental, full, "after cutting {cut:?}");
+    }
+}
