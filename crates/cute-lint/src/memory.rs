@@ -54,7 +54,7 @@ pub fn diagnostics(
                 findings.into_iter().partition(|f| f.rule == MemoryRule::ReadBeforeGridDependency);
             Ok((findings.into_iter().map(|f| diagnostic(ctx, model, f, notes)).collect(), early))
         }
-        Err(reason) => Err(crate::rules::analysis_incomplete::memory_not_checked(ctx, &reason)),
+        Err(reason) => Err(crate::rules::analysis_incomplete::memory_not_checked(ctx, &reason, notes)),
     }
 }
 

@@ -368,3 +368,22 @@ fn calls_that_only_read_a_barrier_are_not_reported() {
     let diags = analyze_text(&src, &AnalysisOptions::default());
     assert!(diags.is_empty(), "{diags:?}");
 }
+
+/// A grid larger than the CTAs modelled: a consumer that waits for every
+/// producer waits, in the model, for producers that are not there. That is
+/// said (with the CTAs modelled), never passed as checked.
+#[test]
+fn a_consumer_waiting_for_producers_not_modelled_is_said() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/missing_acquire/relaxed_spin_bug.py");
+    let four = std::fs::read_to_string(path).unwrap();
+    assert!(four.contains("NUM_CTAS = 4\n"));
+    let diags = cute_lint::analyze_text(&four, &cute_lint::AnalysisOptions::default());
+    assert!(diags.iter().any(|d| d.name == "missing-acquire"), "{diags:#?}");
+    for n in [5, 8] {
+        let text = four.replace("NUM_CTAS = 4\n", &format!("NUM_CTAS = {n}\n"));
+        let diags = cute_lint::analyze_text(&text, &cute_lint::AnalysisOptions::default());
+        let said = diags.iter().find(|d| d.name == "analysis-incomplete" && d.message.contains("waiting for a value of `ctr`"));
+        let said = said.unwrap_or_else(|| panic!("{n} CTAs: {diags:#?}"));
+        assert!(said.notes.iter().any(|note| note.contains(&format!("the grid has {n} clusters; the first 4 are modelled"))), "{said:#?}");
+    }
+}

@@ -155,12 +155,24 @@ impl<'m> Execution<'m> {
         // The explorer found no deadlock, so every thread can finish; a run
         // that leaves one stuck has judged part of the kernel only.
         if let Some(stuck) = exec.actors.iter().find(|actor| !matches!(actor.blocked, Some(Blocked::Done))) {
-            return Err(format!(
-                "the one schedule the analysis runs the threads in left {} stuck after {} of its {} synchronization operations",
-                describe_threads(&[stuck.thread], model.ctas),
-                stuck.next_op,
-                stuck.ops.len()
-            ));
+            let who = describe_threads(&[stuck.thread], model.ctas);
+            // A read of a counter that waits for (or branches on) a value
+            // the modelled threads never produce: most often a count of
+            // CTAs of which only some are modelled.
+            let waits_on = stuck.mem.get(stuck.next_mem).and_then(|m| match m.kind {
+                MemKind::Observe { buffer, guard: Some(_), .. } => Some(&model.buffers[buffer as usize].name),
+                _ => None,
+            });
+            return Err(match waits_on {
+                Some(counter) => format!(
+                    "the one schedule the analysis runs the threads in left {who} waiting for a value of `{counter}` that the modelled threads never produce"
+                ),
+                None => format!(
+                    "the one schedule the analysis runs the threads in left {who} stuck after {} of its {} synchronization operations",
+                    stuck.next_op,
+                    stuck.ops.len()
+                ),
+            });
         }
         Ok(exec)
     }

@@ -223,12 +223,14 @@ pub fn conditions_one_way(ctx: &KernelContext<'_>, conditions: &[cute_check::Ope
 }
 
 /// The synchronization was checked, the ordering of memory accesses not.
-pub fn memory_not_checked(ctx: &KernelContext<'_>, reason: &str) -> crate::Diagnostic {
+/// The model's assumptions (`notes`) go with it: which CTAs of the grid
+/// were modelled, for one, often says why.
+pub fn memory_not_checked(ctx: &KernelContext<'_>, reason: &str, notes: &[String]) -> crate::Diagnostic {
     info(
         ctx.kernel.name_range,
         format!("the memory accesses of `{}` were not checked for ordering: {reason}", ctx.kernel.display_name()),
         "memory ordering not checked",
-        Vec::new(),
+        notes.to_vec(),
     )
 }
 
