@@ -220,13 +220,22 @@ pub fn instantiate(
     let cluster_ctas: u32 = cluster.iter().product();
     // CTAs that hand data over through global memory live in different
     // clusters: model a few clusters, with known block indices.
+    //
+    // A grid larger than that is modelled by its first clusters and its
+    // last: kernels single out the first CTA and the last (`bidx == 0`, the
+    // last-arrival test `== N - 1`), and the CTAs between are alike, a role
+    // of many kept by at least two.
+    let mut last_stands_in = None;
     let (clusters, grid) = if uses_global_sync(module, kernel) {
         match launch.grid {
             Some(g) => {
                 let total = (g.iter().product::<u32>() / cluster_ctas).max(1);
                 if total > MAX_CLUSTERS {
+                    last_stands_in = Some(((MAX_CLUSTERS - 1) * cluster_ctas, (total - MAX_CLUSTERS) * cluster_ctas));
                     model.assumptions.push(format!(
-                        "the grid has {total} clusters; the first {MAX_CLUSTERS} are modelled"
+                        "the grid has {total} clusters; the first {} and the last are modelled (the last as cluster {})",
+                        MAX_CLUSTERS - 1,
+                        MAX_CLUSTERS - 1
                     ));
                 }
                 (total.min(MAX_CLUSTERS), Some(g))
@@ -293,6 +302,7 @@ pub fn instantiate(
         cluster_ctas,
         threads_per_cta: model.threads_per_cta,
         grid,
+        last_stands_in,
         globals: &globals,
         lane_varying: &lane_varying,
         thread_indices: &warp_aligned_indices(kernel, block),
@@ -395,6 +405,10 @@ struct Setup<'a> {
     cluster_ctas: u32,
     threads_per_cta: u32,
     grid: Option<[u32; 3]>,
+    /// With a grid larger than the CTAs modelled: the first CTA of the last
+    /// modelled cluster, and what to add to its CTAs' indices for their block
+    /// index (they stand for the grid's last cluster).
+    last_stands_in: Option<(u32, u32)>,
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
     thread_indices: &'a BTreeSet<String>,
@@ -607,6 +621,8 @@ struct ThreadRun<'a> {
     /// The grid's shape when the modelled CTAs are the first CTAs of a known
     /// grid (then `block_idx` is known).
     grid: Option<[u32; 3]>,
+    /// See `Setup::last_stands_in`.
+    last_stands_in: Option<(u32, u32)>,
     elect_depth: u32,
     /// Uses so far of each CTA/named/cluster barrier by this thread: the
     /// generation it arrives in, whose parity its wait observes.

@@ -384,6 +384,18 @@ fn a_consumer_waiting_for_producers_not_modelled_is_said() {
         let diags = cute_lint::analyze_text(&text, &cute_lint::AnalysisOptions::default());
         let said = diags.iter().find(|d| d.name == "analysis-incomplete" && d.message.contains("waiting for a value of `ctr`"));
         let said = said.unwrap_or_else(|| panic!("{n} CTAs: {diags:#?}"));
-        assert!(said.notes.iter().any(|note| note.contains(&format!("the grid has {n} clusters; the first 4 are modelled"))), "{said:#?}");
+        assert!(said.notes.iter().any(|note| note.contains(&format!("the grid has {n} clusters; the first 3 and the last are modelled"))), "{said:#?}");
+    }
+    // The consumer is the last CTA: it is modelled (the last cluster stands
+    // in for it), at every grid size.
+    let last = four.replace("if bidx == 0:", "if bidx == NUM_CTAS - 1:").replace("src[bidx - 1, tidx]", "src[bidx, tidx]").replace("parts[bidx - 1, tidx]", "parts[bidx, tidx]");
+    assert_ne!(last, four);
+    let diags = cute_lint::analyze_text(&last, &cute_lint::AnalysisOptions::default());
+    assert!(diags.iter().any(|d| d.name == "missing-acquire"), "4 CTAs: {diags:#?}");
+    for n in [5, 9, 64] {
+        let text = last.replace("NUM_CTAS = 4\n", &format!("NUM_CTAS = {n}\n"));
+        let diags = cute_lint::analyze_text(&text, &cute_lint::AnalysisOptions::default());
+        assert!(!diags.is_empty(), "{n} CTAs, the last consuming: silent");
+        assert!(diags.iter().any(|d| d.name == "missing-acquire" || d.message.contains("waiting for a value of `ctr`")), "{n} CTAs: {diags:#?}");
     }
 }
