@@ -73,7 +73,15 @@ impl<'a> ThreadRun<'a> {
                 };
                 self.run_pipeline_action(p::stage_action(&pipe, commit, &at), site)
             }
-            "tail" if producer => self.run_pipeline_action(p::stage_action(&pipe, "producer_tail", &state), site),
+            // The tail advances the participant's state once per stage (see
+            // `advance_after_tail`).
+            "tail" if producer => {
+                let v = self.run_pipeline_action(p::stage_action(&pipe, "producer_tail", &state), site);
+                if let Some(stages) = super::pipelines::tail_advances(&pipe) {
+                    advance(self, stages);
+                }
+                v
+            }
             "current_handle" => p::handle(&pipe, producer, &state),
             "reset" => Value::None,
             "try_acquire" | "try_wait" => Value::unknown("the result of a try-wait"),

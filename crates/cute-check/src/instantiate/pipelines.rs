@@ -281,6 +281,27 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// `pipe.producer_tail(state)` acquires each stage in turn and advances
+    /// the state it is handed once per stage, in place (the package's loop of
+    /// `wait` and `state.advance()`): a second tail on that state waits for
+    /// the phases after the ones the first tail saw complete. The tail of
+    /// `PipelineUmmaAsync` advances only on the even CTAs of a cluster, under
+    /// a condition decided at run time, and is left as it is.
+    pub(super) fn advance_after_tail(&mut self, call: &Call, env: &mut eval::Env) {
+        let Expr::Attr { base, attr } = &call.func else { return };
+        let state = call.args.first().or_else(|| call.kwargs.iter().find(|(k, _)| k == "state").map(|(_, e)| e));
+        let (Expr::Name(p), Some(Expr::Name(v))) = (base.as_ref(), state) else { return };
+        if attr != "producer_tail" {
+            return;
+        }
+        let Some(stages) = env.get(p).and_then(|pipe| tail_advances(pipe)) else { return };
+        for _ in 0..stages {
+            let Some(next) = env.get(v).and_then(crate::pipeline::advanced) else { return };
+            self.advance_in_stood_in_lanes(v, env);
+            env.insert(v.clone(), next);
+        }
+    }
+
     /// A barrier of a pipeline's ring (named when the ring is created).
     pub(super) fn ring_barrier(&mut self, s: &SmemRef, name: &str) -> BarrierIx {
         let cta = s.cta.unwrap_or(self.cta);
@@ -295,4 +316,15 @@ impl<'a> ThreadRun<'a> {
             preset_count: None,
         })
     }
+}
+
+/// How many times a pipeline's `producer_tail` advances the state it is
+/// handed: once per stage, except `PipelineUmmaAsync`'s (see
+/// [`ThreadRun::advance_after_tail`]); `None` for anything else.
+pub(super) fn tail_advances(pipe: &Value) -> Option<i64> {
+    let Value::Object(o) = pipe else { return None };
+    if o.class != crate::pipeline::PIPELINE || matches!(o.attrs.get("kind"), Some(Value::Str(k)) if k == "PipelineUmmaAsync") {
+        return None;
+    }
+    o.attrs.get("stages").and_then(Value::as_int)
 }

@@ -138,6 +138,9 @@ impl<'a> ThreadRun<'a> {
                 }
                 eval(e, env, self);
                 self.record_reads(e, env, s.range);
+                if let Expr::Call(c) = e {
+                    self.advance_after_tail(c, env);
+                }
             }
             StmtKind::If { cond, then, orelse } => {
                 // `if load(flag, ...) >= N:` decides on a synchronization
