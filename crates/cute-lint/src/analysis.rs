@@ -752,6 +752,12 @@ fn explain_deadlock(
         };
         return untoggled_phase::diagnostic(ctx, call, cause.as_ref(), related, notes, severity);
     }
+    // A pipeline used out of its role (a tail run twice or by a consumer, a
+    // release with no wait) is named before the phase arithmetic it upsets;
+    // a partner gone from the ring, after it (`deadlock::diagnostic`).
+    if deadlock::pipeline_role(ctx, model, cex, false).is_some() {
+        return deadlock::diagnostic(ctx, model, cex, related, notes, severity);
+    }
     if let Some(d) = vacuous_wait::diagnostic(ctx, model, cex, related.clone(), notes.clone(), severity) {
         return d;
     }

@@ -50,6 +50,12 @@ pub fn diagnostic(
     }
     stuck.sort();
     let (range, what) = stuck.first().cloned().unwrap_or((ctx.kernel.name_range, "threads block forever".to_string()));
+    // A pipeline used out of its role names the misuse instead.
+    let role = pipeline_role(ctx, model, cex, true);
+    let help = role.as_ref().map(|(.., help)| help.clone()).unwrap_or_else(|| {
+        "make the arrivals per phase match the init count on every path, and each wait's parity match the phase it waits for".to_string()
+    });
+    let (range, what) = role.map_or((range, what), |(range, what, _)| (range, what));
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,
@@ -59,7 +65,218 @@ pub fn diagnostic(
         label: "blocks forever in the interleaving below".to_string(),
         related,
         notes,
-        help: Some("make the arrivals per phase match the init count on every path, and each wait's parity match the phase it waits for".to_string()),
+        help: Some(help),
         fixes: Vec::new(),
     }
+}
+
+/// What a pipeline method does to a ring, read from its name (the
+/// pipeline's own, a participant's or flash-attention's index-and-phase
+/// forms).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Tail,
+    Acquire,
+    Wait,
+    Release,
+}
+
+fn role_of(call: &cute_ir::ast::Call) -> Option<(Role, String, &'static str)> {
+    let cute_ir::ast::Expr::Attr { base, attr } = &call.func else { return None };
+    let (role, method) = match attr.as_str() {
+        "producer_tail" => (Role::Tail, "producer_tail"),
+        "tail" => (Role::Tail, "tail"),
+        "producer_acquire" | "producer_acquire_w_index_phase" => (Role::Acquire, "producer_acquire"),
+        "acquire" | "acquire_and_advance" => (Role::Acquire, "acquire"),
+        "consumer_wait" | "consumer_wait_w_index_phase" => (Role::Wait, "consumer_wait"),
+        "wait" | "wait_and_advance" => (Role::Wait, "wait"),
+        "consumer_release" | "consumer_release_w_index" => (Role::Release, "consumer_release"),
+        "release" => (Role::Release, "release"),
+        _ => return None,
+    };
+    Some((role, base.dotted().unwrap_or_else(|| "the pipeline".to_string()), method))
+}
+
+/// A hang that a pipeline role explains, read off the counterexample's last
+/// state: a `producer_tail` (or a producer participant's `tail()`) stuck in
+/// a thread that already ran one on the same ring (the first advanced its
+/// state a full round, so the second waits for releases no consumer makes)
+/// or that never acquired a stage of it (a consumer's tail waits for its
+/// own releases); or a pipeline wait stuck on a barrier whose every
+/// signalling thread has finished (its partner left the ring while it
+/// still waits; with `partner_gone` only). Returns the site, what happens
+/// there and the help.
+pub fn pipeline_role(ctx: &KernelContext<'_>, model: &Model, cex: &Counterexample, partner_gone: bool) -> Option<(cute_syntax::TextRange, String, String)> {
+    let line = |site: cute_syntax::TextRange| ctx.line(site.start);
+    let finished = |g: usize| cex.last.groups[g].iter().all(|&(pos, _)| pos as usize >= model.groups[g].ops.len());
+    let mut found: Vec<(cute_syntax::TextRange, String, String)> = Vec::new();
+    for (g, slots) in cex.last.groups.iter().enumerate() {
+        let group = &model.groups[g];
+        for &(pos, _) in slots {
+            let Some(op) = group.ops.get(pos as usize) else { continue };
+            let OpKind::Wait { bar, .. } = op.kind else { continue };
+            if model.barriers[bar as usize].kind != cute_check::model::BarrierKind::Mbarrier {
+                continue;
+            }
+            let Some(call) = ctx.call_at(op.site) else { continue };
+            let Some((role, pipe, method)) = role_of(call) else { continue };
+            let who = group.describe(model.ctas);
+            let barrier = model.barriers[bar as usize].display(model.ctas);
+            if role == Role::Tail {
+                // The tail's own waits: the operations at its site around the
+                // stuck one, a stage each (a barrier met again is the same
+                // tail's previous run, in a loop).
+                let bar_of = |o: &cute_check::model::Op| match o.kind {
+                    OpKind::Wait { bar, .. } => Some(bar),
+                    _ => None,
+                };
+                let mut ring: Vec<u32> = vec![bar];
+                let mut start = pos as usize;
+                while start > 0 && group.ops[start - 1].site == op.site && bar_of(&group.ops[start - 1]).is_some_and(|b| !ring.contains(&b)) {
+                    start -= 1;
+                    ring.extend(bar_of(&group.ops[start]));
+                }
+                let mut end = pos as usize + 1;
+                while end < group.ops.len() && group.ops[end].site == op.site && bar_of(&group.ops[end]).is_some_and(|b| !ring.contains(&b)) {
+                    ring.extend(bar_of(&group.ops[end]));
+                    end += 1;
+                }
+                let earlier = |want: Role| {
+                    group.ops[..start].iter().rev().find(|o| {
+                        matches!(o.kind, OpKind::Wait { bar, .. } if ring.contains(&bar))
+                            && ctx.call_at(o.site).and_then(role_of).is_some_and(|(r, ..)| r == want)
+                    })
+                };
+                if let Some(first) = earlier(Role::Tail) {
+                    let lines = match first.site == op.site {
+                        true => format!("on each trip of the loop around line {}", line(op.site)),
+                        false => format!("line {}, then line {}", line(first.site), line(op.site)),
+                    };
+                    found.push((
+                        op.site,
+                        format!(
+                            "`{method}` runs twice on `{pipe}` in {who} ({lines}): the first advanced the state a full round, so the second waits on {barrier} for releases that never come"
+                        ),
+                        format!("run `{method}` once per ring, after the producer's last acquire"),
+                    ));
+                    continue;
+                }
+                // A hand-rolled acquire is a wait on the same `empty` barriers.
+                let acquired = group.ops[..start].iter().any(|o| matches!(o.kind, OpKind::Wait { bar, .. } if ring.contains(&bar)));
+                if !acquired {
+                    found.push((
+                        op.site,
+                        format!(
+                            "`{method}` on `{pipe}` is run by {who}, which never acquired a stage of it (it is not the ring's producer): the tail waits on {barrier} for releases that never come"
+                        ),
+                        format!("run `{method}` in the role that produces into `{pipe}` (the one that calls its acquire), not in its consumers"),
+                    ));
+                    continue;
+                }
+            }
+            // Releases on the barrier a producer waits on, by a thread that
+            // waited for fewer stages of that pipeline than it releases.
+            if role != Role::Wait {
+                if let Some(over) = over_release(ctx, model, bar, &who, &barrier, line(op.site)) {
+                    found.push(over);
+                    continue;
+                }
+            }
+            // Judged only once the phase arithmetic has no more specific
+            // cause (`vacuous-wait`), and only where no arrival of the phase
+            // waited for has come.
+            let b = &cex.last.bars[bar as usize];
+            if !partner_gone || b.pending != b.expected {
+                continue;
+            }
+            // A wait whose signalling threads have all finished: those
+            // that arrive on a barrier of its side of the ring (`empty[i] of
+            // storage`, any stage; a stage never signalled at all has the
+            // same partner).
+            let side = |b: u32| {
+                let b = &model.barriers[b as usize];
+                let (which, ring) = b.name.split_once('[').and_then(|(w, rest)| Some((w, rest.split_once("] of ")?.1)))?;
+                Some((which.to_string(), ring.to_string(), b.cta))
+            };
+            let same_side = |b: u32| b == bar || side(b).is_some_and(|s| Some(s) == side(bar));
+            let signallers: Vec<usize> = model
+                .groups
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| h.ops.iter().any(|o| matches!(o.kind, OpKind::Arrive { bar: b, .. } if same_side(b))))
+                .map(|(h, _)| h)
+                .collect();
+            if signallers.is_empty() || signallers.contains(&g) || !signallers.iter().all(|&h| finished(h)) {
+                continue;
+            }
+            let last = signallers
+                .iter()
+                .filter_map(|&h| model.groups[h].ops.iter().rev().find(|o| matches!(o.kind, OpKind::Arrive { bar: b, .. } if same_side(b))).map(|o| (h, o.site)))
+                .max_by_key(|(_, site)| *site);
+            let Some((h, last)) = last else { continue };
+            let partner = model.groups[h].describe(model.ctas);
+            let (signal, partner_role) = if role == Role::Wait { ("commits", "producer") } else { ("releases", "consumer") };
+            found.push((
+                op.site,
+                format!(
+                    "{who} still {} in `{method}` on `{pipe}` after its {partner_role} left the ring: {partner}, {} signal {barrier}, has finished (its last arrival on that side of the ring at line {}), so the phase it waits for never completes",
+                    if group.size() == 1 { "waits" } else { "wait" },
+                    if signallers.len() > 1 { "one of the threads that" } else { "the only thread(s) to" },
+                    line(last)
+                ),
+                format!("make the {partner_role} of `{pipe}` run as many stages as its partner ({signal} once per stage the other side takes), or the partner stop where it stops"),
+            ));
+        }
+    }
+    found.sort_by_key(|(site, ..)| *site);
+    found.into_iter().next()
+}
+
+/// The calls (runs of operations at one site) of `ops` a predicate holds for.
+fn calls<'m>(ops: &'m [cute_check::model::Op], keep: impl Fn(&cute_check::model::Op) -> bool) -> Vec<&'m cute_check::model::Op> {
+    let mut out: Vec<&cute_check::model::Op> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if keep(op) && (i == 0 || ops[i - 1].site != op.site || !keep(&ops[i - 1])) {
+            out.push(op);
+        }
+    }
+    out
+}
+
+/// A thread that releases stages of a pipeline (arriving on `bar`, which
+/// a stuck producer waits on) it never waited for: no `consumer_wait` on
+/// that pipeline at all, or fewer than its releases. Its releases run
+/// ahead of the stages produced, so the producer's wait names a phase
+/// already completed or one that never will. The message and the help.
+fn over_release(ctx: &KernelContext<'_>, model: &Model, bar: u32, stuck: &str, barrier: &str, at: crate::context::SourceLine) -> Option<(cute_syntax::TextRange, String, String)> {
+    for group in &model.groups {
+        let role = |o: &cute_check::model::Op| ctx.call_at(o.site).and_then(role_of);
+        let releases_here = calls(&group.ops, |o| matches!(o.kind, OpKind::Arrive { bar: b, .. } if b == bar) && role(o).is_some_and(|(r, ..)| r == Role::Release));
+        let Some(first) = releases_here.first() else { continue };
+        let (_, pipe, method) = role(first)?;
+        let releases = calls(&group.ops, |o| matches!(o.kind, OpKind::Arrive { .. }) && role(o).is_some_and(|(r, p, _)| r == Role::Release && p == pipe)).len();
+        let waits = calls(&group.ops, |o| matches!(o.kind, OpKind::Wait { .. }) && role(o).is_some_and(|(r, p, _)| r == Role::Wait && p == pipe)).len();
+        // A thread that waits on other pipelines may hand its stages over
+        // through a handle or a helper: judged only where it waits on none.
+        let waits_anywhere = calls(&group.ops, |o| matches!(o.kind, OpKind::Wait { .. }) && role(o).is_some_and(|(r, ..)| r == Role::Wait)).len();
+        let who = group.describe(model.ctas);
+        // Placed on the release past the waits: the first where it waits on
+        // nothing, the one after the last wait otherwise.
+        let (site, what) = if waits_anywhere == 0 {
+            (first.site, format!("`{method}` on `{pipe}` is run by {who}, which never waits on it (no `consumer_wait`)"))
+        } else if waits > 0 && releases > waits {
+            let extra = calls(&group.ops, |o| matches!(o.kind, OpKind::Arrive { .. }) && role(o).is_some_and(|(r, p, _)| r == Role::Release && p == pipe))[waits].site;
+            (extra, format!("{who} releases {releases} stages of `{pipe}` but waits for {waits}"))
+        } else {
+            continue;
+        };
+        return Some((
+            site,
+            format!(
+                "{what}: its releases on {barrier} run ahead of the stages produced, so {stuck}'s wait at line {at} names a phase that has already completed or never will"
+            ),
+            format!("release a stage of `{pipe}` only in the role that waited for it, once per `consumer_wait`"),
+        ));
+    }
+    None
 }
