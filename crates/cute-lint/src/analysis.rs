@@ -24,8 +24,9 @@
 //!    (`cute_check::overrun`), and the exploration, on the model with one
 //!    barrier per party where groups take turns. A deadlock gets its most
 //!    specific explanation (a named-barrier rule, `arrive-count-mismatch`,
-//!    `named-barrier-deadlock`, `untoggled-phase`, `vacuous-wait`, else
-//!    `deadlock`), which carries the trace. A clean model goes on to the
+//!    `named-barrier-deadlock`, `untoggled-phase`, a pipeline used out of
+//!    its role (as `deadlock`), `vacuous-wait`, else `deadlock`), which
+//!    carries the trace. A clean model goes on to the
 //!    memory-ordering analysis.
 //! 4. Across the ways: a finding is reported only when every way has one
 //!    (otherwise it rests on a guess about the data, and the kernel is
