@@ -39,13 +39,6 @@ pub(super) struct CounterRun {
     pub(super) total_updates: usize,
 }
 
-/// A TMA store's clock component once a bulk wait of its thread covered its
-/// group: its reads of shared memory are done.
-pub(super) const STORE_READ: u32 = 2;
-/// A TMA store's clock component once its thread waited for all but some of
-/// its groups, this store's among those left in flight.
-pub(super) const STORE_WAITED_IN_GROUPS: u32 = 1;
-
 impl<'m> Execution<'m> {
     pub(super) fn mem_step(
         &mut self,
@@ -208,22 +201,22 @@ impl<'m> Execution<'m> {
                 }
             }
             MemKind::BulkWait { pending } => {
-                // The groups older than the newest `pending` have read
-                // their shared memory: what the thread does from here on
-                // (and what it hands over) is ordered after those reads.
-                // A store still in flight after a wait that leaves groups
-                // pending is marked 1: which stage a later write hits decides
-                // whether it is the one still read (`proxy`).
+                // What the thread does from here on (and what it hands
+                // over) is ordered after the reads of every store it
+                // committed: those of the groups older than the newest
+                // `pending` are done, and the rest are taken as done too. A
+                // staged epilogue cycles through as many buffers as it leaves
+                // groups in flight, and which buffer a later write hits
+                // depends on indices and trip counts the analysis knows only
+                // in part. The groups left stay in flight for the thread's
+                // end (`proxy`'s `stores_in_flight_at_exit`).
                 let actor = &mut self.actors[a];
-                while actor.store_groups.len() > *pending as usize {
-                    for id in actor.store_groups.pop_front().unwrap_or_default() {
-                        actor.ctl[id] = actor.ctl[id].max(STORE_READ);
-                        actor.mmo[id] = actor.mmo[id].max(STORE_READ);
-                    }
-                }
                 for &id in actor.store_groups.iter().flatten() {
-                    actor.ctl[id] = actor.ctl[id].max(STORE_WAITED_IN_GROUPS);
-                    actor.mmo[id] = actor.mmo[id].max(STORE_WAITED_IN_GROUPS);
+                    actor.ctl[id] = actor.ctl[id].max(1);
+                    actor.mmo[id] = actor.mmo[id].max(1);
+                }
+                while actor.store_groups.len() > *pending as usize {
+                    actor.store_groups.pop_front();
                 }
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;

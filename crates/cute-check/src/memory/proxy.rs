@@ -21,7 +21,6 @@
 use crate::model::*;
 
 use super::event::{region_and_write, Event};
-use super::mem_ops::{STORE_READ, STORE_WAITED_IN_GROUPS};
 use super::{Execution, MemoryFinding, MemoryRule, Repair};
 
 impl<'m> Execution<'m> {
@@ -43,8 +42,7 @@ impl<'m> Execution<'m> {
         let access_what = if access_writes { format!("writes `{name}`") } else { format!("reads `{name}`") };
         // The copy's writes are visible: ordered through its barrier; or
         // the store's reads are done: a bulk wait covered its group.
-        let done = if copy_writes { 1 } else { STORE_READ };
-        if access.ctl[id] >= done {
+        if access.ctl[id] >= 1 {
             return None;
         }
         let step_access = (access.site, format!("{} {access_what} (generic proxy)", self.who(model, t)));
@@ -130,14 +128,7 @@ impl<'m> Execution<'m> {
             });
         }
         let MemKind::AsyncCopy { barrier, .. } = copy.kind else { return None };
-        // A wait that left some groups in flight, this store's among them,
-        // is taken to cover the write: a staged epilogue cycles through as
-        // many buffers as it leaves groups in flight, and which buffer a
-        // write hits depends on indices and trip counts the analysis knows
-        // only in part (a loop of unknown length explored for a few
-        // iterations would make a reuse that the real count never does).
-        let waited_in_groups = access.ctl[id] == STORE_WAITED_IN_GROUPS;
-        if !copy_writes && access_writes && !waited_in_groups {
+        if !copy_writes && access_writes {
             // A TMA store reads its shared memory until a bulk wait of the
             // issuing thread covers its group (`BulkWait` joins the store's
             // clock): a write that wait does not happen before may change
