@@ -109,8 +109,13 @@ mod tmem;
 mod warp;
 
 /// At most this many conditions on runtime values are explored both ways
-/// along one way of deciding them (the others are decided as false).
-pub const MAX_OPEN_CONDITIONS: usize = 3;
+/// along one way of deciding them (the others are decided as false). The
+/// conditions only memory accesses depend on are not among them: every
+/// thread runs both their branches (`statements.rs`, `exec_both_ways`).
+/// Five keeps the 32 runs of a kernel that meets them all within the
+/// statement budget for the kernels of the public code bases, whose runs
+/// are mostly under 20,000 statements.
+pub const MAX_OPEN_CONDITIONS: usize = 5;
 
 /// Whether running a kernel's threads again for every way of deciding its
 /// `open` conditions on runtime values beyond the first (every condition
@@ -387,6 +392,7 @@ pub fn instantiate(
     model.partial_warp_collectives = partial_warp_collectives(shared.partial_warp, model.threads_per_cta);
     model.stale_tokens = shared.stale_tokens.into_values().collect();
     model.storage_overruns = shared.storage_overruns.into_values().collect();
+    model.memory_conditions = shared.memory_conditions.into_values().collect();
     Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps }
 }
 
@@ -542,6 +548,8 @@ struct Shared {
     stale_tokens: BTreeMap<TextRange, StaleToken>,
     /// By site and index in the field (see [`crate::model::StorageOverrun`]).
     storage_overruns: BTreeMap<(TextRange, i64), crate::model::StorageOverrun>,
+    /// By the `if` statement (see [`crate::model::MemoryCondition`]).
+    memory_conditions: BTreeMap<StmtId, crate::model::MemoryCondition>,
     /// (cta, id, site, round, count, sync, aligned, cta_wide) -> threads,
     /// for [`BarrierUse`].
     barrier_uses: BTreeMap<UseKey, Vec<u32>>,

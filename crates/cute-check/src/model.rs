@@ -154,6 +154,19 @@ pub struct StaleToken {
     pub waited: String,
 }
 
+/// An `if` on a runtime value that only memory accesses depend on: no
+/// synchronization lies under it, so the threads run both its branches, one
+/// after the other, and the memory analysis sees the accesses of either. A
+/// finding that involves an access under it rests on the data taking that
+/// branch.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MemoryCondition {
+    /// The whole `if` statement, its branches included.
+    pub span: TextRange,
+    /// What the condition is on ("the argument `n` of `host`").
+    pub why: String,
+}
+
 /// An mbarrier initialised past the end of the shared-storage field it is
 /// taken from (`mbar: MemRange[Int64, STAGES]` holding a ring of
 /// `2 * STAGES` barriers): it lies in whatever follows the field.
@@ -241,6 +254,10 @@ pub struct Model {
     /// mbarriers initialised past the end of their storage field, by site
     /// and index (see [`StorageOverrun`]).
     pub storage_overruns: Vec<StorageOverrun>,
+    /// Conditions on runtime values only memory accesses depend on, whose
+    /// branches every thread ran one after the other (see
+    /// [`MemoryCondition`]).
+    pub memory_conditions: Vec<MemoryCondition>,
     /// CTAs per cluster (`ctas` counts every modelled CTA; more than one
     /// cluster is modelled when CTAs synchronize through global memory).
     pub cluster_ctas: u32,
@@ -676,6 +693,7 @@ impl Model {
             partial_warp_collectives: Vec::new(),
             stale_tokens: Vec::new(),
             storage_overruns: Vec::new(),
+            memory_conditions: Vec::new(),
             cluster_ctas: self.cluster_ctas,
             buffers: Vec::new(),
             memory: Vec::new(),

@@ -112,6 +112,9 @@ pub struct Slice {
     pub entries: Vec<SliceEntry>,
     /// Loads, stores and copies kept for the memory-ordering analysis alone.
     pub memory_only: BTreeSet<StmtId>,
+    /// Headers kept for the memory-ordering analysis alone (see
+    /// [`Kept::memory_controls`]).
+    pub memory_controls: BTreeSet<StmtId>,
 }
 
 /// The statements a model is built from.
@@ -123,6 +126,12 @@ pub struct Kept {
     /// memory operations (a lane other than 0 of a converged warp) skips
     /// them.
     pub memory_only: BTreeSet<StmtId>,
+    /// The `if`, loop and `with` headers kept for the memory-ordering
+    /// analysis alone: no synchronization, no value it reads and no exit
+    /// it depends on lies under them, so which way such a condition goes
+    /// changes which memory is accessed, never how the threads
+    /// synchronize.
+    pub memory_controls: BTreeSet<StmtId>,
 }
 
 impl Kept {
@@ -133,7 +142,11 @@ impl Kept {
 
 impl Slice {
     pub fn kept_ids(&self) -> Kept {
-        Kept { ids: self.entries.iter().filter(|e| e.kept).map(|e| e.id).collect(), memory_only: self.memory_only.clone() }
+        Kept {
+            ids: self.entries.iter().filter(|e| e.kept).map(|e| e.id).collect(),
+            memory_only: self.memory_only.clone(),
+            memory_controls: self.memory_controls.clone(),
+        }
     }
 
     pub fn kept_count(&self) -> usize {
@@ -145,6 +158,10 @@ struct Flat {
     id: StmtId,
     range: TextRange,
     defs: Vec<String>,
+    /// The names it binds (`i` of `i = j` or `for i in ...`, not `buf` of
+    /// `buf[i] = v` nor `self.x` of `self.x = v`: an attribute holds what
+    /// it is bound to in every branch).
+    binds: Vec<String>,
     uses: Vec<String>,
     parent: Option<StmtId>,
     seed: Option<Reason>,
@@ -218,6 +235,7 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
         .filter(|&(i, _)| matches!(reason[i], Some(Reason::Memory(_))) && sync_only[i].is_none())
         .map(|(_, f)| f.id)
         .collect();
+    let memory_controls = memory_controls(&flat, &sync_only, &reason);
 
     let entries = flat
         .iter()
@@ -232,7 +250,35 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
             reason: r.unwrap_or(Reason::Datapath),
         })
         .collect();
-    Slice { kernel: kernel.display_name(), entries, memory_only }
+    Slice { kernel: kernel.display_name(), entries, memory_only, memory_controls }
+}
+
+/// The headers the closure with the memory seeds keeps (`with_memory`) only
+/// because they enclose what it keeps, and the synchronization closure
+/// (`sync_only`) does not keep at all; and under which nothing binds a name
+/// a kept statement reads (`if p: i = j` before `buf[i] = v`, or in a loop
+/// around it): a thread runs both branches of such a header, and a name
+/// they leave with two values would be known after it in neither.
+fn memory_controls(flat: &[Flat], sync_only: &[Option<Reason>], with_memory: &[Option<Reason>]) -> BTreeSet<StmtId> {
+    let read: BTreeSet<&str> =
+        flat.iter().zip(with_memory).filter(|(_, r)| r.is_some()).flat_map(|(s, _)| s.uses.iter().map(String::as_str)).collect();
+    let index: HashMap<StmtId, usize> = flat.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    // The headers some statement binding a read name lies under.
+    let mut binding_under: BTreeSet<StmtId> = BTreeSet::new();
+    for s in flat.iter().filter(|s| s.binds.iter().any(|d| read.contains(d.as_str()))) {
+        let mut parent = s.parent;
+        while let Some(p) = parent {
+            if !binding_under.insert(p) {
+                break;
+            }
+            parent = index.get(&p).and_then(|&i| flat[i].parent);
+        }
+    }
+    flat.iter()
+        .enumerate()
+        .filter(|&(i, f)| matches!(with_memory[i], Some(Reason::Controls(_))) && sync_only[i].is_none() && !binding_under.contains(&f.id))
+        .map(|(_, f)| f.id)
+        .collect()
 }
 
 /// The statements of helper `f` that a thread inlining it runs: those its
@@ -244,9 +290,16 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
 /// itself (a parameter, `self`, a module's object). Every parameter may be a
 /// buffer. Statements it drops compute values nothing of this reads.
 /// `helpers` are what the file's functions do that the slice asks about.
-pub fn slice_helper(f: &FunctionDef, helpers: &Helpers) -> BTreeSet<StmtId> {
+///
+/// What a helper's caller may see counts as synchronization here: the
+/// headers of the helper kept for its memory accesses alone
+/// ([`Kept::memory_controls`]) enclose no value it returns and no effect.
+pub fn slice_helper(f: &FunctionDef, helpers: &Helpers) -> Kept {
     let (flat, reason) = helper_closure(f, helpers);
-    flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect()
+    let sync_only = backward_closure(&flat, false);
+    let memory_controls = memory_controls(&flat, &sync_only, &reason);
+    let ids = flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect();
+    Kept { ids, memory_only: BTreeSet::new(), memory_controls }
 }
 
 /// [`slice_helper`] as the table `cute-lsp slice` prints: every statement
@@ -266,7 +319,7 @@ pub fn slice_helper_table(module: &Module, f: &FunctionDef, text: &str) -> Slice
             reason: r.unwrap_or(Reason::Datapath),
         })
         .collect();
-    Slice { kernel: f.display_name(), entries, memory_only: BTreeSet::new() }
+    Slice { kernel: f.display_name(), entries, memory_only: BTreeSet::new(), memory_controls: BTreeSet::new() }
 }
 
 fn helper_closure(f: &FunctionDef, helpers: &Helpers) -> (Vec<Flat>, Vec<Option<Reason>>) {
@@ -763,6 +816,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
     for s in stmts {
         let mut defs = Vec::new();
         let mut uses = Vec::new();
+        let mut binds = Vec::new();
         let mut exprs: Vec<&Expr> = Vec::new();
         let mut receiver = None;
         let mut helper_call = None;
@@ -771,6 +825,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
         };
         match &s.kind {
             StmtKind::Assign { targets, value } => {
+                targets.iter().for_each(|t| binds.extend(t.bound_names()));
                 targets.iter().filter(|t| !stores_into_inert(t)).for_each(|t| {
                     t.collect_defs(&mut defs);
                     t.collect_uses(&mut uses);
@@ -779,6 +834,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             }
             StmtKind::AugAssign { target, value, .. } if stores_into_inert(target) => exprs.push(value),
             StmtKind::AugAssign { target, value, .. } => {
+                binds.extend(target.bound_names());
                 target.collect_defs(&mut defs);
                 target.collect_defs(&mut uses);
                 target.collect_uses(&mut uses);
@@ -800,6 +856,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             StmtKind::Return(Some(e)) => exprs.push(e),
             StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => exprs.push(cond),
             StmtKind::For { target, iter, .. } => {
+                binds.extend(target.bound_names());
                 target.collect_defs(&mut defs);
                 exprs.push(iter);
             }
@@ -807,6 +864,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
                 for (e, t) in items {
                     exprs.push(e);
                     if let Some(t) = t {
+                        binds.extend(t.bound_names());
                         t.collect_defs(&mut defs);
                     }
                 }
@@ -876,6 +934,7 @@ fn flatten(stmts: &[Stmt], parent: Option<StmtId>, helpers: &BTreeSet<String>, b
             id: s.id,
             range: s.range,
             defs,
+            binds,
             uses,
             parent,
             seed,

@@ -71,6 +71,7 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
                 .to_string(),
         );
     }
+    notes.extend(branches_taken(ctx, model, &f));
     let severity = if notes.is_empty() { rule.default_severity } else { Severity::Warning };
     let fixes = match f.rule {
         MemoryRule::ReadBeforeWait => read_before_wait::fix(ctx, model, &f.repair),
@@ -94,6 +95,25 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
         },
         fixes,
     }
+}
+
+/// The conditions on runtime values, run both ways, under which an access
+/// of finding `f` lies (its site or a step of its trace): the finding rests
+/// on the data taking that branch.
+fn branches_taken(ctx: &KernelContext<'_>, model: &Model, f: &MemoryFinding) -> Vec<String> {
+    let within = |span: TextRange, r: TextRange| span.start <= r.start && r.end <= span.end;
+    model
+        .memory_conditions
+        .iter()
+        .filter(|c| within(c.span, f.site) || f.steps.iter().any(|(r, _)| within(c.span, *r)))
+        .map(|c| {
+            format!(
+                "an access of it lies under the condition at line {} (on {}): it happens only where the data takes that branch (both branches were checked)",
+                ctx.line(c.span.start),
+                c.why
+            )
+        })
+        .collect()
 }
 
 /// The release scope of the arrive at `site` (`Some(None)`: relaxed),

@@ -48,19 +48,17 @@ class Ring:
         self.kernel(x, k_tiles).launch(grid=[1, 1, 1], block=[128, 1, 1])
 "#;
 
-/// Three conditions on a runtime value guard synchronization (every thread
-/// takes them alike), and a fourth guards the producer's only commit.
-fn fourth_condition() -> String {
-    two_warp_ring("n: cutlass.Int32", r#"
-    if n > 0:
-        cute.arch.sync_threads()
-    if n > 1:
-        cute.arch.sync_threads()
-    if n > 2:
-        cute.arch.sync_threads()
-    if warp == 0:
+/// As many conditions on a runtime value as one way decides guard
+/// synchronization (every thread takes them alike), and one more guards the
+/// producer's only commit.
+fn condition_past_a_way() -> String {
+    // As many conditions as a way decides, each around a barrier every
+    // thread meets alike, then the one past them: `n > MAX`.
+    let leading: String = (0..cute_check::MAX_OPEN_CONDITIONS).map(|i| format!("    if n > {i}:\n        cute.arch.sync_threads()\n")).collect();
+    two_warp_ring("n: cutlass.Int32", &format!(r#"
+{leading}    if warp == 0:
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
-        if n > 3:
+        if n > {past}:
             pipe.producer_acquire(state)
             pipe.producer_commit(state)
     if warp == 1:
@@ -68,7 +66,12 @@ fn fourth_condition() -> String {
         pipe.consumer_wait(state)
         pipe.consumer_release(state)
 
-"#)
+"#, past = cute_check::MAX_OPEN_CONDITIONS))
+}
+
+/// The condition of [`condition_past_a_way`] past what a way decides.
+fn past_condition() -> String {
+    format!("if n > {}:", cute_check::MAX_OPEN_CONDITIONS)
 }
 
 /// A producer that fills the ring (`min(2, k_tiles)` tiles), then refills
@@ -158,21 +161,21 @@ fn a_prologue_bounded_by_the_stage_count_is_explored_no_further() {
     assert_eq!(findings(&overfilled), vec![("deadlock".to_string(), Severity::Warning, acquire)]);
 }
 
-/// The producer commits only when `n > 3`, the fourth condition met: it is
-/// taken as false in every way explored, and the consumer then waits
-/// forever. Whether `n > 3` can be false is the question; the kernel is
+/// The producer commits only under the last condition met, one past what a
+/// way decides: it is taken as false in every way explored, and the
+/// consumer then waits forever. Whether it can be false is the question; the kernel is
 /// reported as checked in part, on that condition, not as a hang.
 #[test]
 fn a_finding_resting_on_a_condition_never_explored_is_not_reported() {
-    let guard = line_of(&fourth_condition(), "if n > 3:");
-    let got = analyze_text(&fourth_condition(), &AnalysisOptions::default());
-    assert_eq!(findings(&fourth_condition()), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
+    let guard = line_of(&condition_past_a_way(), &past_condition());
+    let got = analyze_text(&condition_past_a_way(), &AnalysisOptions::default());
+    assert_eq!(findings(&condition_past_a_way()), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
     assert!(got[0].message.contains(&format!("depends on the condition at line {guard}")), "{}", got[0].message);
-    // With it among the three explored, the hang is data's choice all the
-    // same (`n > 3` false hangs, true does not), and the note names it, not
+    // With it among those explored, the hang is data's choice all the
+    // same (false hangs, true does not), and the note names it, not
     // the first condition met.
-    let first = fourth_condition().replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
-    let guard = line_of(&first, "if n > 3:");
+    let first = condition_past_a_way().replacen("    if n > 0:\n        cute.arch.sync_threads()\n", "", 1);
+    let guard = line_of(&first, &past_condition());
     assert_eq!(findings(&first), vec![("analysis-incomplete".to_string(), Severity::Info, guard)]);
 }
 
@@ -378,20 +381,21 @@ fn ways_of_deciding_a_condition_that_build_the_same_model_are_explored_once() {
     }
 }
 
-/// Four conditions on a runtime value guard barriers every thread meets
-/// alike; each way decides at most three of them both ways. The kernel is
-/// correct either way, but the fourth (`n > 3`) was explored only as false:
+/// Conditions on a runtime value guard barriers every thread meets alike,
+/// one more than a way decides both ways. The kernel is correct either way,
+/// but the last was explored only as false:
 /// it is reported as checked in part, naming that condition, not as checked.
 #[test]
 fn a_condition_explored_only_as_false_is_named() {
-    let src = fourth_condition().replace(
-        "        if n > 3:\n            pipe.producer_acquire(state)\n            pipe.producer_commit(state)\n",
-        "        if n > 3:\n            cute.arch.sync_warp()\n        pipe.producer_acquire(state)\n        pipe.producer_commit(state)\n",
+    let past = past_condition();
+    let src = condition_past_a_way().replace(
+        &format!("        {past}\n            pipe.producer_acquire(state)\n            pipe.producer_commit(state)\n"),
+        &format!("        {past}\n            cute.arch.sync_warp()\n        pipe.producer_acquire(state)\n        pipe.producer_commit(state)\n"),
     );
     let got = analyze_text(&src, &AnalysisOptions::default());
     let kernel = line_of(&src, "def k(");
     assert_eq!(findings(&src), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)]);
-    let fourth = line_of(&src, "if n > 3:");
+    let fourth = line_of(&src, &past);
     assert!(
         got[0].message.contains(&format!("the condition on runtime values at line {fourth} (on the argument `n` of `host`) was explored only as false")),
         "{}",
@@ -430,8 +434,8 @@ fn a_condition_met_only_under_another_is_explored_both_ways() {
 }
 
 /// Thread 0 stores a scale the other threads then load with no barrier in
-/// between, in every way of deciding four conditions on a runtime value
-/// that guard barriers before it. The fourth is explored only as false: the
+/// between, in every way of deciding the conditions on a runtime value
+/// that guard barriers before it, one more than a way decides. The last is explored only as false: the
 /// race is reported, as a warning naming that condition, since the data
 /// decides the path it is found on.
 #[test]
@@ -451,15 +455,7 @@ def k(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
     tid, _, _ = cute.arch.thread_idx()
     storage = cutlass.memory.SmemAllocator().allocate(SharedStorage)
     scale = storage.scale.get_tensor(cute.make_layout(1))
-    if n > 0:
-        cute.arch.sync_threads()
-    if n > 1:
-        cute.arch.sync_threads()
-    if n > 2:
-        cute.arch.sync_threads()
-    if n > 3:
-        cute.arch.sync_threads()
-    if tid == 0:
+GUARDS    if tid == 0:
         scale[0] = x[0]
     y[tid] = scale[0]
 
@@ -468,10 +464,13 @@ def k(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
 def host(x: cute.Tensor, y: cute.Tensor, n: cutlass.Int32):
     k(x, y, n).launch(grid=[1, 1, 1], block=[64, 1, 1])
 "#;
+    // One condition more than a way decides.
+    let guards: String = (0..=cute_check::MAX_OPEN_CONDITIONS).map(|i| format!("    if n > {i}:\n        cute.arch.sync_threads()\n")).collect();
+    let src = &src.replace("GUARDS", &guards);
     let store = line_of(src, "scale[0] = x[0]");
     assert!(findings(src).contains(&("smem-race".to_string(), Severity::Warning, store)), "{:?}", findings(src));
     let race = analyze_text(src, &AnalysisOptions::default()).into_iter().find(|d| d.name == "smem-race").unwrap();
-    let fourth = line_of(src, "if n > 3:");
+    let fourth = line_of(src, &past_condition());
     assert!(
         race.notes.iter().any(|n| n.contains(&format!("line {fourth} (on the argument `n` of `host`) was explored only as false"))),
         "{:?}",

@@ -16,24 +16,24 @@ use cute_syntax::TextRange;
 /// [`cute_ir::Kept`] as flags by statement id: every thread asks about every
 /// statement it meets.
 pub(super) struct KeptStatements {
-    /// Per statement id: kept, and kept for memory ordering alone.
-    flags: Vec<(bool, bool)>,
+    /// Per statement id: kept, kept for memory ordering alone (a load,
+    /// store or copy), and a header kept for memory ordering alone.
+    flags: Vec<(bool, bool, bool)>,
 }
 
 impl KeptStatements {
-    pub(super) fn of_ids(ids: &std::collections::BTreeSet<StmtId>) -> Self {
-        Self::of(&cute_ir::Kept { ids: ids.clone(), memory_only: Default::default() })
-    }
-
     pub(super) fn of(kept: &cute_ir::Kept) -> Self {
         let last = |ids: &std::collections::BTreeSet<StmtId>| ids.last().map_or(0, |&l| l as usize + 1);
-        let len = last(&kept.ids).max(last(&kept.memory_only));
-        let mut flags = vec![(false, false); len];
+        let len = last(&kept.ids).max(last(&kept.memory_only)).max(last(&kept.memory_controls));
+        let mut flags = vec![(false, false, false); len];
         for &id in &kept.ids {
             flags[id as usize].0 = true;
         }
         for &id in &kept.memory_only {
             flags[id as usize].1 = true;
+        }
+        for &id in &kept.memory_controls {
+            flags[id as usize].2 = true;
         }
         KeptStatements { flags }
     }
@@ -44,6 +44,12 @@ impl KeptStatements {
 
     pub(super) fn memory_only(&self, id: StmtId) -> bool {
         self.flags.get(id as usize).is_some_and(|f| f.1)
+    }
+
+    /// An `if`, loop or `with` header that only memory accesses depend on
+    /// (`cute_ir::Kept::memory_controls`).
+    pub(super) fn memory_control(&self, id: StmtId) -> bool {
+        self.flags.get(id as usize).is_some_and(|f| f.2)
     }
 }
 
@@ -91,7 +97,7 @@ impl<'m> FunctionIndex<'m> {
                     synchronizing: self.sync_helpers.clone(),
                     advancing: cute_ir::slice::advancing_helpers(self.module),
                 });
-                KeptStatements::of_ids(&cute_ir::slice::slice_helper(f, helpers))
+                KeptStatements::of(&cute_ir::slice::slice_helper(f, helpers))
             })),
             None => Body::Whole,
         }

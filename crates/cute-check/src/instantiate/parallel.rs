@@ -114,7 +114,7 @@ fn merge<'r>(
             break;
         }
         steps += run_results.iter().map(|r| r.steps).sum::<usize>();
-        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, handed_pointers, .. } =
+        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, handed_pointers, memory_conditions, .. } =
             shared;
         let table = &mut merged.barriers;
         let barrier_map = absorb(
@@ -138,6 +138,9 @@ fn merge<'r>(
         }
         for (key, overrun) in storage_overruns {
             merged.storage_overruns.entry(key).or_insert(overrun);
+        }
+        for (stmt, condition) in memory_conditions {
+            merged.memory_conditions.entry(stmt).or_insert(condition);
         }
         merged.unresolved.extend(unresolved);
         for (site, handed) in handed_pointers {

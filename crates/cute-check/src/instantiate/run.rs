@@ -90,6 +90,7 @@ impl Setup<'_> {
             partial_warp: BTreeMap::new(),
             stale_tokens: BTreeMap::new(),
             storage_overruns: BTreeMap::new(),
+            memory_conditions: BTreeMap::new(),
             barrier_uses: BTreeMap::new(),
             handed_pointers: BTreeMap::new(),
             deadline: self.deadline,

@@ -17,7 +17,7 @@
 //! the slice keeps makes the threads that take it skip what follows.
 
 use cute_ir::api::Api;
-use cute_ir::ast::{Expr, Stmt, StmtKind, Target};
+use cute_ir::ast::{Expr, Stmt, StmtId, StmtKind, Target};
 use cute_ir::eval::{self, assign, eval, Env, Value};
 
 use super::{functions::Body, mbarrier::spins_on_try_wait, warp::FULL_MASK, OpenCondition, ThreadRun};
@@ -158,6 +158,9 @@ impl<'a> ThreadRun<'a> {
                 let c = eval(cond, env, self);
                 self.note_lane_varying_condition(cond, &c, env);
                 self.record_reads(cond, env, s.range);
+                if c.as_bool().is_none() && self.memory_control(s.id, body) {
+                    return self.exec_both_ways(s, &c, then, orelse, env, body);
+                }
                 let taken = match c.as_bool() {
                     Some(b) => b,
                     None => self.open_condition(s, &c),
@@ -348,5 +351,57 @@ impl<'a> ThreadRun<'a> {
         let (stmt, site, negated) = self.same_conditions.deciding(s);
         self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false });
         self.scenario.get(&stmt).copied().unwrap_or(false) != negated
+    }
+}
+
+impl<'a> ThreadRun<'a> {
+    /// Whether statement `id` of `body` is a header only memory accesses
+    /// depend on (`cute_ir::Kept::memory_controls`).
+    fn memory_control(&self, id: StmtId, body: Body<'a>) -> bool {
+        match body {
+            Body::Kernel => self.kept.memory_control(id),
+            Body::Helper(kept) => kept.memory_control(id),
+            Body::Whole => false,
+        }
+    }
+
+    /// Runs both branches of `s`, an `if` on a runtime value (its condition
+    /// gave `value`) that only memory accesses depend on, one after the other,
+    /// instead of deciding it one way per run: no synchronization lies
+    /// under it, so the threads synchronize alike either way, and the
+    /// memory analysis sees every access either branch makes, between the
+    /// same synchronization operations. (Deciding it per run would cost a
+    /// run of every thread per way, for the same synchronization.) A name
+    /// the branches leave with different values is not known after it.
+    ///
+    /// The lanes this one stands in for run both branches too, so they
+    /// stay stood in for: a name not known after it is not known in them
+    /// either.
+    fn exec_both_ways(&mut self, s: &'a Stmt, value: &Value, then: &'a [Stmt], orelse: &'a [Stmt], env: &mut Env, body: Body<'a>) -> Flow {
+        let StmtKind::If { cond, .. } = &s.kind else { unreachable!("called on an `if`") };
+        let why = match value {
+            Value::Unknown(w) => w.to_string(),
+            _ => "a runtime value".to_string(),
+        };
+        self.shared.memory_conditions.entry(s.id).or_insert(crate::model::MemoryCondition { span: s.range, why });
+        let splits_warp = self.is_lane_varying(cond) && !self.unknown_in_every_lane(cond, env);
+        self.divergence += splits_warp as u32;
+        let mut other = env.clone();
+        let taken = self.exec_block(then, env, body);
+        let not_taken = self.exec_block(orelse, &mut other, body);
+        self.divergence -= splits_warp as u32;
+        let differ: Vec<String> = env
+            .iter()
+            .filter(|(name, v)| other.get(*name) != Some(*v))
+            .map(|(name, _)| name.clone())
+            .chain(other.keys().filter(|name| !env.contains_key(*name)).cloned())
+            .collect();
+        for name in differ {
+            self.bind_same_in_stood_in_lanes(&Target::Name(name.clone()));
+            env.insert(name, Value::unknown("a value assigned under a condition on runtime values"));
+        }
+        match (taken, not_taken) {
+            (Flow::Normal, flow) | (flow, _) => flow,
+        }
     }
 }

@@ -158,11 +158,13 @@ mod tests {
     #[test]
     fn conditions_past_what_a_way_decides_are_run_one_way_and_named() {
         let mut ways = Ways::new(&options(1_000_000));
-        let run = run_all(&mut ways, 10, |_| vec![1, 2, 3, 4, 5]);
+        // Two conditions more than a way decides.
+        let (past, last) = (MAX_OPEN_CONDITIONS as u32 + 1, MAX_OPEN_CONDITIONS as u32 + 2);
+        let run = run_all(&mut ways, 10, |_| (1..=last).collect());
         assert_eq!(run.len(), 1 << MAX_OPEN_CONDITIONS);
         let one_way: Vec<StmtId> = ways.one_way().iter().map(|c| c.stmt).collect();
-        assert_eq!(one_way, [4, 5]);
-        assert!(run.iter().all(|w| decided(w, 4) == Some(false) && decided(w, 5) == Some(false)));
+        assert_eq!(one_way, [past, last]);
+        assert!(run.iter().all(|w| decided(w, past) == Some(false) && decided(w, last) == Some(false)));
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub struct Key {
     pub bases: Vec<(String, Vec<String>)>,
     pub kept: Vec<StmtId>,
     pub memory_only: Vec<StmtId>,
+    pub memory_controls: Vec<StmtId>,
     pub scenario: Vec<(StmtId, bool)>,
     pub launch: Launch,
     pub options: InstOptions,
@@ -109,7 +110,11 @@ impl Key {
             .map(|(name, bases)| cute_ir::module::ClassDef { name: name.clone(), bases: bases.clone(), ..Default::default() })
             .collect();
         let module = Module { functions: self.functions.clone(), closures: self.closures.clone(), classes, ..Module::default() };
-        let kept = cute_ir::Kept { ids: self.kept.iter().copied().collect(), memory_only: self.memory_only.iter().copied().collect() };
+        let kept = cute_ir::Kept {
+            ids: self.kept.iter().copied().collect(),
+            memory_only: self.memory_only.iter().copied().collect(),
+            memory_controls: self.memory_controls.iter().copied().collect(),
+        };
         let scenario: Scenario = self.scenario.iter().copied().collect();
         cute_check::instantiate(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get())
     }
@@ -569,6 +574,7 @@ pub fn key(
     }
     let kept: Vec<StmtId> = kept.iter().map(|&i| encode.id(i)).collect();
     let memory_only: Vec<StmtId> = memory_only.iter().map(|&i| encode.id(i)).collect();
+    let memory_controls: Vec<StmtId> = kept_all.memory_controls.iter().map(|&i| encode.id(i)).collect();
     let scenario: Vec<(StmtId, bool)> = scenario.iter().map(|(&i, &b)| (encode.id(i), b)).collect();
     if !encode.1 {
         return None;
@@ -588,7 +594,7 @@ pub fn key(
         .filter(|c| in_chains.contains(c.name.as_str()))
         .map(|c| (c.name.clone(), c.bases.clone()))
         .collect();
-    let key = Key { kernel: cut_kernel, functions, closures, bases, kept, memory_only, scenario, launch, options: InstOptions::of(options) };
+    let key = Key { kernel: cut_kernel, functions, closures, bases, kept, memory_only, memory_controls, scenario, launch, options: InstOptions::of(options) };
     Some((key, canon))
 }
 
