@@ -256,6 +256,7 @@ pub fn instantiate(
     let grid = grid.or(Some([clusters * cluster[0], cluster[1], cluster[2]]).filter(|_| clusters > 1));
     model.cluster_ctas = cluster_ctas;
     model.ctas = cluster_ctas * clusters;
+    model.grid = GridShape { dims: launch.grid, last_stands_in, residency: launch.residency.clone() };
 
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

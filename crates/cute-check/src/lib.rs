@@ -5,7 +5,8 @@
 //! unreduced oracle, `promela` the export to SPIN), and turn a counterexample
 //! into readable steps (`trace`); `memory` checks the ordering of memory
 //! accesses over one execution of the same model; `overrun` looks for
-//! named-barrier generations that get mixed up.
+//! named-barrier generations that get mixed up; `progress` names the waits of
+//! one CTA on others through global memory and how many CTAs fit at once.
 //!
 //! It returns verdicts and findings with the notes that explain them; which
 //! rule they are, and how they read to a user, is `cute-lint`'s.
@@ -18,6 +19,7 @@ pub mod naive;
 pub mod overrun;
 pub mod pipeline;
 pub mod promela;
+pub mod progress;
 pub mod semantics;
 pub mod trace;
 

@@ -212,6 +212,9 @@ struct Execution<'m> {
     /// read before it needs.
     copy_phases: Vec<Option<u32>>,
     cluster_ctas: u32,
+    /// An actor whose next spin on global memory is taken as satisfied by
+    /// the CTAs of the grid that are not modelled (see `schedule.rs`).
+    unmodelled_pass: Option<usize>,
 }
 
 impl<'m> Execution<'m> {

@@ -272,6 +272,36 @@ pub struct Model {
     /// threads that make it, every lane counted (the named-barrier rules
     /// read these; exploration does not).
     pub barrier_uses: Vec<BarrierUse>,
+    /// The launch's grid and what decides how many of its CTAs are
+    /// resident at once (`crate::progress`).
+    pub grid: GridShape,
+}
+
+/// The grid of the launch, which block index each modelled CTA has, and
+/// the launch's arguments that bound residency.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GridShape {
+    /// CTAs in the grid (x, y, z), when known.
+    pub dims: Option<[u32; 3]>,
+    /// With a grid larger than the CTAs modelled: the first CTA of the last
+    /// modelled cluster, and what to add to its CTAs' indices for their
+    /// (linear) block index.
+    pub last_stands_in: Option<(u32, u32)>,
+    pub residency: cute_ir::launch::LaunchResidency,
+}
+
+impl GridShape {
+    /// The linear block index of modelled CTA `cta`.
+    pub fn block_index(&self, cta: u32) -> u64 {
+        match self.last_stands_in {
+            Some((first, add)) if cta >= first => u64::from(cta) + u64::from(add),
+            _ => u64::from(cta),
+        }
+    }
+
+    pub fn ctas(&self) -> Option<u64> {
+        self.dims.map(|d| d.iter().map(|&x| u64::from(x)).product())
+    }
 }
 
 /// One registration site of a hardware barrier (`bar.sync` / `bar.arrive`)
@@ -464,6 +494,9 @@ pub struct Guard {
     pub target: Option<i64>,
     /// A spin loop (the thread waits), not a branch taken on one reading.
     pub spin: bool,
+    /// The address read is computed from the value an atomic returned to
+    /// this thread (a ticket drawn from a counter), not from its indices.
+    pub ticket: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -698,6 +731,7 @@ impl Model {
             buffers: Vec::new(),
             memory: Vec::new(),
             barrier_uses: Vec::new(),
+            grid: self.grid.clone(),
         };
         (model, sites)
     }

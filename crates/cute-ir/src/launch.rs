@@ -70,6 +70,26 @@ pub struct Launch {
     /// The `use_pdl=` argument of the launch (programmatic dependent
     /// launch), as written, when it gives one.
     pub use_pdl: Option<String>,
+    /// What the launch says of how many CTAs fit on an SM at once (for
+    /// `forward-progress`).
+    pub residency: LaunchResidency,
+}
+
+/// The arguments of a launch that decide how many of its CTAs can be
+/// resident at once, and where its grid comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchResidency {
+    /// `smem=`: dynamic shared memory bytes per CTA, when it resolves.
+    pub smem: Option<u64>,
+    /// `min_blocks_per_mp=`, when it resolves and is positive.
+    pub min_blocks_per_mp: Option<u32>,
+    /// `cooperative=True`: every CTA is resident at once, or the launch fails.
+    pub cooperative: bool,
+    /// The name the grid is computed from when it is the device's SM count
+    /// or its maximum of active clusters (`max_active_clusters`,
+    /// `get_device_multiprocessor_count`): the persistent idiom, a grid
+    /// made to fit.
+    pub from_device: Option<String>,
 }
 
 impl Launch {
@@ -232,6 +252,7 @@ impl Launches {
                 block_assumed: None,
                 assumptions: Vec::new(),
                 use_pdl: None,
+                residency: LaunchResidency::default(),
             },
         };
         launch.globals = globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

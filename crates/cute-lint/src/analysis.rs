@@ -39,6 +39,9 @@
 //!    before `griddepcontrol_wait()` in one way is on a path the kernel's code
 //!    has, so each way's reads are collected (`GridDependency`) and judged
 //!    together once every way has run, whatever the other ways found.
+//!    `forward-progress` likewise collects each way's inter-CTA waits
+//!    (`ForwardProgress`) and judges them against the grid once: a wait on a
+//!    path of one way is a wait the kernel has.
 //!
 //! A finding that rests on an assumption of the model (an assumed block, a host
 //! value taken from a default, a condition decided one way) is a warning, with
@@ -57,6 +60,7 @@ use cute_ir::{lower_recovering, slice_kernel, Module};
 use cute_syntax::{LineIndex, TextRange};
 
 use crate::context::{severity_for, steps_to_related, KernelContext};
+use crate::rules::forward_progress::ForwardProgress;
 use crate::rules::read_before_grid_dependency::GridDependency;
 use crate::rules::{
     analysis_incomplete, arrive_count_mismatch, barrier_recycling, deadlock, divergent_barrier, mbarrier_init_hazard,
@@ -82,6 +86,10 @@ pub struct AnalysisOptions {
     /// reported does not depend on it; a caller that already keeps every
     /// core busy with other files says 1.
     pub workers: usize,
+    /// The GPU architecture the kernels are for (`sm_90a`), which bounds
+    /// how many CTAs are resident at once (`forward-progress`); `None`:
+    /// `CUTE_DSL_ARCH`, else `sm_90a`.
+    pub target: Option<String>,
 }
 
 impl Default for AnalysisOptions {
@@ -93,6 +101,7 @@ impl Default for AnalysisOptions {
             unknown_trip_count: 3,
             max_trace_steps: 14,
             workers: 0,
+            target: None,
         }
     }
 }
@@ -218,8 +227,10 @@ pub(crate) fn check_slice_with(
     checkers: &mut Checkers<'_, '_>,
 ) -> Vec<Diagnostic> {
     let mut grid = GridDependency::default();
-    let mut diags = check_ways(ctx, kept, launch, options, checkers, &mut grid);
+    let mut progress = ForwardProgress::default();
+    let mut diags = check_ways(ctx, kept, launch, options, checkers, &mut grid, &mut progress);
     diags.extend(grid.diagnostics(ctx, launch));
+    diags.extend(progress.diagnostics(ctx, options));
     diags
 }
 
@@ -233,6 +244,7 @@ fn check_ways(
     options: &AnalysisOptions,
     checkers: &mut Checkers<'_, '_>,
     grid: &mut GridDependency,
+    progress: &mut ForwardProgress,
 ) -> Vec<Diagnostic> {
     let Checkers { explore: explorer, instantiate, memory: memory_analyzer } = checkers;
     let module = ctx.module;
@@ -310,6 +322,7 @@ fn check_ways(
             incomplete.insert(0, analysis_incomplete::unresolved(ctx, &model));
             return analysis_incomplete::merge(incomplete).into_iter().collect();
         }
+        progress.add_way(&model);
         if model.groups.is_empty() {
             // Nothing synchronizes: any two threads that share memory race.
             if !model.memory.is_empty() {

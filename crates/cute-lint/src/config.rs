@@ -14,6 +14,7 @@
 //! max-memory-mb = 1024                         # memory one exploration's states may take
 //! request-deadline-ms = 30000                  # the server answers a request by then, checked or not
 //! src = ["src", "../shared"]                   # further roots absolute imports are found under
+//! target = "sm_100a"                           # the GPU the kernels are for (else `CUTE_DSL_ARCH`, else sm_90a)
 //! ```
 //!
 //! Which rules run, as Ruff selects them: without `select` every rule is on;
@@ -67,6 +68,9 @@ pub struct Config {
     /// them), for layouts where a package's root is not where walking up its
     /// `__init__.py` files ends.
     pub src: Vec<PathBuf>,
+    /// `target`: the GPU architecture the kernels are for (`sm_90a`), for
+    /// how many CTAs fit at once (`forward-progress`).
+    pub target: Option<String>,
 }
 
 /// The configuration file of its own, with the keys at its top level.
@@ -198,6 +202,12 @@ impl Config {
                     Value::String(dir) => config.src.push(PathBuf::from(dir)),
                     _ => problems.push(format!("{origin}: {key}: expected a list of directories, found {value}")),
                 },
+                "target" => match value.as_str() {
+                    Some(t) if cute_check::progress::arch(t).is_some() => config.target = Some(t.to_string()),
+                    _ => problems.push(format!(
+                        "{origin}: {key}: expected one of \"sm_80\", \"sm_90a\", \"sm_100a\", \"sm_120a\", found {value}"
+                    )),
+                },
                 "maxmemorymb" => match positive(value).and_then(|n| usize::try_from(n).ok()) {
                     Some(n) => config.max_memory_mb = Some(n),
                     None => problems.push(format!("{origin}: {key}: expected a positive number of megabytes, found {value}")),
@@ -268,6 +278,7 @@ impl Config {
         out.max_memory_mb = over.max_memory_mb.or(self.max_memory_mb);
         out.request_deadline_ms = over.request_deadline_ms.or(self.request_deadline_ms);
         out.src.extend(over.src.iter().cloned());
+        out.target = over.target.clone().or(out.target);
         out
     }
 
@@ -295,6 +306,7 @@ impl Config {
             max_states: self.max_states.unwrap_or(default.max_states),
             max_time: self.max_time.unwrap_or(default.max_time),
             max_bytes: self.max_memory_mb.map_or(default.max_bytes, |mb| mb.saturating_mul(1 << 20)),
+            target: self.target.clone(),
             ..default
         }
     }

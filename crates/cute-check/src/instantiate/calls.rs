@@ -402,9 +402,14 @@ impl<'a> ThreadRun<'a> {
 /// The value a thread takes a call of `api` to return whatever its
 /// operands, the same in every lane: data read from memory or produced by
 /// inline PTX, what the lanes of a warp exchange. `None` for the others.
+/// What an atomic returns: a value loaded from memory, which a wait on an
+/// address computed from it takes as a ticket (see `memory.rs`).
+pub(super) const ATOMIC_RESULT: &str = "a value loaded from memory by an atomic";
+
 pub(super) fn opaque_result(api: Api) -> Option<Value> {
     Some(match api {
-        Api::Load | Api::Atomic | Api::Store => Value::unknown("a value loaded from memory"),
+        Api::Load | Api::Store => Value::unknown("a value loaded from memory"),
+        Api::Atomic => Value::unknown(ATOMIC_RESULT),
         Api::InlineAsm => Value::unknown("the result of inline PTX"),
         Api::SyncWarp => Value::None,
         Api::Vote => Value::unknown("the result of a warp vote"),

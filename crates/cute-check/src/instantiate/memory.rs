@@ -608,7 +608,17 @@ impl ThreadRun<'_> {
         // A `while` exits when its condition is false; an `if` branch is
         // taken when it is true.
         let exit_when = if exit_when_true { cmp } else { cmp.negated() };
-        Some((call, Guard { exit_when, target, spin: !exit_when_true }))
+        // A wait on an address computed from a ticket (`flags + ticket - 1`
+        // with `ticket = atomic_add(counter, 1)`): the CTA it waits for drew
+        // its ticket before, so it has started.
+        let mut calls = Vec::new();
+        call.calls(&mut calls);
+        let ticket = calls.iter().flat_map(|c| c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a))).any(|a| {
+            let mut uses = Vec::new();
+            a.collect_uses(&mut uses);
+            uses.iter().any(|n| matches!(env.get(n.as_str()), Some(Value::Unknown(w)) if &**w == super::calls::ATOMIC_RESULT))
+        });
+        Some((call, Guard { exit_when, target, spin: !exit_when_true, ticket }))
     }
 
     /// Run the reading call `call` with `guard` on the read it makes.

@@ -119,7 +119,7 @@ impl<'m> Execution<'m> {
                     let Some(c) = counters.get(&(*buffer, *offset)) else {
                         // Nobody updates it: the guard holds at the initial
                         // value or never.
-                        if !guard.target.is_some_and(|t| guard.exit_when.holds(0, t)) {
+                        if !guard.target.is_some_and(|t| guard.exit_when.holds(0, t)) && self.unmodelled_pass != Some(a) {
                             return false;
                         }
                         return self.record(a, m, None);
@@ -129,7 +129,7 @@ impl<'m> Execution<'m> {
                         (Some(v), Some(t)) => guard.exit_when.holds(v, t),
                         _ => all_done,
                     };
-                    if !holds {
+                    if !holds && self.unmodelled_pass != Some(a) {
                         return false;
                     }
                     let cta = self.actors[a].thread.0;

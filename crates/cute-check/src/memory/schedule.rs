@@ -11,6 +11,13 @@
 //! as possible. A thread blocked on a wait, or a lane waiting for its warp's
 //! lane 0, is not retried until that barrier's phase or lane 0's progress
 //! changes; the schedule is the same as with retries.
+//!
+//! In a grid larger than the CTAs modelled (`GridShape::last_stands_in`), a
+//! spin on global memory that no modelled thread can satisfy once every
+//! thread waits is taken as satisfied by the CTAs not modelled (a grid
+//! barrier's other arrivals, the CTA with the ticket before), after every
+//! update the modelled threads made; whether those CTAs can run at all is
+//! `crate::progress`'s question.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -84,7 +91,7 @@ impl<'m> Execution<'m> {
                 actors[l].lanes.push(i);
             }
         }
-        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), copy_phases: Vec::new(), cluster_ctas: model.cluster_ctas.max(1) };
+        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), copy_phases: Vec::new(), cluster_ctas: model.cluster_ctas.max(1), unmodelled_pass: None };
         let mut barriers: Vec<BarrierRun> = model
             .barriers
             .iter()
@@ -133,6 +140,20 @@ impl<'m> Execution<'m> {
                 None => {
                     let found = order.iter().map(|&(_, a)| a).find(|&a| {
                         !exec.still_blocked(a, &barriers) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async)
+                    });
+                    // Every thread waits: a spin on global memory in a grid
+                    // larger than the CTAs modelled waits for the CTAs that
+                    // are not (the rest of a grid barrier's arrivals, the
+                    // CTA holding the ticket before): it is taken as
+                    // satisfied, after every update the modelled threads
+                    // made, as those CTAs would satisfy it.
+                    let found = found.or_else(|| {
+                        model.grid.last_stands_in?;
+                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model))?;
+                        exec.unmodelled_pass = Some(a);
+                        let stepped = exec.step(a, model, &mut barriers, &mut counters, &mut next_async);
+                        exec.unmodelled_pass = None;
+                        stepped.then_some(a)
                     });
                     let Some(a) = found else { break };
                     // Its memory operations that no other thread can observe
@@ -183,6 +204,15 @@ impl<'m> Execution<'m> {
         let actor = &self.actors[a];
         actor.mem.get(actor.next_mem).filter(|m| m.after as usize <= actor.next_op).is_some_and(|m| {
             !matches!(m.kind, MemKind::Update { .. } | MemKind::Observe { guard: Some(_), .. })
+        })
+    }
+
+    /// Whether the actor's next item is a spin on a counter in global memory.
+    fn spins_on_global(&self, a: usize, model: &Model) -> bool {
+        let actor = &self.actors[a];
+        actor.mem.get(actor.next_mem).filter(|m| m.after as usize <= actor.next_op).is_some_and(|m| {
+            matches!(m.kind, MemKind::Observe { buffer, guard: Some(Guard { spin: true, .. }), .. }
+                if matches!(model.buffers[buffer as usize].space, Space::Global))
         })
     }
 

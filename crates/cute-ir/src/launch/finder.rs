@@ -18,7 +18,7 @@ use crate::module::Module;
 
 use super::host::{run_host_body, HostCalls, HostVisitor};
 use super::params::{bind_host_params, run_until};
-use super::{Found, Launch};
+use super::{Found, Launch, LaunchResidency};
 
 /// Runs the host function `module.functions[index]` from its `cute.compile`
 /// call, and returns the launches it makes.
@@ -157,10 +157,77 @@ impl HostVisitor for LaunchFinder<'_> {
                     Expr::Bool(b) => if *b { "True" } else { "False" }.to_string(),
                     e => e.dotted().unwrap_or_else(|| "...".to_string()),
                 }),
+                residency: LaunchResidency {
+                    smem: arg("smem").and_then(|e| eval(e, env, handler).as_int()).and_then(|v| u64::try_from(v).ok()),
+                    min_blocks_per_mp: arg("min_blocks_per_mp")
+                        .and_then(|e| eval(e, env, handler).as_int())
+                        .and_then(|v| u32::try_from(v).ok())
+                        .filter(|&v| v > 0),
+                    cooperative: arg("cooperative").is_some_and(|e| matches!(eval(e, env, handler), Value::Bool(true))),
+                    from_device: arg("grid").and_then(|e| grid_from_device(e, &self.module.functions[self.host])),
+                },
             };
             self.found.push(Found { class, kernel: name, launch, host: self.host, unresolved_block, unresolved_cluster });
         }
     }
+}
+
+/// Words that name the device's SM count or its maximum of active
+/// clusters, the sizes a persistent grid is computed from.
+const DEVICE_SIZES: &[&str] = &["max_active_clusters", "multiprocessor_count", "sm_count", "num_sms", "num_sm", "sm_num", "max_active_ctas", "max_active_blocks"];
+
+/// The name a grid expression is computed from that is the device's SM
+/// count or maximum of active clusters, followed through the host function's
+/// assignments (`grid = (max_active_clusters, 1, 1)`).
+fn grid_from_device(grid: &Expr, host: &crate::ast::FunctionDef) -> Option<String> {
+    fn words(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Name(n) => out.push(n.clone()),
+            Expr::Attr { base, attr } => {
+                out.push(attr.clone());
+                words(base, out);
+            }
+            Expr::Call(c) => {
+                words(&c.func, out);
+                c.args.iter().for_each(|a| words(a, out));
+                c.kwargs.iter().for_each(|(_, a)| words(a, out));
+            }
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
+                words(lhs, out);
+                words(rhs, out);
+            }
+            Expr::Unary { operand, .. } => words(operand, out),
+            Expr::IfExp { cond, then, orelse } => {
+                words(cond, out);
+                words(then, out);
+                words(orelse, out);
+            }
+            Expr::Subscript { base, index } => {
+                words(base, out);
+                words(index, out);
+            }
+            Expr::Tuple(items) => items.iter().for_each(|a| words(a, out)),
+            _ => {}
+        }
+    }
+    let mut todo = Vec::new();
+    words(grid, &mut todo);
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(w) = todo.pop() {
+        if !seen.insert(w.clone()) || seen.len() > 256 {
+            continue;
+        }
+        let lower = w.to_ascii_lowercase();
+        if DEVICE_SIZES.iter().any(|d| lower.contains(d)) {
+            return Some(w);
+        }
+        crate::ast::for_each_binding(&host.body, &mut |t, value| {
+            if let Some(v) = value.filter(|_| t.bound_names().contains(&w)) {
+                words(v, &mut todo);
+            }
+        });
+    }
+    None
 }
 
 fn dim3(v: &Value) -> Option<[u32; 3]> {

@@ -51,6 +51,12 @@ fn info(range: TextRange, message: String, label: &str, notes: Vec<String>) -> c
     }
 }
 
+/// Whether an inter-CTA wait terminates could not be decided (the grid, or
+/// the CTA it waits for, is not known statically): `forward-progress`.
+pub fn progress_not_decided(range: TextRange, message: String, notes: Vec<String>) -> crate::Diagnostic {
+    info(range, message, "progress not decided", notes)
+}
+
 pub fn file_not_parsed(why: &str) -> crate::Diagnostic {
     info(TextRange::default(), format!("this file could not be analysed: {why}"), "not analysed", Vec::new())
 }

@@ -14,6 +14,7 @@ pub mod deadlock;
 pub mod divergent_barrier;
 pub mod dsmem_race;
 pub mod fence_after_sync;
+pub mod forward_progress;
 pub mod mbarrier_init_hazard;
 pub mod missing_acquire;
 pub mod missing_proxy_fence;
@@ -68,6 +69,7 @@ pub const ALL: &[&Rule] = &[
     &bulk_group_in_flight::RULE,
     &tmem_lifetime::RULE,
     &deadlock::RULE,
+    &forward_progress::RULE,
     &read_before_grid_dependency::RULE,
     &analysis_incomplete::RULE,
 ];

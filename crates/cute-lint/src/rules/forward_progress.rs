@@ -1,0 +1,202 @@
+//! CUTE060 forward-progress: an inter-CTA spin wait whose termination needs a progress guarantee CUDA does not
+//! give. See `forward_progress.md` for the three progress models and the verdict each gives.
+//!
+//! The waits come from `cute_check::progress`, over the model of every way
+//! of deciding the kernel's runtime conditions; how many CTAs fit at once
+//! comes from its table of GPUs, for the target (`target`, else
+//! `CUTE_DSL_ARCH`, else `sm_90a`). A wait is judged against the grid:
+//! a grid no larger than what is sure to be resident (one CTA per SM, or
+//! `min_blocks_per_mp`), a cooperative launch, or a grid computed from the
+//! device's SM count or maximum of active clusters (the persistent idiom)
+//! fits, and nothing is reported. Otherwise an all-to-all barrier or a chain
+//! waiting for later CTAs hangs under OBE, what CUDA gives (an error when
+//! the grid exceeds what can ever be resident, a warning when only the
+//! registers the compiler allots decide it); a chain waiting for earlier
+//! CTAs relies on in-order start, LOBE, which CUDA does not promise (a
+//! warning). A wait on a ticket terminates under OBE; a wait whose CTA, or
+//! whose grid, is not known statically is reported as `analysis-incomplete`.
+
+use cute_check::model::Model;
+use cute_check::progress::{self, InterCtaWait, WaitShape};
+use cute_syntax::TextRange;
+
+use super::{analysis_incomplete, Rule};
+use crate::context::KernelContext;
+use crate::{AnalysisOptions, Diagnostic, Related, Severity};
+
+pub const RULE: Rule = Rule {
+    code: "CUTE060",
+    name: "forward-progress",
+    default_severity: Severity::Error,
+    summary: "an inter-CTA spin wait needs CTAs to be co-resident, or to start in block-index order, in a grid that can exceed what fits at once",
+    doc: include_str!("forward_progress.md"),
+};
+
+/// The target taken when none is configured and `CUTE_DSL_ARCH` is not set.
+const DEFAULT_TARGET: &str = "sm_90a";
+
+/// The inter-CTA waits of every way of one kernel.
+#[derive(Default)]
+pub(crate) struct ForwardProgress {
+    waits: Vec<InterCtaWait>,
+    /// The first model's launch: grid, block, assumptions.
+    model: Option<Model>,
+}
+
+impl ForwardProgress {
+    pub(crate) fn add_way(&mut self, model: &Model) {
+        for w in progress::inter_cta_waits(model) {
+            if !self.waits.contains(&w) {
+                self.waits.push(w);
+            }
+        }
+        if self.model.is_none() && !self.waits.is_empty() {
+            // Only what the launch gives is read: the operations are not.
+            self.model = Some(Model { groups: Vec::new(), memory: Vec::new(), barrier_uses: Vec::new(), ..model.clone() });
+        }
+    }
+
+    pub(crate) fn diagnostics(self, ctx: &KernelContext<'_>, options: &AnalysisOptions) -> Vec<Diagnostic> {
+        let Some(model) = self.model else { return Vec::new() };
+        let residency = &model.grid.residency;
+        // Every CTA is resident at once, or the launch fails.
+        if residency.cooperative || residency.from_device.is_some() {
+            return Vec::new();
+        }
+        let target = options.target.clone().or_else(|| std::env::var("CUTE_DSL_ARCH").ok()).unwrap_or_else(|| DEFAULT_TARGET.to_string());
+        let mut notes: Vec<String> = Vec::new();
+        let arch = progress::arch(&target).unwrap_or_else(|| {
+            notes.push(format!("the target `{target}` is not in the table of GPUs: taking {DEFAULT_TARGET}'s"));
+            progress::arch(DEFAULT_TARGET).expect("the default target is in the table")
+        });
+        let fits = progress::residency(arch, model.threads_per_cta, residency.smem, residency.min_blocks_per_mp);
+        notes.push(format!("at most {} CTAs are resident at once: {}", fits.max, fits.how));
+        if residency.smem.is_none() {
+            notes.push("the launch gives no `smem=`: shared memory is not counted against residency".to_string());
+        }
+        if model.block_assumed {
+            notes.extend(model.assumptions.iter().filter(|a| a.contains("threads per CTA")).cloned());
+        }
+        let kernel = ctx.kernel.display_name();
+        let mut out: Vec<Diagnostic> = Vec::new();
+        let mut undecided: Vec<(TextRange, String)> = Vec::new();
+        // The strongest shape at each site.
+        let mut waits = self.waits;
+        waits.sort_by_key(|w| (w.site, w.shape, w.waiter));
+        for w in &waits {
+            if out.iter().any(|d| d.range == w.site) || undecided.iter().any(|(s, _)| *s == w.site) {
+                continue;
+            }
+            // Waits by one CTA alone leave the others free to finish and
+            // make room: only a role many CTAs take can fill the GPU.
+            let waiters: Vec<u64> = waits.iter().filter(|o| o.site == w.site && o.shape == w.shape).map(|o| o.waiter).collect();
+            let many = waiters.len() >= 2 || w.shape == WaitShape::AllToAll;
+            if w.shape == WaitShape::Ticket || !many {
+                continue;
+            }
+            let Some(grid) = model.grid.ctas() else {
+                undecided.push((
+                    w.site,
+                    format!(
+                        "whether the CTAs of `{kernel}` waiting on `{}` here all make progress was not decided: the grid of its launch is not known statically",
+                        w.buffer
+                    ),
+                ));
+                continue;
+            };
+            if grid <= fits.min {
+                continue;
+            }
+            if w.shape == WaitShape::Unknown {
+                undecided.push((
+                    w.site,
+                    format!(
+                        "whether the CTAs of `{kernel}` waiting on `{}` here all make progress was not decided: the CTA each waits for is known neither by block index nor by a ticket drawn from a counter",
+                        w.buffer
+                    ),
+                ));
+                continue;
+            }
+            out.push(diagnostic(ctx, w, &waiters, grid, &fits, &notes, &model));
+        }
+        for (site, message) in undecided {
+            out.push(analysis_incomplete::progress_not_decided(site, message, notes.clone()));
+        }
+        out
+    }
+}
+
+fn diagnostic(
+    ctx: &KernelContext<'_>,
+    w: &InterCtaWait,
+    waiters: &[u64],
+    grid: u64,
+    fits: &progress::Residency,
+    notes: &[String],
+    model: &Model,
+) -> Diagnostic {
+    let kernel = ctx.kernel.display_name();
+    let certain = grid > fits.max;
+    let resident = if certain { fits.max } else { fits.min };
+    let bound = if certain {
+        format!("at most {} of its {grid} CTAs are resident at once", fits.max)
+    } else {
+        format!(
+            "only {} of its {grid} CTAs are sure to be resident at once (up to {} fit, as the registers the compiler allots allow)",
+            fits.min, fits.max
+        )
+    };
+    let buffer = &w.buffer;
+    let (message, models, help, label) = match w.shape {
+        WaitShape::AllToAll => (
+            format!("`{kernel}`: every CTA waits here until all {grid} CTAs of the grid have arrived on `{buffer}`, but {bound}: the resident CTAs spin while the others cannot start"),
+            "hangs under OBE (what CUDA gives: a CTA starts only when a resident one finishes), LOBE and HSA; terminates only when the whole grid is resident at once",
+            format!("launch with `cooperative=True` (the launch then fails rather than hangs when the grid does not fit), or size the grid to at most {} CTAs, the persistent idiom (`max_active_clusters`)", fits.min),
+            "grid barrier in a grid that can exceed residency",
+        ),
+        WaitShape::Later => (
+            format!("`{kernel}`: CTAs wait here for a CTA of a higher block index to set `{buffer}`, but {bound}: when every resident CTA waits for one that has not started, none finishes to make room"),
+            "hangs under OBE (what CUDA gives), LOBE (CTAs start in block-index order) and HSA; terminates only when the whole grid is resident at once",
+            "wait only for CTAs that took a ticket before this one (draw the index from a global counter with `atomic_add`), or size the grid to what fits at once".to_string(),
+            "waits for a later CTA that may not have started",
+        ),
+        _ => (
+            format!("`{kernel}`: CTAs wait here for a CTA of a lower block index to set `{buffer}`, but {bound}: this terminates only if CTAs start in block-index order, which CUDA does not promise"),
+            "hangs under OBE (what CUDA gives: CTAs start in no promised order); terminates under LOBE (CTAs start in block-index order) and HSA",
+            "draw the index from a global counter (`ticket = atomic_add(counter, 1)`) and wait for the CTA with the ticket before: it has started".to_string(),
+            "relies on CTAs starting in block-index order",
+        ),
+    };
+    // LOBE alone saves a chain on earlier CTAs; registers alone decide the
+    // others when the grid could fit.
+    let severity = if w.shape == WaitShape::Earlier || !certain || model.block_assumed { Severity::Warning } else { RULE.default_severity };
+    let mut related = Vec::new();
+    let spinning = if w.shape == WaitShape::AllToAll {
+        format!("CTAs 0..{} are resident: each arrives on `{buffer}` and spins here for the {} that have not started", resident - 1, grid - resident)
+    } else {
+        let shown: Vec<String> = waiters.iter().take(3).map(u64::to_string).collect();
+        format!("CTAs {} (the role every CTA of the grid but a few takes) spin here; a resident set of {resident} such CTAs fills the GPU", shown.join(", "))
+    };
+    related.push(Related { range: w.site, message: spinning, file: None, event: None });
+    let (idx, site) = w.waited.iter().max_by_key(|(b, _)| *b).copied().unwrap_or((0, w.site));
+    let cannot_start = match w.shape {
+        WaitShape::AllToAll => format!("CTA {resident} and the CTAs after it arrive here, but never start: no resident CTA finishes to make room"),
+        WaitShape::Later => format!("CTA {idx} sets `{buffer}` here for the CTA before it, but has not started: the resident CTAs wait for it and none finishes"),
+        _ => format!("CTA {idx} sets `{buffer}` here: under OBE the CTAs it waits for may be the ones that have not started while later CTAs fill the GPU"),
+    };
+    related.push(Related { range: site, message: cannot_start, file: None, event: None });
+    let mut notes = notes.to_vec();
+    notes.insert(0, models.to_string());
+    Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity,
+        message,
+        range: w.site,
+        label: label.to_string(),
+        related,
+        notes,
+        help: Some(help),
+        fixes: Vec::new(),
+    }
+}
