@@ -89,7 +89,16 @@ impl ForwardProgress {
             }
             // Waits by one CTA alone leave the others free to finish and
             // make room: only a role many CTAs take can fill the GPU.
-            let waiters: Vec<u64> = waits.iter().filter(|o| o.site == w.site && o.shape == w.shape).map(|o| o.waiter).collect();
+            // (CTAs that wait at this site by static index, in either
+            // direction: pairs that exchange flags fill the GPU as well.)
+            let static_index = |s: WaitShape| matches!(s, WaitShape::Later | WaitShape::Earlier);
+            let mut waiters: Vec<u64> = waits
+                .iter()
+                .filter(|o| o.site == w.site && (o.shape == w.shape || static_index(o.shape) && static_index(w.shape)))
+                .map(|o| o.waiter)
+                .collect();
+            waiters.sort();
+            waiters.dedup();
             let many = waiters.len() >= 2 || w.shape == WaitShape::AllToAll;
             if w.shape == WaitShape::Ticket || !many {
                 continue;
