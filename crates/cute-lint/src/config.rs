@@ -474,6 +474,23 @@ max-time-ms = 250
     }
 
     #[test]
+    fn the_target_gpu() {
+        let (project, problems) = Config::from_value(&json!({"target": "sm_100a"}), "p");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(project.analysis_options().target.as_deref(), Some("sm_100a"));
+        let (editor, _) = Config::from_value(&json!({"target": "sm_80"}), "e");
+        assert_eq!(project.with(&editor).analysis_options().target.as_deref(), Some("sm_80"), "the editor's layer wins");
+        assert_eq!(project.with(&Config::default()).analysis_options().target.as_deref(), Some("sm_100a"));
+        assert_eq!(Config::default().analysis_options().target, None);
+        // A GPU the table does not hold, or not a string.
+        for bad in [json!({"target": "sm_75"}), json!({"target": 90})] {
+            let (config, problems) = Config::from_value(&bad, "p");
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(config.target, None);
+        }
+    }
+
+    #[test]
     fn layers_and_application() {
         let (project, _) = Config::from_value(&json!({"ignore": ["deadlock"], "max-states": 5}), "p");
         let (editor, _) = Config::from_value(
