@@ -39,6 +39,55 @@ pub enum WaitShape {
     Unknown,
 }
 
+/// The progress models of seed 003 that decide an inter-CTA wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProgressModel {
+    /// Occupancy-bound execution, what CUDA gives in practice: a CTA that
+    /// has started keeps being scheduled; one that has not starts only when
+    /// a resident one finishes, in no promised order.
+    Obe,
+    /// Linear OBE: CTAs also start in block-index order.
+    Lobe,
+    /// Only the lowest-indexed unfinished CTA is sure to progress.
+    Hsa,
+}
+
+impl ProgressModel {
+    pub const ALL: [ProgressModel; 3] = [ProgressModel::Obe, ProgressModel::Lobe, ProgressModel::Hsa];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProgressModel::Obe => "OBE",
+            ProgressModel::Lobe => "LOBE",
+            ProgressModel::Hsa => "HSA",
+        }
+    }
+}
+
+impl WaitShape {
+    /// Whether a wait of this shape, made by a role that many CTAs of the
+    /// grid take, terminates under `model` in a grid that can exceed what
+    /// fits at once (in one that fits, every CTA is resident and OBE makes
+    /// each progress). `None` for a wait whose CTAs are not known.
+    /// `tests/progress_models.rs` checks these against seed 003's
+    /// termination oracle.
+    pub fn terminates(self, model: ProgressModel) -> Option<bool> {
+        use ProgressModel::*;
+        Some(match (self, model) {
+            (WaitShape::Unknown, _) => return None,
+            // The CTA waited for drew its ticket first: it has started. HSA
+            // favours the lowest block index, which may hold a later ticket.
+            (WaitShape::Ticket, Obe | Lobe) => true,
+            (WaitShape::Ticket, Hsa) => false,
+            // The CTA waited for has a lower index: LOBE started it, HSA
+            // runs it first.
+            (WaitShape::Earlier, Lobe | Hsa) => true,
+            (WaitShape::Earlier, Obe) => false,
+            (WaitShape::AllToAll | WaitShape::Later, _) => false,
+        })
+    }
+}
+
 /// One spin wait of a modelled CTA on CTAs of other clusters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct InterCtaWait {

@@ -17,7 +17,7 @@
 //! whose grid, is not known statically is reported as `analysis-incomplete`.
 
 use cute_check::model::Model;
-use cute_check::progress::{self, InterCtaWait, WaitShape};
+use cute_check::progress::{self, InterCtaWait, ProgressModel, WaitShape};
 use cute_syntax::TextRange;
 
 use super::{analysis_incomplete, Rule};
@@ -100,7 +100,8 @@ impl ForwardProgress {
             waiters.sort();
             waiters.dedup();
             let many = waiters.len() >= 2 || w.shape == WaitShape::AllToAll;
-            if w.shape == WaitShape::Ticket || !many {
+            // What terminates under OBE, what CUDA gives, is not reported.
+            if w.shape.terminates(ProgressModel::Obe) == Some(true) || !many {
                 continue;
             }
             let Some(grid) = model.grid.ctas() else {
@@ -156,29 +157,28 @@ fn diagnostic(
         )
     };
     let buffer = &w.buffer;
-    let (message, models, help, label) = match w.shape {
+    let models = verdicts(w.shape);
+    let (message, help, label) = match w.shape {
         WaitShape::AllToAll => (
             format!("`{kernel}`: every CTA waits here until all {grid} CTAs of the grid have arrived on `{buffer}`, but {bound}: the resident CTAs spin while the others cannot start"),
-            "hangs under OBE (what CUDA gives: a CTA starts only when a resident one finishes), LOBE and HSA; terminates only when the whole grid is resident at once",
             format!("launch with `cooperative=True` (the launch then fails rather than hangs when the grid does not fit), or size the grid to at most {} CTAs, the persistent idiom (`max_active_clusters`)", fits.min),
             "grid barrier in a grid that can exceed residency",
         ),
         WaitShape::Later => (
             format!("`{kernel}`: CTAs wait here for a CTA of a higher block index to set `{buffer}`, but {bound}: when every resident CTA waits for one that has not started, none finishes to make room"),
-            "hangs under OBE (what CUDA gives), LOBE (CTAs start in block-index order) and HSA; terminates only when the whole grid is resident at once",
             "wait only for CTAs that took a ticket before this one (draw the index from a global counter with `atomic_add`), or size the grid to what fits at once".to_string(),
             "waits for a later CTA that may not have started",
         ),
         _ => (
             format!("`{kernel}`: CTAs wait here for a CTA of a lower block index to set `{buffer}`, but {bound}: this terminates only if CTAs start in block-index order, which CUDA does not promise"),
-            "hangs under OBE (what CUDA gives: CTAs start in no promised order); terminates under LOBE (CTAs start in block-index order) and HSA",
             "draw the index from a global counter (`ticket = atomic_add(counter, 1)`) and wait for the CTA with the ticket before: it has started".to_string(),
             "relies on CTAs starting in block-index order",
         ),
     };
     // LOBE alone saves a chain on earlier CTAs; registers alone decide the
     // others when the grid could fit.
-    let severity = if w.shape == WaitShape::Earlier || !certain || model.block_assumed { Severity::Warning } else { RULE.default_severity };
+    let lobe_saves = w.shape.terminates(ProgressModel::Lobe) == Some(true);
+    let severity = if lobe_saves || !certain || model.block_assumed { Severity::Warning } else { RULE.default_severity };
     let mut related = Vec::new();
     let spinning = if w.shape == WaitShape::AllToAll {
         format!("CTAs 0..{} are resident: each arrives on `{buffer}` and spins here for the {} that have not started", resident - 1, grid - resident)
@@ -195,7 +195,7 @@ fn diagnostic(
     };
     related.push(Related { range: site, message: cannot_start, file: None, event: None });
     let mut notes = notes.to_vec();
-    notes.insert(0, models.to_string());
+    notes.insert(0, models);
     Diagnostic {
         code: RULE.code,
         name: RULE.name,
@@ -207,5 +207,30 @@ fn diagnostic(
         notes,
         help: Some(help),
         fixes: Vec::new(),
+    }
+}
+
+/// Which progress models the wait hangs under and which it terminates
+/// under (`WaitShape::terminates`), as a note.
+fn verdicts(shape: WaitShape) -> String {
+    let described = |m: ProgressModel| match m {
+        ProgressModel::Obe => "OBE (what CUDA gives: a CTA that has started keeps running, one that has not starts only when a resident one finishes, in no promised order)",
+        ProgressModel::Lobe => "LOBE (CTAs start in block-index order)",
+        ProgressModel::Hsa => "HSA (only the lowest-indexed unfinished CTA is sure to progress)",
+    };
+    let under = |terminates: bool| -> Vec<&str> {
+        ProgressModel::ALL.into_iter().filter(|m| shape.terminates(*m) == Some(terminates)).map(described).collect()
+    };
+    let list = |names: Vec<&str>| match names.len() {
+        0 => "none".to_string(),
+        1 => names[0].to_string(),
+        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+    };
+    let hangs = under(false);
+    let terminates = under(true);
+    if terminates.is_empty() {
+        format!("progress models: it hangs under {}; it terminates only when the whole grid is resident at once", list(hangs))
+    } else {
+        format!("progress models: it hangs under {}; it terminates under {}", list(hangs), list(terminates))
     }
 }
