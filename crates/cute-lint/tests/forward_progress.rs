@@ -60,6 +60,19 @@ fn a_grid_barrier_hangs_once_the_grid_exceeds_what_can_be_resident() {
     assert_eq!(one_at_spin(&without_smem, &findings(&without_smem)).severity, Severity::Warning, "up to 2112 fit: registers decide");
 }
 
+/// The memory-ordering analysis takes a spin the modelled CTAs cannot
+/// satisfy as satisfied by the CTAs not modelled only when the whole grid
+/// can: a count no grid reaches is said, never passed.
+#[test]
+fn a_count_the_grid_never_reaches_is_not_taken_as_reached() {
+    let clean = fixture("grid_barrier_clean.py");
+    let all = cute_lint::analyze_text(&clean, &AnalysisOptions::default());
+    assert!(all.is_empty(), "the 64 CTAs' arrivals: {all:#?}");
+    let src = clean.replace("< NUM_CTAS:", "< 2 * NUM_CTAS:");
+    let all = cute_lint::analyze_text(&src, &AnalysisOptions::default());
+    assert!(all.iter().any(|d| d.name == "analysis-incomplete" && d.message.contains("waiting for a value of `bar`")), "{all:#?}");
+}
+
 #[test]
 fn a_grid_barrier_in_a_grid_that_fits_is_silent() {
     let clean = fixture("grid_barrier_clean.py");

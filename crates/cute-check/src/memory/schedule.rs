@@ -16,7 +16,9 @@
 //! spin on global memory that no modelled thread can satisfy once every
 //! thread waits is taken as satisfied by the CTAs not modelled (a grid
 //! barrier's other arrivals, the CTA with the ticket before), after every
-//! update the modelled threads made; whether those CTAs can run at all is
+//! update the modelled threads made, when the whole grid can satisfy it (a
+//! count of additions scaled to the grid reaches the target; a flag, set
+//! as the modelled CTAs set theirs); whether those CTAs can run at all is
 //! `crate::progress`'s question.
 
 use std::collections::{BTreeSet, HashMap};
@@ -149,7 +151,7 @@ impl<'m> Execution<'m> {
                     // made, as those CTAs would satisfy it.
                     let found = found.or_else(|| {
                         model.grid.last_stands_in?;
-                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model))?;
+                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters))?;
                         exec.unmodelled_pass = Some(a);
                         let stepped = exec.step(a, model, &mut barriers, &mut counters, &mut next_async);
                         exec.unmodelled_pass = None;
@@ -214,6 +216,33 @@ impl<'m> Execution<'m> {
             matches!(m.kind, MemKind::Observe { buffer, guard: Some(Guard { spin: true, .. }), .. }
                 if matches!(model.buffers[buffer as usize].space, Space::Global))
         })
+    }
+
+    /// Whether the CTAs not modelled can bring the counter the actor spins
+    /// on to what it waits for: it is one the modelled threads update, and
+    /// a count made only of additions, scaled from the CTAs modelled to the
+    /// whole grid, satisfies the wait (a count no grid reaches stays a wait
+    /// the analysis cannot get past). A flag set to a value, or an element
+    /// of an array of flags the modelled CTAs set elsewhere, is taken to be
+    /// set by the CTA waited for, as the modelled ones set theirs.
+    fn grid_would_satisfy(&self, a: usize, model: &Model, counters: &HashMap<(BufferIx, Option<i64>), CounterRun>) -> bool {
+        let actor = &self.actors[a];
+        let Some(MemKind::Observe { buffer, offset, guard: Some(guard), .. }) = actor.mem.get(actor.next_mem).map(|m| &m.kind) else { return false };
+        let Some(c) = counters.get(&(*buffer, *offset)).filter(|c| c.total_updates > 0) else {
+            // An element no modelled CTA updates, of an array they update
+            // elsewhere (a flag per CTA): that of a CTA not modelled.
+            return counters.keys().any(|(b, _)| b == buffer);
+        };
+        let only_adds = model.memory.iter().flat_map(|t| &t.ops).all(|o| {
+            !matches!(&o.kind, MemKind::Update { buffer: b, offset: o2, update, .. } if b == buffer && o2 == offset && !matches!(update, Update::Add(_)))
+        });
+        match (only_adds, model.grid.ctas(), c.value, guard.target) {
+            (true, Some(grid), Some(v), Some(t)) => {
+                let scaled = v.saturating_mul(i64::try_from(grid).unwrap_or(i64::MAX)) / i64::from(model.ctas.max(1));
+                guard.exit_when.holds(scaled, t)
+            }
+            _ => true,
+        }
     }
 
     /// Whether the actor's next item is a guarded read of a counter.
