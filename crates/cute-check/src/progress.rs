@@ -1,5 +1,6 @@
 //! Waits of one CTA on others through global memory, for the progress
-//! guarantees they need (seed 003's progress models, `forward-progress`).
+//! guarantees they need (the progress models of Sorensen et al., "Specifying
+//! and Testing GPU Workgroup Progress Models", OOPSLA 2021; `forward-progress`).
 //!
 //! A spin loop on a global counter or flag (a guarded `Observe` that spins)
 //! waits for the CTAs whose updates of that location can satisfy it. The
@@ -39,7 +40,7 @@ pub enum WaitShape {
     Unknown,
 }
 
-/// The progress models of seed 003 that decide an inter-CTA wait.
+/// The progress models that decide an inter-CTA wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProgressModel {
     /// Occupancy-bound execution, what CUDA gives in practice: a CTA that
@@ -69,8 +70,8 @@ impl WaitShape {
     /// grid take, terminates under `model` in a grid that can exceed what
     /// fits at once (in one that fits, every CTA is resident and OBE makes
     /// each progress). `None` for a wait whose CTAs are not known.
-    /// `tests/progress_models.rs` checks these against seed 003's
-    /// termination oracle.
+    /// `tests/progress_models.rs` checks these against the paper's
+    /// termination oracle, and on its suite of litmus tests.
     pub fn terminates(self, model: ProgressModel) -> Option<bool> {
         use ProgressModel::*;
         Some(match (self, model) {

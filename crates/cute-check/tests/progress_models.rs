@@ -242,3 +242,135 @@ fn shapes_get_the_oracle_s_verdicts() {
         check(WaitShape::AllToAll, &grid_barrier(n));
     }
 }
+
+/// One test of the suite of Sorensen et al. (`<n>_simple.txt`), as `AXB`
+/// programs: `Mem[x] = v;`, `if (Mem[x] == v) goto j;`, `if
+/// (Exch(Mem[x],e) == v) goto j;` (`goto END`: past the last instruction).
+fn parse_litmus(text: &str) -> Option<Vec<Vec<Axb>>> {
+    let mut progs: Vec<Vec<Axb>> = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("THREAD") {
+            progs.push(Vec::new());
+            continue;
+        }
+        let prog = progs.last_mut()?;
+        let (pc, rest) = line.split_once(": ")?;
+        let pc: usize = pc.parse().ok()?;
+        let num = |s: &str| s.trim().parse::<usize>().ok();
+        let mem = |s: &str| num(s.trim().strip_prefix("Mem[")?.strip_suffix(']')?);
+        let i = if let Some(store) = rest.strip_suffix(';').filter(|r| !r.starts_with("if")) {
+            let (loc, v) = store.split_once(" = ")?;
+            Axb { loc: mem(loc)?, val: 0, jump: pc + 1, exch: Some(num(v)? as u8) }
+        } else {
+            let cond = rest.strip_prefix("if (")?;
+            let (cond, target) = cond.split_once(") goto ")?;
+            let target = target.strip_suffix(';')?;
+            let (lhs, v) = cond.rsplit_once(" == ")?;
+            let jump = if target == "END" { usize::MAX } else { num(target)? };
+            let (loc, exch) = match lhs.strip_prefix("Exch(") {
+                Some(e) => {
+                    let (loc, e) = e.strip_suffix(')')?.split_once(',')?;
+                    (mem(loc)?, Some(num(e)? as u8))
+                }
+                None => (mem(lhs)?, None),
+            };
+            Axb { loc, val: num(v)? as u8, jump, exch }
+        };
+        prog.push(i);
+    }
+    for p in &mut progs {
+        let len = p.len();
+        p.iter_mut().filter(|i| i.jump == usize::MAX).for_each(|i| i.jump = len);
+    }
+    Some(progs)
+}
+
+/// The shape of each wait of a litmus test in cute-lsp's terms, when every
+/// wait is a spin on a flag (`if (Mem[x] == v) goto` itself) that exactly
+/// one other thread writes, only ever with values that end the wait, and no
+/// thread exchanges: a wait on a thread chosen by static index, earlier or
+/// later. `None` for the tests that are not (locks, exchanges, flags
+/// written back).
+fn shapes(progs: &[Vec<Axb>]) -> Option<Vec<WaitShape>> {
+    let mut out = Vec::new();
+    for (t, p) in progs.iter().enumerate() {
+        for (pc, i) in p.iter().enumerate() {
+            if i.exch.is_some() && i.jump != pc + 1 {
+                return None;
+            }
+            if i.exch.is_some() {
+                continue;
+            }
+            if i.jump != pc {
+                return None;
+            }
+            let writers: Vec<(usize, u8)> =
+                progs.iter().enumerate().flat_map(|(u, q)| q.iter().filter(|w| w.loc == i.loc).filter_map(move |w| w.exch.map(|v| (u, v)))).collect();
+            let setters: BTreeSet<usize> = writers.iter().map(|(u, _)| *u).collect();
+            if setters.len() != 1 || setters.contains(&t) || writers.iter().any(|(_, v)| *v == i.val) {
+                return None;
+            }
+            let setter = *setters.iter().next().expect("one");
+            out.push(if setter > t { WaitShape::Later } else { WaitShape::Earlier });
+        }
+    }
+    Some(out)
+}
+
+/// The suite of 483 progress litmus tests of Sorensen et al.
+/// (`github.com/tyler-utah/AlloyForwardProgress`, its `artifact/cadp`
+/// directory, given by `ALLOY_FORWARD_PROGRESS`), against the verdicts its
+/// CADP runs give (`alloy_output_processed/csv/<MODEL>_results.csv`, weak
+/// fairness): the oracle above must agree on every test, and the shapes
+/// cute-lsp names must agree wherever they apply. Run with `cargo test -p
+/// cute-check --test progress_models -- --ignored` and the variable set.
+#[test]
+#[ignore = "needs a checkout of the suite, named by ALLOY_FORWARD_PROGRESS"]
+fn the_litmus_suite() {
+    let dir = std::path::PathBuf::from(std::env::var("ALLOY_FORWARD_PROGRESS").expect("ALLOY_FORWARD_PROGRESS: the suite's artifact/cadp directory"));
+    let mut tests = 0;
+    let mut report = Vec::new();
+    for model in ProgressModel::ALL {
+        let (mut oracle_agrees, mut classified, mut shapes_agree) = (0, 0, 0);
+        let mut disagreements = Vec::new();
+        let mut sizes: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("alloy_output").is_dir()).collect();
+        sizes.sort();
+        tests = 0;
+        for size in &sizes {
+            let csv = std::fs::read_to_string(size.join(format!("alloy_output_processed/csv/{}_results.csv", model.name()))).unwrap();
+            for row in csv.lines().skip(1) {
+                let cols: Vec<&str> = row.split(',').collect();
+                let (Some(name), Some(verdict)) = (cols.first(), cols.get(1)) else { continue };
+                let expected = match *verdict {
+                    "P" => true,
+                    "F" => false,
+                    _ => continue,
+                };
+                let text = std::fs::read_to_string(size.join(format!("alloy_output/{name}/{name}_simple.txt"))).unwrap();
+                let progs = parse_litmus(&text).unwrap_or_else(|| panic!("{}/{name}: not read", size.display()));
+                tests += 1;
+                if terminates(&progs, model) == expected {
+                    oracle_agrees += 1;
+                } else {
+                    disagreements.push(format!("oracle {}/{name}", size.display()));
+                }
+                if let Some(shapes) = shapes(&progs) {
+                    classified += 1;
+                    let predicted = shapes.iter().all(|s| s.terminates(model) == Some(true));
+                    if predicted == expected {
+                        shapes_agree += 1;
+                    } else {
+                        disagreements.push(format!("shapes {shapes:?} {}/{name}", size.display()));
+                    }
+                }
+            }
+        }
+        report.push(format!(
+            "{}: the oracle agrees on {oracle_agrees} of {tests}; {classified} tests are waits by static index, whose shapes agree on {shapes_agree}",
+            model.name()
+        ));
+        assert!(disagreements.is_empty(), "{}: {disagreements:#?}", model.name());
+    }
+    assert_eq!(tests, 483);
+    println!("{}", report.join("\n"));
+}
