@@ -187,6 +187,9 @@ fn a_persistent_grid_sized_by_the_device_fits() {
     );
     assert!(src.contains("grid=grid"));
     assert!(findings(&src).is_empty(), "{:#?}", findings(&src));
+    // A name that only starts like one (`num_smem...`) is not the SM count.
+    let src = clean.replace("max_active_clusters", "num_smem_tiles");
+    assert_eq!(one_at_spin(&src, &findings(&src)).severity, Severity::Warning);
     // The same 264 CTAs under a name that says nothing of the device: two
     // CTAs of 1024 threads per SM fit, one is sure.
     let src = clean.replace("max_active_clusters", "num_blocks");

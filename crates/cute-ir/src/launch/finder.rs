@@ -217,8 +217,10 @@ fn grid_from_device(grid: &Expr, host: &crate::ast::FunctionDef) -> Option<Strin
         if !seen.insert(w.clone()) || seen.len() > 256 {
             continue;
         }
-        let lower = w.to_ascii_lowercase();
-        if DEVICE_SIZES.iter().any(|d| lower.contains(d)) {
+        // Whole words of the name (`num_sms`, `get_max_active_clusters`),
+        // not a part of one (`num_smem_bytes`).
+        let lower = format!("_{}_", w.to_ascii_lowercase());
+        if DEVICE_SIZES.iter().any(|d| lower.contains(&format!("_{d}_"))) {
             return Some(w);
         }
         crate::ast::for_each_binding(&host.body, &mut |t, value| {
