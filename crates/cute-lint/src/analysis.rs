@@ -489,25 +489,10 @@ fn check_ways(
         return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
     let met = ways.met();
-    // Memory findings of each way run, to name the condition a finding of
-    // some ways only depends on.
-    let mut memory_by_way: Vec<Vec<Diagnostic>> = vec![Vec::new(); ways_run.len()];
-    for (way, found) in &memory_per_scenario {
-        memory_by_way[*way] = found.clone();
-    }
     let mut memory = memory_findings(met, &ways_run, memory_per_scenario);
     let depends_on = |c: &cute_check::OpenCondition| {
         analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why))
     };
-    // A race only some ways of deciding the conditions make rests on the
-    // data: it is not reported, and the kernel is not passed either.
-    let kept_in_every_way = |d: &Diagnostic| memory.iter().any(|m| m.name == d.name && m.range == d.range);
-    if memory.is_empty()
-        && per_scenario.iter().all(|f| f.is_empty())
-        && memory_by_way.iter().flatten().any(|d| !kept_in_every_way(d))
-    {
-        incomplete.insert(0, depends_on(deciding_condition(met, &ways_run, &memory_by_way)));
-    }
     // A condition on the counter of a loop whose trip count is not known
     // (`if k == n - 1:` in `for k in range(n)`) is decided once for every
     // iteration of a scenario, which no run does: findings of such
