@@ -62,7 +62,9 @@
 //! * `message_passing`: global memory handed over through a counter;
 //! * `lane_race`: races between lanes of one converged warp;
 //! * `grid_dependency`: reads of global memory before `griddepcontrol_wait`;
-//! * `tmem`: tensor memory freed while in use, freed twice, or never freed.
+//! * `tmem`: tensor memory freed while in use, freed twice, or never freed;
+//! * `tmem_fence`: tensor memory stored into and handed over without
+//!   `fence_view_async_tmem_store()`.
 
 mod actor;
 mod clock;
@@ -78,6 +80,7 @@ mod schedule;
 mod shared;
 mod step;
 mod tmem;
+mod tmem_fence;
 mod warp;
 
 use cute_syntax::TextRange;
@@ -112,6 +115,10 @@ pub enum MemoryRule {
     /// Tensor memory freed while a `tcgen05` operation of its CTA may
     /// still use it, freed twice, or never freed (`tmem`).
     TmemLifetime,
+    /// Tensor memory written by a `tcgen05` store and handed to another
+    /// warp with no `fence_view_async_tmem_store()` of the storing thread
+    /// between the store and the hand-off (`tmem_fence`).
+    MissingTmemFence,
 }
 
 /// What the quick fix of a finding edits.
@@ -122,6 +129,9 @@ pub enum Repair {
     MoveFenceBefore { fence: TextRange, barrier: TextRange },
     /// Insert `fence_proxy("async.shared", space="cta")` before `site`.
     InsertProxyFenceBefore { site: TextRange },
+    /// Insert `fence_view_async_tmem_store()` before the hand-off at `site`,
+    /// which comes after the store at `after`.
+    InsertTmemStoreFenceBefore { site: TextRange, after: TextRange },
     /// Give the call at `call` these memory semantics.
     SetSem { call: TextRange, sem: &'static str },
     /// Give the call at `call` this scope.
@@ -194,6 +204,7 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
     findings.extend(run.reads_before_grid_dependency(model));
     findings.extend(run.stores_in_flight_at_exit(model));
     findings.extend(run.tmem_lifetime(model));
+    findings.extend(run.tmem_fences(model));
     findings.extend(model.memory.iter().flat_map(|t| t.lane_races.iter().filter_map(|race| lane_race(model, t, race))));
     findings.sort_by_key(|f| (f.site, f.rule));
     findings.dedup_by_key(|f| (f.site, f.rule));

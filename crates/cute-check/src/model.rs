@@ -592,8 +592,17 @@ pub enum MemKind {
     /// A `tcgen05` operation on the CTA's tensor memory: an MMA
     /// (`cute.gemm`, asynchronous: it is done once a later `tcgen05.commit`
     /// of the same thread has arrived), or a copy from or into it (`cute.copy`
-    /// with a tensor-memory operand: a load when it reads it).
-    TmemAccess { mma: bool, write: bool },
+    /// with a tensor-memory operand: a load when it reads it). `register`:
+    /// a `tcgen05.ld` or `tcgen05.st` between tensor memory and the
+    /// thread's registers, asynchronous in its thread until a `tcgen05.wait`
+    /// of its kind ([`MemKind::TmemWait`]); not a `tcgen05.cp` from shared
+    /// memory, which the thread's later `tcgen05` operations follow in order.
+    TmemAccess { mma: bool, write: bool, register: bool },
+    /// `fence_view_async_tmem_load()` (`ld`, `tcgen05.wait::ld`) or
+    /// `fence_view_async_tmem_store()` (`st`, `tcgen05.wait::st`): the
+    /// thread's earlier tensor-memory loads (stores) are complete; both when
+    /// the kind is not known.
+    TmemWait { ld: bool, st: bool },
     /// The thread's warp allocates tensor memory (`alloc_tmem`,
     /// `TmemAllocator.allocate` in the allocator warp).
     TmemAlloc,

@@ -109,6 +109,11 @@ pub enum Api {
     /// (`tcgen05_mma`, `tcgen05_mma_ws`, ...), a load, store or copy
     /// (`tcgen05_ld`, `tcgen05_st`, `tcgen05_cp`, `tcgen05_shift`).
     TmemUse,
+    /// `fence_view_async_tmem_load()` / `fence_view_async_tmem_store()`
+    /// (`tcgen05.wait::ld` / `tcgen05.wait::st`, the primitives'
+    /// `tcgen05_wait(kind)`): the thread waits until its earlier `tcgen05`
+    /// loads (or stores) of tensor memory are complete.
+    TmemFence,
     // memory
     Atomic,
     Load,
@@ -260,6 +265,7 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::ClusterWait, names: &["cluster_wait"], params: &[] },
     Entry { api: Api::FenceProxy, names: &["fence_proxy"], params: &["kind"] },
     Entry { api: Api::FenceViewAsyncShared, names: &["fence_view_async_shared"], params: &[] },
+    Entry { api: Api::TmemFence, names: &["fence_view_async_tmem_load", "fence_view_async_tmem_store"], params: &[] },
     Entry { api: Api::GridDepWait, names: &["griddepcontrol_wait"], params: &[] },
     Entry { api: Api::TmemAlloc, names: &["alloc_tmem"], params: &["num_columns", "smem_ptr_to_write_address", "is_two_cta"] },
     Entry { api: Api::TmemDealloc, names: &["dealloc_tmem"], params: &["tmem_ptr", "num_columns", "is_two_cta"] },
@@ -311,6 +317,8 @@ const PRIMITIVES_TABLE: &[Entry] = &[
         ],
         params: &[],
     },
+    // `tcgen05.wait::{ld|st}`: `fence_view_async_tmem_load` / `_store`.
+    Entry { api: Api::TmemFence, names: &["tcgen05_wait"], params: &["kind"] },
     Entry { api: Api::MbarrierInit, names: &["mbarrier_init"], params: &["mbar_ptr", "cnt"] },
     Entry { api: Api::MbarrierInitFence, names: &["fence_mbarrier_init"], params: &[] },
     // `count=` is keyword-only; a `scope=` and `relaxed=` as in `cute.arch`.
@@ -782,6 +790,8 @@ mod tests {
             ("cutlass.experimental.primitives.nvvm_wrapper.tcgen05_mma_ws", Api::TmemUse),
             ("cutlass.experimental.primitives.tcgen05_alloc", Api::TmemAlloc),
             ("cutlass.experimental.primitives.tcgen05_dealloc", Api::TmemDealloc),
+            ("cutlass.experimental.primitives.tcgen05_wait", Api::TmemFence),
+            ("cutlass.cute.arch.fence_view_async_tmem_store", Api::TmemFence),
         ] {
             assert_eq!(Api::lookup(q), Some(api), "{q}");
         }

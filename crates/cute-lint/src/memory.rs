@@ -2,7 +2,7 @@
 //! diagnostics of the ten memory-ordering rules (`read-before-wait`,
 //! `fence-after-sync`, `missing-proxy-fence`, `missing-acquire`,
 //! `missing-release`, `scope-too-narrow`, `missing-wait`, `smem-race`,
-//! `dsmem-race`, `tmem-lifetime`): the rule each finding names, its evidence as related
+//! `dsmem-race`, `tmem-lifetime`, `missing-tmem-fence`): the rule each finding names, its evidence as related
 //! information, and the quick fix its repair describes. The reads before
 //! `griddepcontrol_wait` are handed back as they are: whether one is a
 //! finding depends on the other ways of deciding the kernel's conditions
@@ -15,7 +15,7 @@ use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
 use crate::rules::{
-    bulk_group_in_flight, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_wait, read_before_grid_dependency,
+    bulk_group_in_flight, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_tmem_fence, missing_wait, read_before_grid_dependency,
     read_before_wait, scope_too_narrow, smem_race, tmem_lifetime, Rule,
 };
 use crate::{Diagnostic, Edit, Fix, Related, Severity};
@@ -34,6 +34,7 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
         MemoryRule::ReadBeforeGridDependency => &read_before_grid_dependency::RULE,
         MemoryRule::BulkGroupInFlight => &bulk_group_in_flight::RULE,
         MemoryRule::TmemLifetime => &tmem_lifetime::RULE,
+        MemoryRule::MissingTmemFence => &missing_tmem_fence::RULE,
     }
 }
 
@@ -138,6 +139,7 @@ fn label(rule: MemoryRule) -> &'static str {
         MemoryRule::ReadBeforeGridDependency => "read before `griddepcontrol_wait()`",
         MemoryRule::BulkGroupInFlight => "the TMA store may still be reading this buffer",
         MemoryRule::TmemLifetime => "tensor memory freed too early, twice, or never",
+        MemoryRule::MissingTmemFence => "no `fence_view_async_tmem_store()` between the tensor-memory store and this hand-off",
     }
 }
 
@@ -152,6 +154,7 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
         MemoryRule::BulkGroupInFlight => "wait for the store's bulk group (`cp_async_bulk_wait_group(k, read=True)`, or the store pipeline's `producer_acquire`) before the barrier or arrive that frees the buffer",
         MemoryRule::TmemLifetime => "put a barrier every user of the tensor memory takes (for an MMA, a wait on its last `tcgen05.commit`) between the last use and the free; free each allocation once, before the kernel exits",
+        MemoryRule::MissingTmemFence => "insert `cute.arch.fence_view_async_tmem_store()` after the `tcgen05` stores and before the commit, arrive or barrier that hands the tensor memory over, in the storing warp",
         MemoryRule::SmemRace | MemoryRule::DsmemRace | MemoryRule::ReadBeforeGridDependency => return None,
     })
 }
@@ -195,6 +198,7 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
                 applicability: crate::Applicability::Safe,
             })
         }
+        Repair::InsertTmemStoreFenceBefore { site, after } => tmem_store_fence_before(ctx, *site, *after),
         Repair::SetSem { call, sem } if is_inline_asm(ctx, *call) => {
             let text = cute_ir::ptx::with_semantics(ctx.slice(*call), *sem == "acquire", sem)?;
             Some(Fix { title: format!("Use `.{sem}` in the PTX instruction"), edits: vec![Edit { range: *call, new_text: text }], applicability: crate::Applicability::Safe })
@@ -286,6 +290,58 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
         // Made by the rule itself, which knows how the kernel spells its wait.
         Repair::InsertGridDependencyWaitBefore { .. } | Repair::InsertWaitBefore { .. } => None,
     }
+}
+
+/// A fix inserting `fence_view_async_tmem_store()` on the line before the
+/// hand-off at `site`, outside the `with elect_one()` blocks (and branches
+/// on `elect_one()`) around it: `tcgen05.wait::st` is `.sync.aligned`, the
+/// whole warp takes it. None where the hand-off is not in the kernel's text,
+/// sits in another branch on the thread or lane (the fence there would not be
+/// taken by the whole warp), or the place would not come after the store.
+fn tmem_store_fence_before(ctx: &KernelContext<'_>, site: TextRange, after: TextRange) -> Option<Fix> {
+    use cute_ir::api::Api;
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= site.start && site.end <= kernel.end) {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(site)?;
+    let calls_any = |e: &cute_ir::ast::Expr, apis: &[Api]| {
+        let mut calls = Vec::new();
+        e.calls(&mut calls);
+        calls.iter().any(|c| c.api.is_some_and(|a| apis.contains(&a)))
+    };
+    let mut at = *chain.last()?;
+    let mut escaping = true;
+    for s in chain.iter().rev().skip(1) {
+        let elects = match &s.kind {
+            StmtKind::With { items, .. } => items.iter().any(|(e, _)| calls_any(e, &[Api::ElectOne])),
+            StmtKind::If { cond, .. } => calls_any(cond, &[Api::ElectOne]),
+            _ => false,
+        };
+        if escaping && elects {
+            at = s;
+            continue;
+        }
+        escaping = false;
+        // A branch that splits the warp further out: the fence would not be
+        // taken by all of its lanes.
+        if let StmtKind::If { cond, .. } = &s.kind {
+            if calls_any(cond, &[Api::ThreadIdx, Api::ThreadIdxX, Api::LaneIdx, Api::ElectOne]) {
+                return None;
+            }
+        }
+    }
+    let in_kernel = kernel.start <= after.start && after.end <= kernel.end;
+    if in_kernel && after.end > at.range.start {
+        return None;
+    }
+    let prefix = ctx.arch_prefix(site);
+    let prefix = if prefix.ends_with(".arch") { prefix } else { "cute.arch".to_string() };
+    Some(Fix {
+        title: "Insert `fence_view_async_tmem_store()` before the hand-off".to_string(),
+        edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.fence_view_async_tmem_store()"))],
+        applicability: crate::Applicability::Safe,
+    })
 }
 
 /// A fix inserting `cute.arch.<barrier>()` before the kernel statement of

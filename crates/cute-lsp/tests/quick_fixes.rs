@@ -18,6 +18,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "smem-race",
     "fence-after-sync",
     "missing-proxy-fence",
+    "missing-tmem-fence",
     "missing-acquire",
     "missing-release",
     "scope-too-narrow",

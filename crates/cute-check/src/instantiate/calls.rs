@@ -330,7 +330,7 @@ impl<'a> ThreadRun<'a> {
             | Api::Vote
             | Api::WarpReduction
             | Api::WarpRedux => self.warp_call(api, call, args, kwargs),
-            Api::TmemAlloc | Api::TmemDealloc | Api::TmemRetrieve | Api::TmemUse => self.tmem_call(api, call),
+            Api::TmemAlloc | Api::TmemDealloc | Api::TmemRetrieve | Api::TmemUse | Api::TmemFence => self.tmem_call(api, call),
             _ => Value::None,
         }
     }

@@ -248,7 +248,11 @@ impl ThreadRun<'_> {
         // `tcgen05.cp`): what the tensor memory's lifetime depends on.
         let (src_tmem, dst_tmem) = (is_tmem(src), is_tmem(dst));
         if src_tmem || dst_tmem {
-            self.record_mem(MemKind::TmemAccess { mma: false, write: dst_tmem }, site);
+            // A copy into tensor memory from shared memory is a
+            // `tcgen05.cp` (an S2T atom), not a store from registers.
+            let atom = call.args.first().and_then(Expr::dotted).unwrap_or_default().to_ascii_lowercase();
+            let from_smem = matches!(src, Value::Smem(s) if !s.is_tmem()) || atom.contains("s2t");
+            self.record_mem(MemKind::TmemAccess { mma: false, write: dst_tmem, register: !(dst_tmem && from_smem) }, site);
             return;
         }
         let name = |i: usize| argument_name(call, i);
@@ -419,7 +423,7 @@ impl ThreadRun<'_> {
         if call.qualname.as_deref() == Some(cute_ir::slice::GEMM) {
             if args.iter().any(is_tmem) {
                 self.issued_mma = true;
-                self.record_mem(MemKind::TmemAccess { mma: true, write: true }, call.range);
+                self.record_mem(MemKind::TmemAccess { mma: true, write: true, register: false }, call.range);
             }
             return Some(Value::None);
         }

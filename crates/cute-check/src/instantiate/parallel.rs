@@ -229,6 +229,7 @@ fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
         | MemKind::ProxyFence
         | MemKind::GridDependencyWait
         | MemKind::TmemAccess { .. }
+        | MemKind::TmemWait { .. }
         | MemKind::TmemAlloc
         | MemKind::TmemFree
         | MemKind::WarpSync

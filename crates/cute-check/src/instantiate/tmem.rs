@@ -185,7 +185,8 @@ impl<'a> ThreadRun<'a> {
     /// `tcgen05` instruction of the primitives uses the CTA's tensor memory:
     /// an MMA asynchronously (done at a later `tcgen05_commit`), a load or
     /// store as its thread goes on (`tcgen05_cp` and `tcgen05_shift` are
-    /// taken so too).
+    /// taken so too). `fence_view_async_tmem_load` / `_store` (the
+    /// primitives' `tcgen05_wait`) complete the thread's loads or stores.
     pub(super) fn tmem_call(&mut self, api: Api, call: &Call) -> Value {
         let site = call.range;
         match api {
@@ -197,10 +198,31 @@ impl<'a> ThreadRun<'a> {
                 if mma {
                     self.issued_mma = true;
                 }
-                self.record_mem(MemKind::TmemAccess { mma, write: name != "tcgen05_ld" && name != "tcgen05_ld_red" }, site);
+                let register = matches!(name, "tcgen05_ld" | "tcgen05_ld_red" | "tcgen05_st");
+                self.record_mem(MemKind::TmemAccess { mma, write: name != "tcgen05_ld" && name != "tcgen05_ld_red", register }, site);
                 if name.starts_with("tcgen05_ld") {
                     return Value::unknown("registers loaded from tensor memory");
                 }
+            }
+            Api::TmemFence => {
+                // By name (`fence_view_async_tmem_load`), else by the kind
+                // it is handed (`"load"`, `Tcgen05WaitKind.STORE`): both
+                // when that is not known.
+                let name = call.name();
+                let kind = if name.ends_with("_load") {
+                    "load".to_string()
+                } else if name.ends_with("_store") {
+                    "store".to_string()
+                } else {
+                    match cute_ir::api::arg(call, "kind") {
+                        Some(cute_ir::ast::Expr::Str(s)) => s.to_ascii_lowercase(),
+                        Some(e) => e.dotted().unwrap_or_default().to_ascii_lowercase(),
+                        None => String::new(),
+                    }
+                };
+                let ld = !kind.ends_with("store") && !kind.ends_with("st");
+                let st = !kind.ends_with("load") && !kind.ends_with("ld");
+                self.record_mem(MemKind::TmemWait { ld, st }, site);
             }
             _ => return Value::Smem(SmemRef::new(eval::TMEM)),
         }

@@ -187,6 +187,7 @@ impl<'m> Execution<'m> {
             | MemKind::GridDependencyWait
             | MemKind::ProxyFence
             | MemKind::TmemAccess { .. }
+            | MemKind::TmemWait { .. }
             | MemKind::TmemAlloc
             | MemKind::TmemFree => {
                 let actor = &mut self.actors[a];

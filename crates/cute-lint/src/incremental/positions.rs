@@ -233,6 +233,10 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *barrier = r.range(*barrier);
         }
         Repair::InsertProxyFenceBefore { site } => *site = r.range(*site),
+        Repair::InsertTmemStoreFenceBefore { site, after } => {
+            *site = r.range(*site);
+            *after = r.range(*after);
+        }
         Repair::InsertBarrierBefore { site, stmt } | Repair::InsertGridDependencyWaitBefore { site, stmt } => {
             *site = r.range(*site);
             *stmt = r.id(*stmt);

@@ -19,6 +19,7 @@ pub mod mbarrier_init_hazard;
 pub mod missing_acquire;
 pub mod missing_proxy_fence;
 pub mod missing_release;
+pub mod missing_tmem_fence;
 pub mod missing_wait;
 pub mod named_barrier_count_mismatch;
 pub mod named_barrier_deadlock;
@@ -56,6 +57,7 @@ pub const ALL: &[&Rule] = &[
     &single_lane_collective::RULE,
     &fence_after_sync::RULE,
     &missing_proxy_fence::RULE,
+    &missing_tmem_fence::RULE,
     &missing_acquire::RULE,
     &missing_release::RULE,
     &scope_too_narrow::RULE,
