@@ -17,8 +17,11 @@
 //! `t` after the store reaches the user), with no store fence of `t` after the
 //! store that the hand-off comes after. It goes on the first arrive of `t`
 //! after the store (a commit, an arrive, a barrier): where the fence belongs.
-//! Tensor memory is one region per CTA here (its columns are not followed), so
-//! any later use counts; a thread that stores and hands nothing over to a
+//! Tensor memory is one region per CTA here (its columns are not followed),
+//! but its lanes are: a `tcgen05` load or store reaches only the quarter of
+//! the lanes of its warp's rank in its warpgroup (warp `w`: lanes
+//! `32 * (w % 4)` onwards), an MMA every lane. So a later use counts when it
+//! is an MMA or a load or store of a warp of the same rank; a thread that stores and hands nothing over to a
 //! warp using tensor memory after it is not reported. A `tcgen05.cp` from
 //! shared memory is not a store: the issuing thread's later `tcgen05`
 //! operations follow it in order, and a `tcgen05.commit` tracks it.
@@ -56,8 +59,15 @@ impl<'m> Execution<'m> {
                 self.events.iter().filter(|f| f.actor == t && f.index > s.index && matches!(f.kind, MemKind::TmemWait { st: true, .. })).collect();
             // A use by another warp of the CTA that the store's thread
             // handed over to after the store, and after no fence of its.
+            // A load or store reaches only its warp's quarter of the lanes
+            // (warp `w`: lanes from `32 * (w % 4)`), an MMA all of them.
+            let same_lanes = |u: &Event| matches!(u.kind, MemKind::TmemAccess { mma: true, .. }) || warp(u.actor).1 % 4 == warp(t).1 % 4;
             let unfenced = uses.iter().find(|u| {
-                warp(u.actor) != warp(t) && warp(u.actor).0 == warp(t).0 && u.ctl[t] >= s.ctl[t] && !fences.iter().any(|f| f.ctl[t] <= u.ctl[t])
+                warp(u.actor) != warp(t)
+                    && warp(u.actor).0 == warp(t).0
+                    && same_lanes(u)
+                    && u.ctl[t] >= s.ctl[t]
+                    && !fences.iter().any(|f| f.ctl[t] <= u.ctl[t])
             });
             let Some(u) = unfenced else { continue };
             let hand_off = self.next_arrive_after(t, s.index);
