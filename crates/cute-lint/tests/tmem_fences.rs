@@ -159,3 +159,23 @@ fn loads_released_without_the_load_fence_are_not_judged() {
     // store fence after it completes only stores.
     assert!(findings(&clean).is_empty());
 }
+
+#[test]
+fn a_copy_from_shared_memory_into_tensor_memory_is_no_store() {
+    // `tcgen05.cp` (an S2T copy) reads shared memory: the issuing thread's
+    // later `tcgen05` operations follow it in order, and a commit tracks it;
+    // `tcgen05.wait::st` does not cover it.
+    let bug = fixture("stats_barrier_bug.py");
+    let staged = edit(
+        &bug,
+        "    storage = smem.allocate(SharedStorage)\n",
+        "    storage = smem.allocate(SharedStorage)\n    sStage = smem.allocate_tensor(ACC_DTYPE, cute.make_layout((128, 32)), 16)\n",
+    );
+    let src = edit(&staged, "cute.copy(r2t, tRT_rAcc, tRT_tAcc)", "cute.copy(r2t, sStage, tRT_tAcc)");
+    assert!(findings(&src).is_empty(), "from shared memory: {:#?}", findings(&src));
+    // The same copy from registers is a store.
+    assert_one_at(&staged, "stats_ready.arrive()", "from registers");
+    // An S2T atom (`tcgen05.make_s2t_copy`) named as the package's examples name it.
+    let src = staged.replace("r2t", "tiled_copy_s2t");
+    assert!(findings(&src).is_empty(), "an S2T atom: {:#?}", findings(&src));
+}
