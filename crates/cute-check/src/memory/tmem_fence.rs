@@ -28,10 +28,10 @@
 //!
 //! Loads are not judged. The package's docstring also asks for
 //! `fence_view_async_tmem_load()` after `tcgen05.ld` and before the release
-//! that lets the MMA overwrite the columns, but the DSL compiles a load's use
-//! of its registers with no `tcgen05.wait::ld` at all (the compiler waits
-//! for the registers it reads), its own accumulator epilogue
-//! (`cutlass.utils.gemm.sm100`) and about half of the public Blackwell
+//! that lets the MMA overwrite the columns, and the PTX the DSL emits has no
+//! `tcgen05.wait::ld` but the fence's (not even before the loaded registers
+//! are used, which the assembler orders), yet its own accumulator epilogue
+//! (`cutlass.utils.gemm.sm100`) and nearly half of the public Blackwell
 //! kernels release the accumulator after loading it without the fence. A load
 //! is taken as complete by its thread's next hand-off, as `tmem-lifetime`
 //! takes every copy as done once its thread goes on.
