@@ -36,7 +36,7 @@
 //! is taken as complete by its thread's next hand-off, as `tmem-lifetime`
 //! takes every copy as done once its thread goes on.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cute_syntax::TextRange;
 
@@ -53,10 +53,14 @@ impl<'m> Execution<'m> {
         let mut seen: BTreeSet<TextRange> = BTreeSet::new();
         let warp = |a: usize| (self.actors[a].thread.0, self.actors[a].thread.1 / 32);
         let uses: Vec<&Event> = self.events.iter().filter(|e| matches!(e.kind, MemKind::TmemAccess { .. })).collect();
+        // Each thread's store fences, in its program order.
+        let mut fences_of: BTreeMap<usize, Vec<&Event>> = BTreeMap::new();
+        for f in self.events.iter().filter(|f| matches!(f.kind, MemKind::TmemWait { st: true, .. })) {
+            fences_of.entry(f.actor).or_default().push(f);
+        }
         for s in self.events.iter().filter(|e| matches!(e.kind, MemKind::TmemAccess { mma: false, write: true, register: true })) {
             let t = s.actor;
-            let fences: Vec<&Event> =
-                self.events.iter().filter(|f| f.actor == t && f.index > s.index && matches!(f.kind, MemKind::TmemWait { st: true, .. })).collect();
+            let fences: Vec<&Event> = fences_of.get(&t).map(|v| v.iter().copied().filter(|f| f.index > s.index).collect()).unwrap_or_default();
             // A use by another warp of the CTA that the store's thread
             // handed over to after the store, and after no fence of its.
             // A load or store reaches only its warp's quarter of the lanes
