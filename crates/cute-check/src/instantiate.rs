@@ -226,24 +226,41 @@ pub fn instantiate(
     // CTAs that hand data over through global memory live in different
     // clusters: model a few clusters, with known block indices.
     //
-    // A grid larger than that is modelled by its first clusters and its
-    // last: kernels single out the first CTA and the last (`bidx == 0`, the
-    // last-arrival test `== N - 1`), and the CTAs between are alike, a role
-    // of many kept by at least two.
-    let mut last_stands_in = None;
+    // A grid larger than that is modelled by clusters that stand for it:
+    // its first and its last (kernels single out the first CTA and the
+    // last: `bidx == 0`, the last-arrival test `== N - 1`), those holding a
+    // block index the kernel's own tests single out (`bidx == N // 2`), and
+    // the ones after the first, so that the CTAs between, alike, are a role
+    // of many kept by at least two. In the memory analysis the CTAs not
+    // modelled add to a counter as the modelled ones that add do
+    // (`memory/schedule.rs`).
+    let mut stands_in = None;
     let (clusters, grid) = if uses_global_sync(module, kernel) {
         match launch.grid {
             Some(g) => {
                 let total = (g.iter().product::<u32>() / cluster_ctas).max(1);
-                if total > MAX_CLUSTERS {
-                    last_stands_in = Some(((MAX_CLUSTERS - 1) * cluster_ctas, (total - MAX_CLUSTERS) * cluster_ctas));
+                if total <= MAX_CLUSTERS {
+                    (total, Some(g))
+                } else {
+                    let env: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let (chosen, left_out) = clusters_standing_in(kernel, &env, total, cluster_ctas);
+                    let listed: Vec<String> = chosen.iter().map(u32::to_string).collect();
                     model.assumptions.push(format!(
-                        "the grid has {total} clusters; the first {} and the last are modelled (the last as cluster {})",
-                        MAX_CLUSTERS - 1,
-                        MAX_CLUSTERS - 1
+                        "the grid has {total} clusters; clusters {} are modelled (its first and last, those the kernel's tests of the block index single out, and the ones after the first)",
+                        listed.join(", ")
                     ));
+                    if let Some(left_out) = left_out {
+                        model.unresolved.push(Unresolved {
+                            site: kernel.name_range,
+                            what: format!(
+                                "its tests of the block index single out more clusters than the {MAX_MODELLED_CLUSTERS} a grid is modelled by (cluster {left_out} is left out)"
+                            ),
+                            origin: None,
+                        });
+                    }
+                    stands_in = Some(crate::model::StandsIn::new(&chosen, cluster_ctas));
+                    (chosen.len() as u32, Some(g))
                 }
-                (total.min(MAX_CLUSTERS), Some(g))
             }
             None => {
                 model.assumptions.push("the grid is unknown: assuming 2 clusters".to_string());
@@ -256,7 +273,7 @@ pub fn instantiate(
     let grid = grid.or(Some([clusters * cluster[0], cluster[1], cluster[2]]).filter(|_| clusters > 1));
     model.cluster_ctas = cluster_ctas;
     model.ctas = cluster_ctas * clusters;
-    model.grid = GridShape { dims: launch.grid, last_stands_in, residency: launch.residency.clone() };
+    model.grid = GridShape { dims: launch.grid, stands_in: stands_in, residency: launch.residency.clone() };
 
     let kept = &KeptStatements::of(kept);
     let globals: Env = launch.globals.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -308,7 +325,7 @@ pub fn instantiate(
         cluster_ctas,
         threads_per_cta: model.threads_per_cta,
         grid,
-        last_stands_in,
+        stands_in,
         globals: &globals,
         lane_varying: &lane_varying,
         thread_indices: &warp_aligned_indices(kernel, block),
@@ -412,10 +429,9 @@ struct Setup<'a> {
     cluster_ctas: u32,
     threads_per_cta: u32,
     grid: Option<[u32; 3]>,
-    /// With a grid larger than the CTAs modelled: the first CTA of the last
-    /// modelled cluster, and what to add to its CTAs' indices for their block
-    /// index (they stand for the grid's last cluster).
-    last_stands_in: Option<(u32, u32)>,
+    /// With a grid larger than the CTAs modelled: which of its clusters the
+    /// modelled ones are.
+    stands_in: Option<crate::model::StandsIn>,
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
     thread_indices: &'a BTreeSet<String>,
@@ -478,11 +494,37 @@ impl StandIn {
     }
 }
 
-/// Clusters modelled at most when CTAs synchronize through global memory.
+/// Clusters modelled when CTAs synchronize through global memory: a grid of
+/// more is modelled by this many that stand for it, more when the kernel's
+/// tests of the block index single out more (see `StandsIn`).
 const MAX_CLUSTERS: u32 = 4;
 
 /// Whether the kernel synchronizes through global memory (atomics, loads or
 /// stores with memory-order semantics): then several clusters are modelled.
+/// The clusters of a grid of `total` clusters (more than [`MAX_CLUSTERS`])
+/// of `cluster_ctas` CTAs that stand for it, ascending: its first and its
+/// last, those holding a block index the kernel's tests single out
+/// (`cute_ir::launch::roles::block_tests`), then the ones after the first
+/// until [`MAX_CLUSTERS`] are. At most `MAX_MODELLED_CLUSTERS`; a cluster
+/// left out past that is returned too.
+fn clusters_standing_in(kernel: &FunctionDef, env: &Env, total: u32, cluster_ctas: u32) -> (Vec<u32>, Option<u32>) {
+    let mut chosen: BTreeSet<u32> = [0, total - 1].into_iter().collect();
+    for block in cute_ir::launch::roles::block_tests(kernel, env) {
+        if let Ok(block) = u32::try_from(block) {
+            if block / cluster_ctas < total {
+                chosen.insert(block / cluster_ctas);
+            }
+        }
+    }
+    let mut next = 1;
+    while (chosen.len() as u32) < MAX_CLUSTERS && next < total {
+        chosen.insert(next);
+        next += 1;
+    }
+    let left_out = chosen.iter().nth(crate::model::MAX_MODELLED_CLUSTERS).copied();
+    (chosen.into_iter().take(crate::model::MAX_MODELLED_CLUSTERS).collect(), left_out)
+}
+
 fn uses_global_sync(module: &Module, kernel: &FunctionDef) -> bool {
     let global = |c: &Call| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load | Api::InlineAsm));
     let helpers = cute_ir::slice::helpers_calling(module, global);
@@ -630,8 +672,8 @@ struct ThreadRun<'a> {
     /// The grid's shape when the modelled CTAs are the first CTAs of a known
     /// grid (then `block_idx` is known).
     grid: Option<[u32; 3]>,
-    /// See `Setup::last_stands_in`.
-    last_stands_in: Option<(u32, u32)>,
+    /// See `Setup::stands_in`.
+    stands_in: Option<crate::model::StandsIn>,
     elect_depth: u32,
     /// Uses so far of each CTA/named/cluster barrier by this thread: the
     /// generation it arrives in, whose parity its wait observes.

@@ -283,19 +283,54 @@ pub struct Model {
 pub struct GridShape {
     /// CTAs in the grid (x, y, z), when known.
     pub dims: Option<[u32; 3]>,
-    /// With a grid larger than the CTAs modelled: the first CTA of the last
-    /// modelled cluster, and what to add to its CTAs' indices for their
-    /// (linear) block index.
-    pub last_stands_in: Option<(u32, u32)>,
+    /// With a grid larger than the CTAs modelled: which of its clusters
+    /// the modelled ones are.
+    pub stands_in: Option<StandsIn>,
     pub residency: cute_ir::launch::LaunchResidency,
+}
+
+/// The clusters of a grid larger than the CTAs modelled that the modelled
+/// clusters are, in order: its first and its last, the clusters the
+/// kernel's tests of the block index single out (`bidx == N // 2`), and the
+/// clusters after the first up to the number modelled, so that a role the
+/// CTAs between share is taken by at least two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StandsIn {
+    clusters: [u32; MAX_MODELLED_CLUSTERS],
+    len: u8,
+    cluster_ctas: u32,
+}
+
+/// The most clusters a grid is modelled by.
+pub const MAX_MODELLED_CLUSTERS: usize = 8;
+
+impl StandsIn {
+    /// `clusters` (ascending, at most [`MAX_MODELLED_CLUSTERS`]) of
+    /// `cluster_ctas` CTAs each.
+    pub fn new(clusters: &[u32], cluster_ctas: u32) -> StandsIn {
+        let mut at = [0; MAX_MODELLED_CLUSTERS];
+        at[..clusters.len()].copy_from_slice(clusters);
+        StandsIn { clusters: at, len: clusters.len() as u8, cluster_ctas }
+    }
+
+    /// The grid's clusters modelled, in order.
+    pub fn clusters(&self) -> &[u32] {
+        &self.clusters[..self.len as usize]
+    }
+
+    /// The linear block index of modelled CTA `cta`.
+    pub fn block_index(&self, cta: u32) -> u32 {
+        let modelled = (cta / self.cluster_ctas) as usize;
+        self.clusters[modelled.min(self.len as usize - 1)] * self.cluster_ctas + cta % self.cluster_ctas
+    }
 }
 
 impl GridShape {
     /// The linear block index of modelled CTA `cta`.
     pub fn block_index(&self, cta: u32) -> u64 {
-        match self.last_stands_in {
-            Some((first, add)) if cta >= first => u64::from(cta) + u64::from(add),
-            _ => u64::from(cta),
+        match self.stands_in {
+            Some(s) => u64::from(s.block_index(cta)),
+            None => u64::from(cta),
         }
     }
 

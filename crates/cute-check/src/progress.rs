@@ -4,8 +4,8 @@
 //!
 //! A spin loop on a global counter or flag (a guarded `Observe` that spins)
 //! waits for the CTAs whose updates of that location can satisfy it. The
-//! model runs the first clusters of the grid and its last (see
-//! `GridShape::block_index`), so each modelled wait names the block indices
+//! model runs clusters that stand for the grid (its first and last, those
+//! the kernel's tests of the block index single out: see `StandsIn`), so each modelled wait names the block indices
 //! of the CTAs it waits for, and its shape follows:
 //!
 //! - every modelled cluster updates the location, the waiting CTA too: an

@@ -38,7 +38,7 @@ mod finder;
 mod host;
 mod module_env;
 mod params;
-mod roles;
+pub mod roles;
 use assumed_shape::HostAssumptions;
 use finder::{launches_not_taken, run_host};
 use host::HostCalls;

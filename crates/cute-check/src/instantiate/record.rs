@@ -28,7 +28,7 @@ impl<'a> ThreadRun<'a> {
             tid: self.tid,
             block: self.block,
             grid: self.grid,
-            last_stands_in: self.last_stands_in,
+            stands_in: self.stands_in,
             cluster: self.cluster,
             cluster_base: self.cluster_base,
             ctas: self.ctas,

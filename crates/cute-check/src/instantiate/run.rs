@@ -104,7 +104,7 @@ impl Setup<'_> {
     /// CTA that met an unmodelled construct, at the time budget or past the
     /// statement budget, recording why.
     pub(super) fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared, steps_before: usize) -> Vec<ThreadResult> {
-        let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, last_stands_in, .. } = *self;
+        let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, stands_in, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
         let mut total_steps = steps_before;
         // The converged accesses of the warp being run.
@@ -172,7 +172,7 @@ impl Setup<'_> {
                 warp_point: 0,
                 cluster_base: cta - cta % cluster_ctas,
                 grid,
-                last_stands_in,
+                stands_in,
                 elect_depth: 0,
                 generation: HashMap::default(),
                 rounds: HashMap::default(),

@@ -50,7 +50,7 @@ pub(super) struct Place {
     pub grid: Option<[u32; 3]>,
     /// (first CTA, offset): the CTAs from the first on stand for the
     /// grid's last cluster, their block index `offset` further on.
-    pub last_stands_in: Option<(u32, u32)>,
+    pub stands_in: Option<crate::model::StandsIn>,
     pub cluster: [u32; 3],
     pub cluster_base: u32,
     pub ctas: u32,
@@ -72,9 +72,9 @@ impl Place {
             Api::LaneIdx => Value::Int((self.tid % 32) as i64),
             Api::BlockIdx => match self.grid {
                 Some([gx, gy, _]) => {
-                    let c = match self.last_stands_in {
-                        Some((first, offset)) if self.cta >= first => self.cta + offset,
-                        _ => self.cta,
+                    let c = match self.stands_in {
+                        Some(s) => s.block_index(self.cta),
+                        None => self.cta,
                     };
                     ints(c % gx, (c / gx) % gy, c / (gx * gy))
                 }

@@ -12,7 +12,7 @@
 //! lane 0, is not retried until that barrier's phase or lane 0's progress
 //! changes; the schedule is the same as with retries.
 //!
-//! In a grid larger than the CTAs modelled (`GridShape::last_stands_in`), a
+//! In a grid larger than the CTAs modelled (`GridShape::stands_in`), a
 //! spin on global memory that no modelled thread can satisfy once every
 //! thread waits is taken as satisfied by the CTAs not modelled (a grid
 //! barrier's other arrivals, the CTA with the ticket before), after every
@@ -137,21 +137,35 @@ impl<'m> Execution<'m> {
                 return Err(out_of_time());
             }
             let spun = spinners.iter().copied().find(|&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
+            // A spin on global memory in a grid larger than the CTAs
+            // modelled waits for the CTAs that are not too (the rest of a
+            // grid barrier's arrivals, the producers between those
+            // modelled): it is taken as satisfied as soon as what the
+            // modelled threads added so far and what the others add would
+            // satisfy it. As soon as: a threshold the grid reaches before
+            // every producer modelled has published is one the consumer
+            // can pass early (`missing-wait`).
+            let spun = spun.or_else(|| {
+                model.grid.stands_in?;
+                let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters, true))?;
+                exec.unmodelled_pass = Some(a);
+                let stepped = exec.step(a, model, &mut barriers, &mut counters, &mut next_async);
+                exec.unmodelled_pass = None;
+                stepped.then_some(a)
+            });
             let a = match spun {
                 Some(a) => a,
                 None => {
                     let found = order.iter().map(|&(_, a)| a).find(|&a| {
                         !exec.still_blocked(a, &barriers) && exec.step(a, model, &mut barriers, &mut counters, &mut next_async)
                     });
-                    // Every thread waits: a spin on global memory in a grid
-                    // larger than the CTAs modelled waits for the CTAs that
-                    // are not (the rest of a grid barrier's arrivals, the
-                    // CTA holding the ticket before): it is taken as
-                    // satisfied, after every update the modelled threads
-                    // made, as those CTAs would satisfy it.
+                    // Every thread waits: a spin on an element no modelled
+                    // CTA updates (the flag of a CTA not modelled, the
+                    // ticket before) is taken as satisfied now, after every
+                    // update the modelled threads made.
                     let found = found.or_else(|| {
-                        model.grid.last_stands_in?;
-                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters))?;
+                        model.grid.stands_in?;
+                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters, false))?;
                         exec.unmodelled_pass = Some(a);
                         let stepped = exec.step(a, model, &mut barriers, &mut counters, &mut next_async);
                         exec.unmodelled_pass = None;
@@ -224,24 +238,44 @@ impl<'m> Execution<'m> {
     /// whole grid, satisfies the wait (a count no grid reaches stays a wait
     /// the analysis cannot get past). A flag set to a value, or an element
     /// of an array of flags the modelled CTAs set elsewhere, is taken to be
-    /// set by the CTA waited for, as the modelled ones set theirs.
-    fn grid_would_satisfy(&self, a: usize, model: &Model, counters: &HashMap<(BufferIx, Option<i64>), CounterRun>) -> bool {
+    /// set by the CTA waited for, as the modelled ones set theirs: only once
+    /// every modelled thread waits, not while `counting` (as soon as what
+    /// the modelled threads added so far would do, the count of additions
+    /// alone is judged).
+    fn grid_would_satisfy(&self, a: usize, model: &Model, counters: &HashMap<(BufferIx, Option<i64>), CounterRun>, counting: bool) -> bool {
         let actor = &self.actors[a];
         let Some(MemKind::Observe { buffer, offset, guard: Some(guard), .. }) = actor.mem.get(actor.next_mem).map(|m| &m.kind) else { return false };
         let Some(c) = counters.get(&(*buffer, *offset)).filter(|c| c.total_updates > 0) else {
             // An element no modelled CTA updates, of an array they update
-            // elsewhere (a flag per CTA): that of a CTA not modelled.
-            return counters.keys().any(|(b, _)| b == buffer);
+            // elsewhere (a flag per CTA): that of a CTA not modelled. Not
+            // while `counting` what the modelled threads added so far.
+            return !counting && counters.keys().any(|(b, _)| b == buffer);
         };
-        let only_adds = model.memory.iter().flat_map(|t| &t.ops).all(|o| {
-            !matches!(&o.kind, MemKind::Update { buffer: b, offset: o2, update, .. } if b == buffer && o2 == offset && !matches!(update, Update::Add(_)))
-        });
+        let updates = |o: &MemOp| matches!(&o.kind, MemKind::Update { buffer: b, offset: o2, .. } if b == buffer && o2 == offset);
+        let only_adds = model.memory.iter().flat_map(|t| &t.ops).filter(|o| updates(o)).all(|o| matches!(&o.kind, MemKind::Update { update: Update::Add(_), .. }));
+        // The CTAs not modelled are the ones between those modelled, alike:
+        // each adds as much as a modelled CTA that adds does (a role many
+        // CTAs share is modelled by at least two of them).
+        let adding: std::collections::BTreeSet<u32> =
+            model.memory.iter().filter(|t| t.ops.iter().any(updates)).map(|t| t.thread.0).collect();
+        let added: i64 = model
+            .memory
+            .iter()
+            .flat_map(|t| &t.ops)
+            .filter(|o| updates(o))
+            .map(|o| match &o.kind {
+                MemKind::Update { update: Update::Add(k), .. } => *k,
+                _ => 0,
+            })
+            .sum();
         match (only_adds, model.grid.ctas(), c.value, guard.target) {
-            (true, Some(grid), Some(v), Some(t)) => {
-                let scaled = v.saturating_mul(i64::try_from(grid).unwrap_or(i64::MAX)) / i64::from(model.ctas.max(1));
-                guard.exit_when.holds(scaled, t)
+            (true, Some(grid), Some(v), Some(t)) if adding.len() >= 2 => {
+                let per_cta = added / adding.len() as i64;
+                let not_modelled = i64::try_from(grid).unwrap_or(i64::MAX).saturating_sub(i64::from(model.ctas));
+                guard.exit_when.holds(v.saturating_add(per_cta.saturating_mul(not_modelled)), t)
             }
-            _ => true,
+            (true, Some(_), Some(_), Some(_)) => false,
+            _ => !counting,
         }
     }
 

@@ -75,6 +75,78 @@ pub fn role_tests(kernel: &FunctionDef, definitions: &HashMap<String, &Expr>, en
     out
 }
 
+/// The block indices the kernel's own tests of the block index single out
+/// (`bidx == 0`, `bidx == NUM_CTAS // 2`, `bidx < P`): for `==` and `!=`
+/// the index compared with, for an order the two indices either side of
+/// the bound. The block index is the `x` of `cute.arch.block_idx()`, bound
+/// by `bidx, _, _ = cute.arch.block_idx()` or by a name defined from it;
+/// the compared value must be known from `env` (module constants, host
+/// values).
+pub fn block_tests(kernel: &FunctionDef, env: &Env) -> Vec<i64> {
+    let definitions = single_definitions(kernel);
+    let mut block_names: Vec<String> = Vec::new();
+    crate::ast::for_each_binding(&kernel.body, &mut |target, value| {
+        let from_block_idx = value.is_some_and(|v| {
+            let mut calls = Vec::new();
+            v.calls(&mut calls);
+            calls.iter().any(|c| c.api == Some(Api::BlockIdx))
+        });
+        match target {
+            Target::Tuple(items) if from_block_idx => {
+                if let Some(Target::Name(n)) = items.first() {
+                    block_names.push(n.clone());
+                }
+            }
+            Target::Name(n) if from_block_idx => block_names.push(n.clone()),
+            _ => {}
+        }
+    });
+    let is_block_index = |e: &Expr| match e {
+        Expr::Name(n) => block_names.contains(n) || definitions.get(n).is_some_and(|d| matches!(d, Expr::Name(m) if block_names.contains(m))),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    crate::ast::for_each_expr(&kernel.body, &mut |e| block_compares(e, &is_block_index, env, &mut out));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The block indices compared in `e` ([`block_tests`]).
+fn block_compares(e: &Expr, is_block_index: &dyn Fn(&Expr) -> bool, env: &Env, out: &mut Vec<i64>) {
+    match e {
+        Expr::BoolOp { lhs, rhs, .. } => {
+            block_compares(lhs, is_block_index, env, out);
+            block_compares(rhs, is_block_index, env, out);
+        }
+        Expr::Unary { operand, .. } => block_compares(operand, is_block_index, env, out),
+        Expr::Compare { op, lhs, rhs } => {
+            let (op, bound) = if is_block_index(lhs) {
+                (*op, rhs)
+            } else if is_block_index(rhs) {
+                let flipped = match op {
+                    CmpOp::Lt => CmpOp::Gt,
+                    CmpOp::Le => CmpOp::Ge,
+                    CmpOp::Gt => CmpOp::Lt,
+                    CmpOp::Ge => CmpOp::Le,
+                    other => *other,
+                };
+                (flipped, lhs)
+            } else {
+                return;
+            };
+            let Some(k) = eval(bound, env, &mut PureCalls).as_int() else { return };
+            match op {
+                CmpOp::Eq | CmpOp::Ne => out.push(k),
+                CmpOp::Lt | CmpOp::Ge => out.extend([k - 1, k]),
+                CmpOp::Gt | CmpOp::Le => out.extend([k, k + 1]),
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Threads per CTA that reach every warp the kernel's role tests select,
 /// when four warps do not: the smallest multiple of a warp group past the
 /// highest such warp (warp 8 gives 384), with that warp. `None` when four
