@@ -132,6 +132,7 @@ impl<'m> Execution<'m> {
         let mut order: BTreeSet<(usize, usize)> = (0..n).map(|a| (0, a)).collect();
         let mut placed = vec![0usize; n];
         let mut spinners: BTreeSet<usize> = (0..n).filter(|&a| exec.next_spins(a)).collect();
+        let adds = if model.grid.stands_in.is_some() { CounterAdds::of(model) } else { HashMap::new() };
         for step in 0u64.. {
             if step % 4096 == 0 && std::time::Instant::now() > deadline {
                 return Err(out_of_time());
@@ -147,7 +148,7 @@ impl<'m> Execution<'m> {
             // can pass early (`missing-wait`).
             let spun = spun.or_else(|| {
                 model.grid.stands_in?;
-                let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters, true))?;
+                let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters, &adds, true))?;
                 exec.unmodelled_pass = Some(a);
                 let stepped = exec.step(a, model, &mut barriers, &mut counters, &mut next_async);
                 exec.unmodelled_pass = None;
@@ -165,7 +166,7 @@ impl<'m> Execution<'m> {
                     // update the modelled threads made.
                     let found = found.or_else(|| {
                         model.grid.stands_in?;
-                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters, false))?;
+                        let a = spinners.iter().copied().find(|&a| exec.spins_on_global(a, model) && exec.grid_would_satisfy(a, model, &counters, &adds, false))?;
                         exec.unmodelled_pass = Some(a);
                         let stepped = exec.step(a, model, &mut barriers, &mut counters, &mut next_async);
                         exec.unmodelled_pass = None;
@@ -242,7 +243,14 @@ impl<'m> Execution<'m> {
     /// every modelled thread waits, not while `counting` (as soon as what
     /// the modelled threads added so far would do, the count of additions
     /// alone is judged).
-    fn grid_would_satisfy(&self, a: usize, model: &Model, counters: &HashMap<(BufferIx, Option<i64>), CounterRun>, counting: bool) -> bool {
+    fn grid_would_satisfy(
+        &self,
+        a: usize,
+        model: &Model,
+        counters: &HashMap<(BufferIx, Option<i64>), CounterRun>,
+        adds: &HashMap<(BufferIx, Option<i64>), CounterAdds>,
+        counting: bool,
+    ) -> bool {
         let actor = &self.actors[a];
         let Some(MemKind::Observe { buffer, offset, guard: Some(guard), .. }) = actor.mem.get(actor.next_mem).map(|m| &m.kind) else { return false };
         let Some(c) = counters.get(&(*buffer, *offset)).filter(|c| c.total_updates > 0) else {
@@ -251,30 +259,14 @@ impl<'m> Execution<'m> {
             // while `counting` what the modelled threads added so far.
             return !counting && counters.keys().any(|(b, _)| b == buffer);
         };
-        let updates = |o: &MemOp| matches!(&o.kind, MemKind::Update { buffer: b, offset: o2, .. } if b == buffer && o2 == offset);
-        let only_adds = model.memory.iter().flat_map(|t| &t.ops).filter(|o| updates(o)).all(|o| matches!(&o.kind, MemKind::Update { update: Update::Add(_), .. }));
-        // The CTAs not modelled are the ones between those modelled, alike:
-        // each adds as much as a modelled CTA that adds does (a role many
-        // CTAs share is modelled by at least two of them).
-        let adding: std::collections::BTreeSet<u32> =
-            model.memory.iter().filter(|t| t.ops.iter().any(updates)).map(|t| t.thread.0).collect();
-        let added: i64 = model
-            .memory
-            .iter()
-            .flat_map(|t| &t.ops)
-            .filter(|o| updates(o))
-            .map(|o| match &o.kind {
-                MemKind::Update { update: Update::Add(k), .. } => *k,
-                _ => 0,
-            })
-            .sum();
-        match (only_adds, model.grid.ctas(), c.value, guard.target) {
-            (true, Some(grid), Some(v), Some(t)) if adding.len() >= 2 => {
-                let per_cta = added / adding.len() as i64;
+        let added = adds.get(&(*buffer, *offset));
+        match (added, model.grid.ctas(), c.value, guard.target) {
+            (Some(CounterAdds { only_adds: true, ctas, added }), Some(grid), Some(v), Some(t)) if ctas.len() >= 2 => {
+                let per_cta = added / ctas.len() as i64;
                 let not_modelled = i64::try_from(grid).unwrap_or(i64::MAX).saturating_sub(i64::from(model.ctas));
                 guard.exit_when.holds(v.saturating_add(per_cta.saturating_mul(not_modelled)), t)
             }
-            (true, Some(_), Some(_), Some(_)) => false,
+            (Some(CounterAdds { only_adds: true, .. }), Some(_), Some(_), Some(_)) => false,
             _ => !counting,
         }
     }
@@ -297,5 +289,37 @@ impl<'m> Execution<'m> {
             Some(Blocked::Wait { bar, phase }) => barriers[bar as usize].phase == phase,
             Some(Blocked::Leader { leader, point }) => self.actors[leader].snapshots.len() < point as usize,
         }
+    }
+}
+
+/// What the modelled threads do to a counter, for the CTAs not modelled to
+/// do alike (see `Execution::grid_would_satisfy`): whether every update is
+/// an addition, the CTAs that update it, and how much they add in all. The
+/// CTAs not modelled are the ones between those modelled, alike: each adds
+/// as much as a modelled CTA that adds does (a role many CTAs share is
+/// modelled by at least two of them).
+pub(super) struct CounterAdds {
+    only_adds: bool,
+    ctas: BTreeSet<u32>,
+    added: i64,
+}
+
+impl CounterAdds {
+    /// Per counter (buffer and element) the modelled threads update.
+    fn of(model: &Model) -> HashMap<(BufferIx, Option<i64>), CounterAdds> {
+        let mut out: HashMap<(BufferIx, Option<i64>), CounterAdds> = HashMap::new();
+        for t in &model.memory {
+            for o in &t.ops {
+                if let MemKind::Update { buffer, offset, update, .. } = &o.kind {
+                    let c = out.entry((*buffer, *offset)).or_insert(CounterAdds { only_adds: true, ctas: BTreeSet::new(), added: 0 });
+                    c.ctas.insert(t.thread.0);
+                    match update {
+                        Update::Add(k) => c.added += k,
+                        _ => c.only_adds = false,
+                    }
+                }
+            }
+        }
+        out
     }
 }
