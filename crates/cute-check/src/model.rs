@@ -644,6 +644,10 @@ pub enum MemKind {
     /// The thread's warp frees tensor memory (`dealloc_tmem`,
     /// `TmemAllocator.free` in the allocator warp).
     TmemFree,
+    /// The thread reads back the address of its CTA's tensor memory, which
+    /// the allocation wrote to shared memory (`retrieve_tmem_ptr`,
+    /// `TmemAllocator.retrieve_ptr`): the allocation must happen before it.
+    TmemRetrieve,
     /// A `tcgen05.commit` on `barrier` (made by a UMMA pipeline's commit or
     /// release too): the thread's MMAs issued before it arrive there once
     /// done. Recorded just before the arrive.

@@ -138,7 +138,7 @@ fn label(rule: MemoryRule) -> &'static str {
         MemoryRule::SmemRace | MemoryRule::DsmemRace => "races with another access",
         MemoryRule::ReadBeforeGridDependency => "read before `griddepcontrol_wait()`",
         MemoryRule::BulkGroupInFlight => "the TMA store may still be reading this buffer",
-        MemoryRule::TmemLifetime => "tensor memory freed too early, twice, or never",
+        MemoryRule::TmemLifetime => "tensor memory used before its allocation is published, freed too early, twice, or never",
         MemoryRule::MissingTmemFence => "no `fence_view_async_tmem_store()` between the tensor-memory store and this hand-off",
     }
 }
@@ -153,7 +153,7 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::ScopeTooNarrow => "widen the scope to the smallest one containing both parties",
         MemoryRule::MissingWait => "spin until the counter reaches the number of updates that publish the data, then join with a barrier",
         MemoryRule::BulkGroupInFlight => "wait for the store's bulk group (`cp_async_bulk_wait_group(k, read=True)`, or the store pipeline's `producer_acquire`) before the barrier or arrive that frees the buffer",
-        MemoryRule::TmemLifetime => "put a barrier every user of the tensor memory takes (for an MMA, a wait on its last `tcgen05.commit`) between the last use and the free; free each allocation once, before the kernel exits",
+        MemoryRule::TmemLifetime => "read the address back only after `wait_for_alloc()` or a barrier after the allocation; put a barrier every user of the tensor memory takes (for an MMA, a wait on its last `tcgen05.commit`) between the last use and the free; free each allocation once, before the kernel exits",
         MemoryRule::MissingTmemFence => "insert `cute.arch.fence_view_async_tmem_store()` after the `tcgen05` stores and before the commit, arrive or barrier that hands the tensor memory over, in the storing warp",
         MemoryRule::SmemRace | MemoryRule::DsmemRace | MemoryRule::ReadBeforeGridDependency => return None,
     })

@@ -232,6 +232,7 @@ fn renumber(kind: &mut MemKind, barriers: &[BarrierIx], buffers: &[BufferIx]) {
         | MemKind::TmemWait { .. }
         | MemKind::TmemAlloc
         | MemKind::TmemFree
+        | MemKind::TmemRetrieve
         | MemKind::WarpSync
         | MemKind::LaneSync { .. }
         | MemKind::Fence { .. } => {}

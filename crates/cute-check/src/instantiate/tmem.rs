@@ -160,7 +160,10 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             "relinquish_alloc_permit" | "check_valid_num_columns" => Value::None,
-            "retrieve_ptr" => Value::Smem(SmemRef::new(eval::TMEM)),
+            "retrieve_ptr" => {
+                self.record_mem(MemKind::TmemRetrieve, site);
+                Value::Smem(SmemRef::new(eval::TMEM))
+            }
             _ => {
                 self.unresolved(site, format!("it synchronizes through `TmemAllocator.{method}`, which is not modelled"));
                 Value::None
@@ -192,6 +195,10 @@ impl<'a> ThreadRun<'a> {
         match api {
             Api::TmemAlloc => self.record_mem(MemKind::TmemAlloc, site),
             Api::TmemDealloc => self.record_mem(MemKind::TmemFree, site),
+            Api::TmemRetrieve => {
+                self.record_mem(MemKind::TmemRetrieve, site);
+                return Value::Smem(SmemRef::new(eval::TMEM));
+            }
             Api::TmemUse => {
                 let name = call.qualname.as_deref().and_then(cute_ir::api::primitive_name).unwrap_or("");
                 let mma = name.starts_with("tcgen05_mma");

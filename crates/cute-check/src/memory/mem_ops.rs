@@ -189,7 +189,8 @@ impl<'m> Execution<'m> {
             | MemKind::TmemAccess { .. }
             | MemKind::TmemWait { .. }
             | MemKind::TmemAlloc
-            | MemKind::TmemFree => {
+            | MemKind::TmemFree
+            | MemKind::TmemRetrieve => {
                 let actor = &mut self.actors[a];
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;

@@ -1,5 +1,6 @@
-//! The lifetime of tensor memory: freed while a thread may still use it,
-//! freed twice, or never freed.
+//! The lifetime of tensor memory: its address read before the allocation
+//! publishes it, freed while a thread may still use it, freed twice, or never
+//! freed.
 //!
 //! A CTA's tensor memory is used by `tcgen05` operations: MMAs writing their
 //! accumulator, copies from and into it (`MemKind::TmemAccess`). One warp
@@ -15,6 +16,12 @@
 //! is done before the free when the free's thread has waited, directly or
 //! through others, for a phase that commit arrived on; a barrier with the
 //! MMA's thread is not enough.
+//!
+//! The allocation writes the address of the tensor memory to shared memory,
+//! and the threads read it back (`MemKind::TmemRetrieve`): a read that no
+//! allocation of its CTA happens before (no `wait_for_alloc`, no barrier
+//! after the allocation) reads an address not yet written, one finding on
+//! the read.
 //!
 //! Each free with a use of its CTA not done before it is one finding, on the
 //! free, with the first such use. With the allocations seen in a CTA
@@ -78,6 +85,19 @@ impl<'m> Execution<'m> {
                 _ => {}
             }
         }
+        // An address read back before the allocation that writes it: with
+        // the allocations of its CTA seen, a read that none of them happens
+        // before (by the control clock: `wait_for_alloc`, a barrier, or the
+        // allocating thread's own order).
+        for r in self.events.iter().filter(|e| matches!(e.kind, MemKind::TmemRetrieve)) {
+            let c = cta(r);
+            let mut allocations = self.events.iter().filter(|a| matches!(a.kind, MemKind::TmemAlloc) && cta(a) == c).peekable();
+            let Some(&first) = allocations.peek() else { continue };
+            if allocations.any(|a| a.ctl[a.actor] <= r.ctl[a.actor]) || out.iter().any(|f| f.site == r.site) {
+                continue;
+            }
+            out.push(self.read_before_allocation(model, first, r));
+        }
         // Never freed: only where every thread of the CTA ran to its end (a
         // run that stopped short, on a construct the schedule does not
         // finish, has not seen the free).
@@ -109,6 +129,20 @@ impl<'m> Execution<'m> {
         match u.async_id {
             Some(id) => f.ctl[id] >= 1,
             None => u.ctl[u.actor] <= f.ctl[u.actor],
+        }
+    }
+
+    fn read_before_allocation(&self, model: &Model, a: &Event, r: &Event) -> MemoryFinding {
+        let (allocator, reader) = (self.who(model, a.actor), self.who(model, r.actor));
+        MemoryFinding {
+            rule: MemoryRule::TmemLifetime,
+            site: r.site,
+            message: format!("{reader} reads the address of the CTA's tensor memory before it is published: no barrier orders the allocation by {allocator}, which writes that address to shared memory, before this read"),
+            steps: vec![
+                (r.site, format!("{reader} reads the tensor-memory address from shared memory")),
+                (a.site, format!("{allocator} allocates tensor memory and writes its address, with no barrier or `wait_for_alloc` between the two")),
+            ],
+            repair: Repair::None,
         }
     }
 
