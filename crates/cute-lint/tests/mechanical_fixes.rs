@@ -247,3 +247,40 @@ fn a_producer_without_back_pressure_is_held_back_on_a_free_id() {
     let nested = replaced(&text, CONSUMER_SYNC, "            if c >= 0:\n                cute.arch.barrier(barrier_id=FULL, number_of_threads=NUM_THREADS)\n");
     no_fix(&nested, "barrier-recycling");
 }
+
+#[test]
+fn a_parity_flipped_on_every_turn_of_a_ring_is_flipped_on_the_wrap() {
+    // An odd number of stages laps the waits (`vacuous-wait`); an even one
+    // waits on each barrier with one parity only (`untoggled-phase`). Both
+    // get the same fix.
+    let rule_for = |src: &str| if src.contains("STAGES = 2") || src.contains("STAGES = 4") { "untoggled-phase" } else { "vacuous-wait" };
+    let bug = fixture("vacuous_wait/ring_flip_bug.py");
+    for stages in ["STAGES = 3", "STAGES = 2", "STAGES = 4", "STAGES = 5"] {
+        let src = bug.replace("STAGES = 3", stages);
+        let out = fixed_by(&src, rule_for(&src), "only when `stage` wraps to 0");
+        assert!(out.contains("            if stage == 0:\n                phase ^= 1\n        out[lane] = acc"), "{stages}: {out}");
+    }
+    // Other names, another flip, the barrier given by keyword.
+    let renamed = bug.replace("stage", "slot").replace("phase", "par");
+    let renamed = replaced(&renamed, "            par ^= 1\n        out[lane]", "            par = 1 - par\n        out[lane]");
+    let renamed = replaced(&renamed, "arch.mbarrier_wait(full + slot, par)", "arch.mbarrier_wait(mbar_ptr=full + slot, phase=par)");
+    let out = fixed_by(&renamed, rule_for(&renamed), "only when `slot` wraps to 0");
+    assert!(out.contains("            if slot == 0:\n                par = 1 - par\n"), "{out}");
+}
+
+#[test]
+fn a_flip_the_fix_cannot_place_under_the_wrap_gets_no_fix() {
+    let bug = fixture("vacuous_wait/ring_flip_bug.py");
+    // The flip before the advance: under `if stage == 0:` it would flip at
+    // the wrong turn.
+    let before = replaced(
+        &bug,
+        "            stage = (stage + 1) % STAGES\n            phase ^= 1\n        out[lane]",
+        "            phase ^= 1\n            stage = (stage + 1) % STAGES\n        out[lane]",
+    );
+    no_fix(&before, "vacuous-wait");
+    // The stage advanced in two places.
+    let twice = replaced(&bug, "            acc = acc + buf[stage * LANES + lane]\n", "            acc = acc + buf[stage * LANES + lane]\n            if acc > 1.0:\n                stage = (stage + 1) % STAGES\n");
+    let found = of_rule(&twice, "vacuous-wait");
+    assert!(found.iter().all(|d| d.fixes.is_empty()), "{found:?}");
+}

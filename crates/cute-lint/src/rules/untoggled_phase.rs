@@ -185,6 +185,11 @@ fn classify(s: &Stmt, var: &str) -> Option<Assignment> {
     }
 }
 
+/// Whether `s` flips `var` once (`var ^= 1`, `var = 1 - var`, ...).
+fn is_flip(s: &Stmt, var: &str) -> bool {
+    classify(s, var) == Some(Assignment::Flip)
+}
+
 fn is_flip_of(e: &Expr, var: &str) -> bool {
     match e {
         Expr::Binary { op: BinOp::BitXor, lhs, rhs } => {
@@ -330,6 +335,62 @@ fn fresh_name(ctx: &KernelContext<'_>, base: &str, at: TextRange) -> String {
     (2..).map(|i| format!("{base}{i}")).find(|n| !taken(n)).unwrap()
 }
 
+/// A ring of barriers indexed by a stage that wraps, whose parity flips on
+/// every iteration: `wait(full + stage, phase)` in a loop whose body, at its
+/// top level, advances `stage = (stage + 1) % S` and then flips `phase ^= 1`.
+/// Each barrier completes one phase per turn of the ring, so the parity must
+/// flip when the stage wraps: the flip goes under `if stage == 0:`. The
+/// stage, and the fix, when the loop is written so; any other spelling (an
+/// advance after the flip, a wrap test of its own, several advances) gets
+/// none.
+pub(crate) fn flip_on_wrap(ctx: &KernelContext<'_>, wait: TextRange) -> Option<(String, crate::Fix)> {
+    if ctx.module.linked_file(wait).is_some() {
+        return None;
+    }
+    let call = ctx.call_at(wait)?;
+    let Some(Expr::Name(phase)) = call.args.get(1).or_else(|| call.kwargs.iter().find(|(k, _)| k == "phase").map(|(_, v)| v)) else {
+        return None;
+    };
+    let barrier = call.args.first().or_else(|| call.kwargs.iter().find(|(k, _)| k == "mbar_ptr").map(|(_, v)| v))?;
+    let mut indices = Vec::new();
+    barrier.collect_uses(&mut indices);
+    let (_, chain) = ctx.ancestors(wait)?;
+    let owner = chain.iter().rev().find(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. }))?;
+    let (StmtKind::For { body, .. } | StmtKind::While { body, .. }) = &owner.kind else { return None };
+    // The one flip of the parity at the loop's top level, and the advance of
+    // a stage the barrier is indexed by, before it.
+    let flips: Vec<&Stmt> = body.iter().filter(|s| is_flip(s, phase)).collect();
+    let [flip] = flips.as_slice() else { return None };
+    let advance = |s: &Stmt| -> Option<String> {
+        let StmtKind::Assign { targets, value } = &s.kind else { return None };
+        let [Target::Name(stage)] = targets.as_slice() else { return None };
+        let Expr::Binary { op: BinOp::Mod, lhs, .. } = value else { return None };
+        let Expr::Binary { op: BinOp::Add, lhs: base, rhs: one } = lhs.as_ref() else { return None };
+        (matches!(base.as_ref(), Expr::Name(n) if n == stage) && matches!(one.as_ref(), Expr::Int(1)) && indices.contains(stage)).then(|| stage.clone())
+    };
+    let advances: Vec<(u32, String)> = body.iter().filter_map(|s| advance(s).map(|v| (s.range.start, v))).collect();
+    let [(at, stage)] = advances.as_slice() else { return None };
+    let mut bindings = 0;
+    cute_ir::ast::for_each_binding(body, &mut |t, _| bindings += usize::from(matches!(t, Target::Name(n) if n == stage)));
+    if *at > flip.range.start || bindings != 1 {
+        return None;
+    }
+    let line_start = ctx.text[..flip.range.start as usize].rfind('\n').map_or(0, |i| i + 1);
+    let indent = &ctx.text[line_start..flip.range.start as usize];
+    if !indent.chars().all(|c| c == ' ') {
+        return None;
+    }
+    let flip_text = ctx.slice(flip.range);
+    Some((
+        stage.clone(),
+        crate::Fix {
+            title: format!("flip `{phase}` only when `{stage}` wraps to 0"),
+            edits: vec![crate::Edit { range: flip.range, new_text: format!("if {stage} == 0:\n{indent}    {flip_text}") }],
+            applicability: crate::Applicability::Unsafe,
+        },
+    ))
+}
+
 pub fn diagnostic(
     ctx: &KernelContext<'_>,
     wait: &Call,
@@ -338,6 +399,9 @@ pub fn diagnostic(
     notes: Vec<String>,
     severity: Severity,
 ) -> crate::Diagnostic {
+    // A flip on every iteration of a loop over a ring of barriers: once per
+    // iteration is right for one barrier, not for each of the ring's.
+    let on_wrap = if cause.is_none() { flip_on_wrap(ctx, wait.range) } else { None };
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,
@@ -345,20 +409,25 @@ pub fn diagnostic(
         message: format!(
             "`{}` can hang at this wait: {}",
             ctx.kernel.display_name(),
-            match cause {
-                Some(c) => c.explanation(ctx),
-                None => "a thread reaches it twice in a row with the same parity, so the second wait stands for a phase that already completed or never will".to_string(),
+            match (cause, &on_wrap) {
+                (Some(c), _) => c.explanation(ctx),
+                (None, Some((stage, _))) => format!("a thread reaches it twice in a row with the same parity: the parity flips on every iteration, but each barrier of the ring completes a phase once per turn of `{stage}`, so it must flip when `{stage}` wraps to 0"),
+                (None, None) => "a thread reaches it twice in a row with the same parity, so the second wait stands for a phase that already completed or never will".to_string(),
             }
         ),
         range: wait.range,
         label: "the parity is not flipped once per completed phase".to_string(),
         related,
         notes,
-        help: Some(
-            "keep the parity in a variable set once before the loop, pass it to the wait, and flip it with `^= 1` after each wait"
-                .to_string(),
-        ),
-        fixes: cause.map(|c| c.fixes(ctx, wait)).unwrap_or_default(),
+        help: Some(match &on_wrap {
+            Some((stage, _)) => format!("flip the parity after the advance only when the ring wraps: `if {stage} == 0:` around the flip"),
+            None => "keep the parity in a variable set once before the loop, pass it to the wait, and flip it with `^= 1` after each wait".to_string(),
+        }),
+        fixes: match (cause, on_wrap) {
+            (Some(c), _) => c.fixes(ctx, wait),
+            (None, Some((_, fix))) => vec![fix],
+            (None, None) => Vec::new(),
+        },
     }
 }
 

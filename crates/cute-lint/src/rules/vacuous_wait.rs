@@ -83,14 +83,23 @@ pub fn diagnostic(
             initial_phase_fix(ctx, site).or_else(|| literal_phase_fix(ctx, site)).into_iter().collect(),
         )
     } else {
-        (
-            format!(
-                "`{kernel}`: {who} waits for completion {wanted} of {name}, but {done} phases have completed: the arrivals ran ahead by two phases, the wait's parity now names a later phase, and it blocks forever (or, a phase later, passes without its data)"
+        let message = format!(
+            "`{kernel}`: {who} waits for completion {wanted} of {name}, but {done} phases have completed: the arrivals ran ahead by two phases, the wait's parity now names a later phase, and it blocks forever (or, a phase later, passes without its data)"
+        );
+        match super::untoggled_phase::flip_on_wrap(ctx, site) {
+            Some((stage, fix)) => (
+                message,
+                "this wait's phase has been overtaken".to_string(),
+                format!("the parity flips on every iteration, but each barrier of the ring completes a phase once per turn of `{stage}`: flip it when `{stage}` wraps to 0"),
+                vec![fix],
             ),
-            "this wait's phase has been overtaken".to_string(),
-            "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
-            Vec::new(),
-        )
+            None => (
+                message,
+                "this wait's phase has been overtaken".to_string(),
+                "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
+                Vec::new(),
+            ),
+        }
     };
     Some(crate::Diagnostic {
         code: RULE.code,
