@@ -55,6 +55,8 @@
 //! - `tmem`: `TmemAllocator`, and tensor memory's allocation, pointer and
 //!   deallocation (`cute.arch`, the primitives' `tcgen05` instructions)
 //! - `tile_scheduler`: `StaticPersistentTileScheduler`
+//! - `clc_scheduler`: `ClcDynamicPersistentTileScheduler`, its queries and
+//!   its reads of their responses, for the memory-ordering analysis
 //! - `roles`: warp roles an assumed block leaves out
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,6 +100,7 @@ mod uniform;
 
 mod allocation;
 mod barrier;
+mod clc_scheduler;
 mod cluster;
 mod mbarrier;
 mod memory;

@@ -24,7 +24,7 @@ use cute_ir::api::{self, Api};
 use cute_ir::ast::{Call, Expr};
 use cute_ir::eval::{self, eval, CallHandler, Env, Value};
 
-use super::{inline::arguments_line_up, memory, tile_scheduler, ThreadRun};
+use super::{clc_scheduler, inline::arguments_line_up, memory, tile_scheduler, ThreadRun};
 use crate::model::*;
 
 impl CallHandler for ThreadRun<'_> {
@@ -67,6 +67,9 @@ impl CallHandler for ThreadRun<'_> {
         }
         if tile_scheduler::creates_scheduler(call) {
             return self.create_tile_scheduler(call);
+        }
+        if clc_scheduler::creates_clc_scheduler(call) {
+            return self.create_clc_scheduler(call, &args, &kwargs);
         }
         // A shared-storage struct defined in the kernel (see
         // `eval::struct_definition`).
@@ -136,6 +139,9 @@ impl CallHandler for ThreadRun<'_> {
             }
             if c == tile_scheduler::SCHEDULER {
                 return self.tile_scheduler_method(obj, name, &args, &kwargs);
+            }
+            if c == clc_scheduler::CLC_SCHEDULER {
+                return self.clc_scheduler_method(call, obj, name);
             }
             // `state.clone()`: states are values here (`advance()` rebinds
             // the name it is called on), so a copy is the same value.

@@ -131,7 +131,7 @@ impl ThreadRun<'_> {
     }
 
     /// The buffer a value points into, and the stage of its view.
-    fn buffer_of(&mut self, v: &Value, display: &str) -> Option<(BufferIx, Option<i64>)> {
+    pub(super) fn buffer_of(&mut self, v: &Value, display: &str) -> Option<(BufferIx, Option<i64>)> {
         self.buffer_named(v, &|| display.to_string(), false)
     }
 
