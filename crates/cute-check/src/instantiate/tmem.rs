@@ -136,6 +136,7 @@ impl<'a> ThreadRun<'a> {
             // warp arrives on the peer's barrier (rank ^ 1), then waits for
             // the peer's on its own.
             "free" => {
+                self.forget_retrieve_for_free(site);
                 let Some(warp) = self.allocator_warp(obj, site) else { return Value::None };
                 if let Some(Value::Smem(bar)) = crate::pipeline::attribute(obj, "dealloc") {
                     if i64::from(self.tid / 32) == warp {
@@ -171,6 +172,17 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// A pointer read back only to be handed to the free it is an argument
+    /// of (`tmem.free(tmem.retrieve_ptr(...))`) addresses nothing: the
+    /// allocator warp reads it after its own allocation, and in the other
+    /// warps `free` does nothing. Its read is not one to order after the
+    /// allocation.
+    fn forget_retrieve_for_free(&mut self, free: TextRange) {
+        if self.memory.last().is_some_and(|m| matches!(m.kind, MemKind::TmemRetrieve) && free.start <= m.site.start && m.site.end <= free.end) {
+            self.memory.pop();
+        }
+    }
+
     /// The allocator warp of a `TmemAllocator`: the one that allocates and
     /// frees. Not known statically, which warp frees is not followed, and
     /// the kernel is not checked.
@@ -194,7 +206,10 @@ impl<'a> ThreadRun<'a> {
         let site = call.range;
         match api {
             Api::TmemAlloc => self.record_mem(MemKind::TmemAlloc, site),
-            Api::TmemDealloc => self.record_mem(MemKind::TmemFree, site),
+            Api::TmemDealloc => {
+                self.forget_retrieve_for_free(site);
+                self.record_mem(MemKind::TmemFree, site);
+            }
             Api::TmemRetrieve => {
                 self.record_mem(MemKind::TmemRetrieve, site);
                 return Value::Smem(SmemRef::new(eval::TMEM));
