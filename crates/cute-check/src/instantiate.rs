@@ -711,6 +711,10 @@ struct ThreadRun<'a> {
     /// The exit condition of the spin loop or branch whose read the call
     /// being run makes (taken by the first read it records).
     pending_guard: Option<Guard>,
+    /// The address of the load, atomic or store being run, when it is the
+    /// ticket the thread drew plus a known amount (`flags + ticket - 1`,
+    /// `ticket` an atomic's result): that amount (see `MemKind::Update`).
+    ticket_delta: Option<i64>,
     /// The kernel statement being run (see `MemOp::stmt`).
     kernel_stmt: u32,
     /// The pipeline state of each `PipelineProducer`/`PipelineConsumer`

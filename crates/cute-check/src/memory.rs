@@ -226,6 +226,17 @@ struct Execution<'m> {
     /// An actor whose next spin on global memory is taken as satisfied by
     /// the CTAs of the grid that are not modelled (see `schedule.rs`).
     unmodelled_pass: Option<usize>,
+    /// Updates whose element is a ticket plus an offset, per buffer: each
+    /// element one resolves to is waited on as if all of them could update
+    /// it (see `mem_ops`).
+    ticket_updates: std::collections::HashMap<BufferIx, usize>,
+    /// Why the run cannot say which element an access touches (an address
+    /// computed from a ticket its thread has not drawn): the analysis stops
+    /// with it.
+    not_known: Option<String>,
+    /// Why a pair could not be judged (see `message_passing`): the
+    /// analysis stops with it.
+    pair_not_known: std::cell::RefCell<Option<String>>,
 }
 
 impl<'m> Execution<'m> {

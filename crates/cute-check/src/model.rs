@@ -652,11 +652,16 @@ pub enum MemKind {
     /// release too): the thread's MMAs issued before it arrive there once
     /// done. Recorded just before the arrive.
     Tcgen05Commit { barrier: BarrierIx },
-    /// An atomic or a store to a synchronization variable.
-    Update { buffer: BufferIx, offset: Option<i64>, update: Update, order: Order, scope: Scope },
+    /// An atomic or a store to a synchronization variable: element
+    /// `offset`; or, with `ticket` (and no `offset`), an address computed
+    /// from a ticket the thread drew (`flags.iterator + ticket - 1`, `ticket`
+    /// an atomic's result): that ticket plus `ticket`, which the memory
+    /// analysis resolves as the thread runs.
+    Update { buffer: BufferIx, offset: Option<i64>, ticket: Option<i64>, update: Update, order: Order, scope: Scope },
     /// A read of a synchronization variable; with a guard, the thread goes
     /// on only once the guard holds (a spin loop, or the branch taken on it).
-    Observe { buffer: BufferIx, offset: Option<i64>, order: Order, scope: Scope, guard: Option<Guard> },
+    /// Its element is `offset`, or (`ticket`) as an update's.
+    Observe { buffer: BufferIx, offset: Option<i64>, ticket: Option<i64>, order: Order, scope: Scope, guard: Option<Guard> },
 }
 
 /// Transaction bytes announced or delivered by one operation.

@@ -106,7 +106,10 @@ impl CallHandler for ThreadRun<'_> {
                 self.note_lane_varying(&call.func);
                 self.note_lane_varying_argument_values(call, &args, &kwargs, env);
             }
-            return self.sync_call(api, call, &args, &kwargs);
+            self.ticket_delta = if matches!(api, Api::Load | Api::Atomic | Api::Store) { memory::ticket_delta(call, env) } else { None };
+            let value = self.sync_call(api, call, &args, &kwargs);
+            self.ticket_delta = None;
+            return value;
         }
         // Methods of pipeline participants and handles, and of named barrier
         // objects, that the API table does not name (`handle.commit()`,

@@ -443,6 +443,7 @@ impl ThreadRun<'_> {
         let name = call.args.first().map(root_name).unwrap_or_else(|| "counter".to_string());
         let Some((buffer, _)) = self.buffer_of(ptr, &name) else { return };
         let offset = pointer_offset(ptr);
+        let ticket = self.ticket_delta.take().filter(|_| offset.is_none());
         let op = call.name();
         let val = args.get(1).or(kwargs.iter().find(|(k, _)| k == "val").map(|(_, v)| v)).and_then(Value::as_int);
         let red_op = kwargs.iter().find(|(k, _)| k == "op").map(|(_, v)| v.clone());
@@ -453,15 +454,15 @@ impl ThreadRun<'_> {
             _ => Update::Other,
         };
         let (order, scope) = order_and_scope(kwargs, if api == Api::Store { Order::Weak } else { Order::Relaxed });
-        self.record_rmw(buffer, offset, update, order, scope, call.range);
+        self.record_rmw(buffer, offset, ticket, update, order, scope, call.range);
     }
 
     /// An update of a counter. When the caller branches on the value it
     /// returns (`if atomic_add(ctr, 1) == n - 1:`, the last CTA to arrive),
     /// the branch is also a read: the thread whose update brings the
     /// counter to the target takes it, after every other update.
-    fn record_rmw(&mut self, buffer: BufferIx, offset: Option<i64>, update: Update, order: Order, scope: Scope, site: TextRange) {
-        self.record_mem(MemKind::Update { buffer, offset, update: update.clone(), order, scope }, site);
+    fn record_rmw(&mut self, buffer: BufferIx, offset: Option<i64>, ticket: Option<i64>, update: Update, order: Order, scope: Scope, site: TextRange) {
+        self.record_mem(MemKind::Update { buffer, offset, ticket, update: update.clone(), order, scope }, site);
         let Some(guard) = self.pending_guard.take() else { return };
         // Only conditions that the growing counter comes to satisfy wait;
         // the other way of the branch goes on at once.
@@ -470,7 +471,7 @@ impl ThreadRun<'_> {
                 (Update::Add(d), Some(t)) => Some(t + d),
                 _ => None,
             };
-            self.record_mem(MemKind::Observe { buffer, offset, order, scope, guard: Some(Guard { target, ..guard }) }, site);
+            self.record_mem(MemKind::Observe { buffer, offset, ticket, order, scope, guard: Some(Guard { target, ..guard }) }, site);
         }
     }
 
@@ -518,7 +519,7 @@ impl ThreadRun<'_> {
                     let Some((buffer, offset)) = counter(self, addr, "ld", &sem) else { continue };
                     let (order, scope) = semantics(&sem, &scope, Order::Weak);
                     let guard = self.pending_guard.take();
-                    self.record_mem(MemKind::Observe { buffer, offset, order, scope, guard }, site);
+                    self.record_mem(MemKind::Observe { buffer, offset, ticket: None, order, scope, guard }, site);
                 }
                 PtxSync::Store { addr, value, sem, scope } => {
                     let Some((buffer, offset)) = counter(self, addr, "st", &sem) else { continue };
@@ -527,7 +528,7 @@ impl ThreadRun<'_> {
                         Some(v) => Update::Set(v),
                         None => Update::Other,
                     };
-                    self.record_mem(MemKind::Update { buffer, offset, update, order, scope }, site);
+                    self.record_mem(MemKind::Update { buffer, offset, ticket: None, update, order, scope }, site);
                 }
                 PtxSync::ReadModifyWrite { addr, op, value, sem, scope, returns } => {
                     let what = format!("{}.{op}", if returns { "atom" } else { "red" });
@@ -540,7 +541,7 @@ impl ThreadRun<'_> {
                         ("exch", Some(v)) => Update::Set(v),
                         _ => Update::Other,
                     };
-                    self.record_rmw(buffer, offset, update, order, scope, site);
+                    self.record_rmw(buffer, offset, None, update, order, scope, site);
                 }
                 PtxSync::Fence { scope } => {
                     let scope = scope.as_deref().and_then(Scope::parse).unwrap_or(Scope::Gpu);
@@ -562,8 +563,9 @@ impl ThreadRun<'_> {
         let name = api::arg(call, "ptr").map(root_name).unwrap_or_else(|| "counter".to_string());
         let Some((buffer, _)) = self.buffer_of(ptr, &name) else { return };
         let offset = pointer_offset(ptr);
+        let ticket = self.ticket_delta.take().filter(|_| offset.is_none());
         let (order, scope) = order_and_scope(kwargs, Order::Weak);
-        self.record_mem(MemKind::Observe { buffer, offset, order, scope, guard }, call.range);
+        self.record_mem(MemKind::Observe { buffer, offset, ticket, order, scope, guard }, call.range);
     }
 
     /// A call that reads a synchronization variable and returns what it
@@ -698,6 +700,49 @@ fn root_name(e: &Expr) -> String {
         Expr::Binary { lhs, .. } => root_name(lhs),
         Expr::Call(c) => c.args.first().map(root_name).unwrap_or_else(|| "counter".to_string()),
         _ => "counter".to_string(),
+    }
+}
+
+/// The address a load, atomic or store of `call` takes, as the ticket the
+/// thread drew plus a known amount: `flags.iterator + ticket - 1` gives -1
+/// when `ticket` holds an atomic's result (a ticket drawn from a counter).
+/// `None` when the address uses no such value, or uses it other than by
+/// adding a known amount (a call, a product): such an address is not known
+/// statically, like any other.
+pub(super) fn ticket_delta(call: &Call, env: &Env) -> Option<i64> {
+    let ptr = call.args.first().or(call.kwargs.iter().find(|(k, _)| k == "ptr").map(|(_, e)| e))?;
+    let mut uses = Vec::new();
+    ptr.collect_uses(&mut uses);
+    let drawn: Vec<&String> =
+        uses.iter().filter(|n| matches!(env.get(n.as_str()), Some(Value::Unknown(w)) if &**w == super::calls::ATOMIC_RESULT)).collect();
+    let mut calls = Vec::new();
+    ptr.calls(&mut calls);
+    if drawn.is_empty() || !calls.is_empty() {
+        return None;
+    }
+    // The same address with the ticket taken as 0, and as 1: an address
+    // that moves by one with the ticket is the ticket plus its offset at 0.
+    let at = |t: i64| {
+        let mut env = env.clone();
+        for n in &drawn {
+            env.insert((*n).clone(), Value::Int(t));
+        }
+        match eval(ptr, &env, &mut NoCalls) {
+            Value::Gmem(g) => g.offset,
+            _ => None,
+        }
+    };
+    let (zero, one) = (at(0)?, at(1)?);
+    (one - zero == 1).then_some(zero)
+}
+
+/// Calls evaluated without a thread (an address with a call in it is not
+/// taken apart: see `ticket_delta`).
+struct NoCalls;
+
+impl cute_ir::eval::CallHandler for NoCalls {
+    fn call(&mut self, call: &Call, _: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, _: &Env) -> Value {
+        cute_ir::eval::pure_call(call, &args, &kwargs).unwrap_or(Value::unknown("a call"))
     }
 }
 

@@ -194,6 +194,7 @@ impl Setup<'_> {
                 divergence: 0,
                 observing: self.observing,
                 pending_guard: None,
+                ticket_delta: None,
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
                 tile_cursors: HashMap::default(),

@@ -57,6 +57,11 @@ pub(super) struct Actor<'m> {
     /// The clock entries of the MMAs on tensor memory the thread has
     /// issued: each is done at the arrival of a later `tcgen05.commit`.
     pub(super) mmas: Vec<usize>,
+    /// The ticket the thread drew: what its latest addition to a counter
+    /// at a known element returned (`None` inside: a value not known).
+    /// Addresses computed from a ticket (`MemKind::Update`'s `ticket`) are
+    /// that value plus their offset.
+    pub(super) ticket: Option<Option<i64>>,
 }
 
 /// What a thread that could not step waits for. Retrying it before that

@@ -83,7 +83,7 @@ impl<'m> Execution<'m> {
                 true
             };
             candidate_pairs(&self.events, &events, matches!(space, Space::Shared { .. }), &mut visit);
-            if let Some(why) = stopped {
+            if let Some(why) = stopped.or_else(|| self.pair_not_known.borrow_mut().take()) {
                 return Err(why);
             }
             found.sort_by_key(|(pair, _)| *pair);

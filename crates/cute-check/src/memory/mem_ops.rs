@@ -13,6 +13,13 @@
 //! atomic's result (`if atomic_add(ctr, 1, ...) == n - 1:`, the last CTA to
 //! arrive) is taken once every other update is in, and acquires those
 //! updates if the atomic's semantics do.
+//!
+//! An addition to a counter at a known element draws a ticket, the value
+//! before it; a counter whose address is computed from a ticket
+//! (`flags.iterator + ticket - 1`) is the element that ticket names, each
+//! CTA its own (`resolve_ticket`). A thread that uses a ticket it has not
+//! drawn, or one whose value is not known, makes the analysis stop: which
+//! element it touches is not known.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -50,6 +57,8 @@ impl<'m> Execution<'m> {
         next_async: &mut usize,
     ) -> bool {
         let mut async_id = None;
+        let mut m = m;
+        self.resolve_ticket(a, &mut m, counters);
         match &m.kind {
             MemKind::ExpectTx { barrier, arrives: true, .. } => self.actors[a].expect_next_arrive = Some(*barrier),
             // Bytes alone: the phase they belong to is the next arrive's.
@@ -97,7 +106,7 @@ impl<'m> Execution<'m> {
                     }
                 }
             }
-            MemKind::Update { buffer, offset, update, order, scope } => {
+            MemKind::Update { buffer, offset, update, order, scope, .. } => {
                 let actor = &mut self.actors[a];
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;
@@ -107,6 +116,11 @@ impl<'m> Execution<'m> {
                     (false, None) => (None, actor.mmo.clone()),
                 };
                 let c = counters.get_mut(&(*buffer, *offset)).expect("counted before the run");
+                // An addition to a counter at a known element draws a
+                // ticket: its value before.
+                if let (Update::Add(_), Some(_)) = (update, offset) {
+                    actor.ticket = Some(c.value);
+                }
                 c.value = match (c.value, update) {
                     (Some(v), Update::Add(d)) => Some(v + d),
                     (_, Update::Set(v)) => Some(*v),
@@ -114,7 +128,7 @@ impl<'m> Execution<'m> {
                 };
                 c.updates.push(UpdateRec { actor: a, ctl: actor.ctl.clone(), mmo, release });
             }
-            MemKind::Observe { buffer, offset, order, scope, guard } => {
+            MemKind::Observe { buffer, offset, order, scope, guard, .. } => {
                 if let Some(guard) = guard {
                     let Some(c) = counters.get(&(*buffer, *offset)) else {
                         // Nobody updates it: the guard holds at the initial
@@ -124,7 +138,7 @@ impl<'m> Execution<'m> {
                         }
                         return self.record(a, m, None);
                     };
-                    let all_done = c.updates.len() == c.total_updates;
+                    let all_done = c.updates.len() >= c.total_updates;
                     let holds = match (c.value, guard.target) {
                         (Some(v), Some(t)) => guard.exit_when.holds(v, t),
                         _ => all_done,
@@ -227,6 +241,36 @@ impl<'m> Execution<'m> {
             MemKind::WarpSync | MemKind::LaneSync { .. } => {}
         }
         self.record(a, m, async_id)
+    }
+
+    /// An address computed from a ticket (`flags + ticket - 1`) is the
+    /// element the thread's ticket makes it, in this run: its own, not one
+    /// counter every CTA shares. Its counter is made on first use, to be
+    /// waited on (when what it waits for is not known) for every update
+    /// whose address is computed from a ticket. A thread that has drawn no
+    /// ticket, or one whose value is not known, touches an element the
+    /// analysis cannot name: the run says so (`not_known`), and the access
+    /// is taken as one of an element not known, for the run to end.
+    fn resolve_ticket(&mut self, a: usize, m: &mut MemOp, counters: &mut HashMap<(BufferIx, Option<i64>), CounterRun>) {
+        let update = matches!(m.kind, MemKind::Update { .. });
+        let (MemKind::Update { buffer, offset, ticket, .. } | MemKind::Observe { buffer, offset, ticket, .. }) = &mut m.kind else { return };
+        let Some(delta) = ticket.take() else { return };
+        match self.actors[a].ticket {
+            Some(Some(t)) => {
+                *offset = Some(t + delta);
+                let total_updates = self.ticket_updates.get(buffer).copied().unwrap_or(0);
+                if update || total_updates > 0 {
+                    counters.entry((*buffer, *offset)).or_insert(CounterRun { value: Some(0), updates: Vec::new(), total_updates });
+                }
+            }
+            drawn => {
+                let why = if drawn.is_some() { "a ticket whose value the analysis does not know" } else { "a ticket its thread has not drawn" };
+                self.not_known.get_or_insert_with(|| format!("an address of a synchronization variable is computed from {why}, so which element it is is not known"));
+                if update {
+                    counters.entry((*buffer, None)).or_insert(CounterRun { value: Some(0), updates: Vec::new(), total_updates: 0 }).total_updates += 1;
+                }
+            }
+        }
     }
 
     fn record(&mut self, a: usize, m: MemOp, async_id: Option<usize>) -> bool {

@@ -9,7 +9,10 @@
 //!
 //! Unordered even by the control clock, the pair is `missing-release` when
 //! no barrier joins the writing threads to the updating one, and
-//! `missing-wait` when the consumer can read before the update. Ordered by
+//! `missing-wait` when the consumer can read before the update (when its
+//! wait is on a counter whose element is not known statically, the run took
+//! every such address as one counter, and the analysis stops instead: the
+//! wait may have been satisfied by updates of other elements). Ordered by
 //! the control clock alone, it names the link that lacks semantics: an update
 //! that does not release (`missing-release`), a read of the counter that does
 //! not acquire (`missing-acquire`), or a scope that does not hold both CTAs
@@ -94,6 +97,18 @@ impl<'m> Execution<'m> {
                     format!("the consumer reads the counter once and goes on to read `{name}` whatever it saw; it must wait until the counter reaches its target")
                 } else if obs.actor != q && obs.ctl[obs.actor] > read.ctl[obs.actor] {
                     format!("{} reads `{name}` without a barrier after the wait on the counter", self.who(model, q))
+                } else if counter_of(u).is_some_and(|(_, offset)| offset.is_none()) {
+                    // The counter's element is not known statically: the
+                    // updates that satisfied the wait may be those of other
+                    // elements, which the run took as one counter.
+                    self.pair_not_known.borrow_mut().get_or_insert_with(|| {
+                        format!(
+                            "whether the wait on `{}` can end before {} has published `{name}` depends on which element of it an address not known statically names",
+                            model.buffers[counter_of(u).map_or(buffer, |(b, _)| b) as usize].name,
+                            self.who(model, p)
+                        )
+                    });
+                    return None;
                 } else {
                     format!("the wait on the counter can end before {} has published `{name}`: its threshold is reached by fewer updates than the consumer reads", self.who(model, p))
                 };

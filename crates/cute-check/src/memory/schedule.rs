@@ -19,7 +19,15 @@
 //! update the modelled threads made, when the whole grid can satisfy it (a
 //! count of additions scaled to the grid reaches the target; a flag, set
 //! as the modelled CTAs set theirs); whether those CTAs can run at all is
-//! `crate::progress`'s question.
+//! `crate::progress`'s question. A branch on a counter's value (`if
+//! atomic_add(done, 1) == n - 1:`, the last CTA to arrive) is a read that
+//! waits in the way where it is taken, and is satisfied alike: there the
+//! CTAs not modelled arrived before the modelled one.
+//!
+//! Tickets: the modelled threads draw the first tickets of a counter (an
+//! addition returns the value before it), and an address computed from a
+//! ticket is the element of the one its thread drew (`mem_ops`,
+//! `resolve_ticket`): a flag per ticket, not one counter every CTA shares.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -86,6 +94,7 @@ impl<'m> Execution<'m> {
                 uncommitted_stores: Vec::new(),
                 store_groups: Default::default(),
                 mmas: Vec::new(),
+                ticket: None,
             })
             .collect();
         for i in 0..actors.len() {
@@ -93,7 +102,17 @@ impl<'m> Execution<'m> {
                 actors[l].lanes.push(i);
             }
         }
-        let mut exec = Execution { actors, events: Vec::new(), issues: Vec::new(), copy_phases: Vec::new(), cluster_ctas: model.cluster_ctas.max(1), unmodelled_pass: None };
+        let mut exec = Execution {
+            actors,
+            events: Vec::new(),
+            issues: Vec::new(),
+            copy_phases: Vec::new(),
+            cluster_ctas: model.cluster_ctas.max(1),
+            unmodelled_pass: None,
+            ticket_updates: HashMap::new(),
+            not_known: None,
+            pair_not_known: Default::default(),
+        };
         let mut barriers: Vec<BarrierRun> = model
             .barriers
             .iter()
@@ -110,7 +129,11 @@ impl<'m> Execution<'m> {
         let mut counters: HashMap<(BufferIx, Option<i64>), CounterRun> = HashMap::new();
         for t in &model.memory {
             for op in &t.ops {
-                if let MemKind::Update { buffer, offset, .. } = op.kind {
+                if let MemKind::Update { buffer, ticket: Some(_), .. } = op.kind {
+                    // Its element is known once its thread has drawn a
+                    // ticket: counted per buffer (see `mem_ops`).
+                    *exec.ticket_updates.entry(buffer).or_default() += 1;
+                } else if let MemKind::Update { buffer, offset, .. } = op.kind {
                     counters
                         .entry((buffer, offset))
                         .or_insert(CounterRun { value: Some(0), updates: Vec::new(), total_updates: 0 })
@@ -190,6 +213,9 @@ impl<'m> Execution<'m> {
                 spinners.remove(&a);
             }
         }
+        if let Some(why) = exec.not_known.take() {
+            return Err(why);
+        }
         // The explorer found no deadlock, so every thread can finish; a run
         // that leaves one stuck has judged part of the kernel only.
         if let Some(stuck) = exec.actors.iter().find(|actor| !matches!(actor.blocked, Some(Blocked::Done))) {
@@ -224,11 +250,14 @@ impl<'m> Execution<'m> {
         })
     }
 
-    /// Whether the actor's next item is a spin on a counter in global memory.
+    /// Whether the actor's next item is a spin on a counter in global
+    /// memory, or a branch on one (`if atomic_add(done, 1) == n - 1:`, the
+    /// last CTA to arrive: in a way where the branch is taken, the CTAs not
+    /// modelled arrived before the modelled one that takes it).
     fn spins_on_global(&self, a: usize, model: &Model) -> bool {
         let actor = &self.actors[a];
         actor.mem.get(actor.next_mem).filter(|m| m.after as usize <= actor.next_op).is_some_and(|m| {
-            matches!(m.kind, MemKind::Observe { buffer, guard: Some(Guard { spin: true, .. }), .. }
+            matches!(m.kind, MemKind::Observe { buffer, guard: Some(_), .. }
                 if matches!(model.buffers[buffer as usize].space, Space::Global))
         })
     }
@@ -255,9 +284,10 @@ impl<'m> Execution<'m> {
         let Some(MemKind::Observe { buffer, offset, guard: Some(guard), .. }) = actor.mem.get(actor.next_mem).map(|m| &m.kind) else { return false };
         let Some(c) = counters.get(&(*buffer, *offset)).filter(|c| c.total_updates > 0) else {
             // An element no modelled CTA updates, of an array they update
-            // elsewhere (a flag per CTA): that of a CTA not modelled. Not
-            // while `counting` what the modelled threads added so far.
-            return !counting && counters.keys().any(|(b, _)| b == buffer);
+            // elsewhere (a flag per CTA, a flag per ticket): that of a CTA
+            // not modelled. Not while `counting` what the modelled threads
+            // added so far.
+            return !counting && (counters.keys().any(|(b, _)| b == buffer) || self.ticket_updates.contains_key(buffer));
         };
         let added = adds.get(&(*buffer, *offset));
         match (added, model.grid.ctas(), c.value, guard.target) {
@@ -310,7 +340,7 @@ impl CounterAdds {
         let mut out: HashMap<(BufferIx, Option<i64>), CounterAdds> = HashMap::new();
         for t in &model.memory {
             for o in &t.ops {
-                if let MemKind::Update { buffer, offset, update, .. } = &o.kind {
+                if let MemKind::Update { buffer, offset, ticket: None, update, .. } = &o.kind {
                     let c = out.entry((*buffer, *offset)).or_insert(CounterAdds { only_adds: true, ctas: BTreeSet::new(), added: 0 });
                     c.ctas.insert(t.thread.0);
                     match update {
