@@ -489,10 +489,26 @@ fn check_ways(
         return analysis_incomplete::merge(incomplete).into_iter().collect();
     }
     let met = ways.met();
-    let mut memory = memory_findings(met, &ways_run, memory_per_scenario);
+    let (mut memory, in_part) = memory_findings(met, &ways_run, memory_per_scenario);
     let depends_on = |c: &cute_check::OpenCondition| {
         analysis_incomplete::depends_on_data(ctx, c.site, &format!("line {} (on {})", ctx.line(c.site.start), c.why))
     };
+    // A memory-ordering finding of some ways of deciding the conditions on
+    // runtime data and not of others rests on the data: the kernel is
+    // checked only in part, naming the condition and what the ways it
+    // holds in have.
+    if let Some(first) = in_part.first() {
+        let on_data: Vec<cute_check::OpenCondition> = met.iter().filter(|c| !c.on_memory).cloned().collect();
+        let per_way: Vec<Vec<Diagnostic>> = (0..ways_run.len()).map(|i| in_part.iter().filter(|(_, ways)| ways.contains(&i)).map(|(d, _)| d.clone()).collect()).collect();
+        let c = deciding_condition(&on_data, &ways_run, &per_way);
+        let mut said = depends_on(c);
+        for (d, holds_in) in &in_part {
+            let taken = holds_in.iter().find_map(|&i| ways_run[i].get(&c.stmt)).map_or(String::new(), |t| format!(" with the condition at line {} {t}", ctx.line(c.site.start)));
+            said.notes.push(format!("found{taken} only: `{}` at line {}: {}", d.name, ctx.line(d.range.start), d.message));
+        }
+        said.related.extend(first.0.related.iter().cloned());
+        incomplete.insert(0, said);
+    }
     // A condition on the counter of a loop whose trip count is not known
     // (`if k == n - 1:` in `for k in range(n)`) is decided once for every
     // iteration of a scenario, which no run does: findings of such
@@ -688,11 +704,15 @@ impl NamedFindings {
 /// The memory-ordering findings that hold whatever the data: for every way
 /// of deciding the conditions on runtime data, some way of deciding the
 /// branches on values read from synchronization variables (which only
-/// timing decides, so each way happens) has them.
-fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_scenario: Vec<(usize, Vec<Diagnostic>)>) -> Vec<Diagnostic> {
+/// timing decides, so each way happens) has them. Then those that hold only
+/// for some of the data, each with the ways (by index in `ways`) that have
+/// it: not reported as bugs, but never dropped in silence (`check_ways`).
+type InPart = Vec<(Diagnostic, Vec<usize>)>;
+
+fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_scenario: Vec<(usize, Vec<Diagnostic>)>) -> (Vec<Diagnostic>, InPart) {
     use std::collections::BTreeMap;
     if per_scenario.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let on_data = |scenario: &Scenario| -> Vec<(cute_ir::ast::StmtId, bool)> {
         scenario
@@ -701,9 +721,11 @@ fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_sce
             .map(|(k, v)| (*k, *v))
             .collect()
     };
-    let mut groups: BTreeMap<Vec<(cute_ir::ast::StmtId, bool)>, Vec<Diagnostic>> = BTreeMap::new();
+    // Per way of deciding the data: the findings of its ways, and the ways.
+    let mut groups: BTreeMap<Vec<(cute_ir::ast::StmtId, bool)>, (Vec<Diagnostic>, Vec<usize>)> = BTreeMap::new();
     for (way, diags) in per_scenario {
-        let union = groups.entry(on_data(&ways[way])).or_default();
+        let (union, members) = groups.entry(on_data(&ways[way])).or_default();
+        members.push(way);
         for d in diags {
             if !union.iter().any(|u| u.name == d.name && u.range == d.range) {
                 union.push(d);
@@ -711,19 +733,27 @@ fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_sce
         }
     }
     let depends_on_data = groups.len() > 1;
-    let mut groups = groups.into_values();
-    let first = groups.next().unwrap_or_default();
-    let rest: Vec<Vec<Diagnostic>> = groups.collect();
-    first
-        .into_iter()
-        .filter(|d| rest.iter().all(|g| g.iter().any(|u| u.name == d.name && u.range == d.range)))
-        .map(|mut d| {
-            if depends_on_data {
-                d.severity = d.severity.max(crate::Severity::Warning);
+    let groups: Vec<(Vec<Diagnostic>, Vec<usize>)> = groups.into_values().collect();
+    let same = |u: &Diagnostic, d: &Diagnostic| u.name == d.name && u.range == d.range;
+    let mut everywhere = Vec::new();
+    let mut in_part: InPart = Vec::new();
+    for (union, _) in &groups {
+        for d in union {
+            let holds_in: Vec<usize> = groups.iter().filter(|(g, _)| g.iter().any(|u| same(u, d))).flat_map(|(_, w)| w.iter().copied()).collect();
+            if holds_in.len() == groups.iter().map(|(_, w)| w.len()).sum::<usize>() {
+                if !everywhere.iter().any(|u| same(u, d)) {
+                    let mut d = d.clone();
+                    if depends_on_data {
+                        d.severity = d.severity.max(crate::Severity::Warning);
+                    }
+                    everywhere.push(d);
+                }
+            } else if !in_part.iter().any(|(u, _)| same(u, d)) {
+                in_part.push((d.clone(), holds_in));
             }
-            d
-        })
-        .collect()
+        }
+    }
+    (everywhere, in_part)
 }
 
 /// A deadlock is an untoggled phase when a wait of the kernel mistreats its

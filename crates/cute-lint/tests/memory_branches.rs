@@ -138,3 +138,36 @@ fn the_slice_names_the_conditions_only_memory_depends_on() {
     assert!(guard.kept && !guard.sync, "{guard:?}");
     assert!(slice.memory_controls.contains(&guard.id), "{:?}", slice.memory_controls);
 }
+
+/// A barrier taken only when a runtime argument allows: the threads race in
+/// the ways where it is not taken, and not in the others. The race rests on
+/// the data, so it is no bug report, but it is not dropped either: the
+/// kernel is checked only in part, at the condition, with the race named.
+#[test]
+fn a_race_some_ways_of_the_data_make_is_said_at_its_condition() {
+    for (body, racing) in [
+        ("a[tidx] = x[tidx]\nif n > 0:\n    cute.arch.sync_threads()\ny[tidx] = a[127 - tidx]\n", "false"),
+        ("a[tidx] = x[tidx]\nif n <= 0:\n    pass\nelse:\n    cute.arch.sync_threads()\ny[tidx] = a[127 - tidx]\n", "true"),
+        ("b[tidx] = x[tidx]\nif 0 < n:\n    cute.arch.sync_threads()\ny[127 - tidx] = b[127 - tidx] + b[(tidx + 1) % 128]\n", "false"),
+    ] {
+        let found = check(body);
+        assert!(found.iter().all(|(_, d)| d.name == "analysis-incomplete"), "{body}: {found:?}");
+        let (line, said) = found.first().unwrap_or_else(|| panic!("{body}: silent"));
+        assert!(line.starts_with("if "), "{body}: {line}");
+        assert!(said.message.contains("checked only in part") && said.message.contains("(on the argument `n` of `host`)"), "{}", said.message);
+        assert!(said.notes.iter().any(|n| n.contains("`smem-race`") && n.contains(&format!("{racing} only"))), "{body}: {:?}", said.notes);
+    }
+}
+
+/// The same kernels with the barrier taken whatever `n` is: no way races,
+/// and nothing is said.
+#[test]
+fn the_barrier_taken_whatever_the_data_is_silent() {
+    for body in [
+        "a[tidx] = x[tidx]\ncute.arch.sync_threads()\nif n > 0:\n    y[tidx] = a[127 - tidx]\n",
+        "a[tidx] = x[tidx]\nif n > 0:\n    cute.arch.sync_threads()\nelse:\n    cute.arch.sync_threads()\ny[tidx] = a[127 - tidx]\n",
+    ] {
+        let found = check(body);
+        assert!(found.is_empty(), "{body}: {found:?}");
+    }
+}

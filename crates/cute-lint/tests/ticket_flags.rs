@@ -77,6 +77,18 @@ fn a_ticket_chain_whose_wait_does_not_acquire_is_found_at_every_grid_size() {
     }
 }
 
+/// With the first ticket not waiting (`if ticket > 0:`, a condition on the
+/// atomic's result, decided per way like any value read at run time), the
+/// relaxed wait is in the ways where the condition holds only: the kernel is
+/// checked only in part, with the finding named, never silent.
+#[test]
+fn a_relaxed_wait_under_a_condition_on_the_ticket_is_said() {
+    let text = variant(&chain(), 4096, &[(ACQUIRE, RELAXED)]);
+    let found = analyze_text(&text, &AnalysisOptions::default());
+    assert_eq!(names(&found), ["analysis-incomplete"], "{found:?}");
+    assert!(found[0].notes.iter().any(|n| n.contains("`missing-acquire`")), "{:?}", found[0].notes);
+}
+
 /// A counter at an element not known statically (`ctr.iterator + slot`,
 /// `slot` a kernel argument): whether the updates that end the wait are
 /// those of the element waited on is not known, so a threshold one short is
