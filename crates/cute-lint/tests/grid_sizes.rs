@@ -7,6 +7,11 @@
 //! modelled stand for the grid (its first and last clusters, those the
 //! kernel's tests single out, the ones after the first), and the CTAs not
 //! modelled add to the counter as the modelled producers do.
+//!
+//! The same holds where the consumer is chosen by a value, not by its block
+//! index: the last CTA to arrive (`if atomic_add(done, 1) == NUM_CTAS - 1:`,
+//! the threadfence reduction) reads every row. In the way where a modelled
+//! CTA takes that branch, the CTAs not modelled arrived before it.
 
 use cute_lint::{analyze_text, AnalysisOptions};
 
@@ -79,4 +84,59 @@ fn the_clusters_modelled_are_named() {
     let diagnostics = analyze_text(&text, &AnalysisOptions::default());
     let finding = diagnostics.iter().find(|d| d.name == "missing-acquire").expect("the finding");
     assert!(finding.notes.iter().any(|n| n.contains("the grid has 16 clusters; clusters 0, 1, 8, 15 are modelled")), "{:?}", finding.notes);
+}
+
+/// The last-arrival kernel of `fixture` (written for 4 CTAs) with `n` CTAs,
+/// edited by `edits` (each must apply).
+fn last_arrival(fixture_text: &str, n: u32, edits: &[(&str, &str)]) -> String {
+    assert!(fixture_text.contains("NUM_CTAS = 4\n"));
+    let mut out = fixture_text.replace("NUM_CTAS = 4\n", &format!("NUM_CTAS = {n}\n"));
+    for (from, to) in edits {
+        assert!(out.contains(from), "{from}");
+        out = out.replace(from, to);
+    }
+    out
+}
+
+const SIZES: [u32; 9] = [2, 3, 4, 5, 8, 9, 16, 33, 64];
+
+/// Every size of the last-arrival `fixture` (with `edits`) gets `expected`.
+fn last_arrival_verdict(fixture_text: &str, edits: &[(&str, &str)], expected: &[&str], sizes: impl Iterator<Item = u32>) {
+    let wrong: Vec<String> = sizes
+        .filter_map(|n| {
+            let got = verdict(&last_arrival(fixture_text, n, edits));
+            (got != expected).then(|| format!("{n} CTAs: {got:?}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "expected {expected:?}:\n{}", wrong.join("\n"));
+}
+
+/// The last CTA's count does not acquire: found whichever modelled CTA is
+/// the last to arrive, at every grid size.
+#[test]
+fn a_last_arrival_that_does_not_acquire_is_found_at_every_grid_size() {
+    last_arrival_verdict(&fixture("last_arrival_bug.py"), &[], &["missing-acquire"], 2..=64);
+}
+
+#[test]
+fn a_last_arrival_that_acquires_is_clean_at_every_grid_size() {
+    last_arrival_verdict(&fixture("last_arrival_clean.py"), &[], &[], 2..=64);
+}
+
+/// Other spellings of the same hand-off: the count itself `acq_rel` with no
+/// fence (clean), `release` only (no acquire), relaxed with no fence at all
+/// (nothing publishes the rows), the comparison written the other way round.
+#[test]
+fn spellings_of_the_last_arrival_get_the_same_verdict_at_every_grid_size() {
+    let clean = fixture("last_arrival_clean.py");
+    const BUMP: &str = r#"cute.arch.atomic_add(done_ctr.iterator, cutlass.Int32(1), sem="relaxed", scope="gpu") == NUM_CTAS - 1:"#;
+    let no_fences: [(&str, &str); 2] = [("        cute.arch.fence_acq_rel_gpu()\n        if", "        if"), ("            cute.arch.fence_acq_rel_gpu()\n", "")];
+    let with_sem = |sem: &str| BUMP.replace("relaxed", sem);
+    let (acq_rel, release) = (with_sem("acq_rel"), with_sem("release"));
+    last_arrival_verdict(&clean, &[no_fences[0], no_fences[1], (BUMP, &acq_rel)], &[], SIZES.into_iter());
+    last_arrival_verdict(&clean, &[no_fences[0], no_fences[1], (BUMP, &release)], &["missing-acquire"], SIZES.into_iter());
+    last_arrival_verdict(&clean, &no_fences, &["missing-release"], SIZES.into_iter());
+    let flipped = r#"NUM_CTAS - 1 == cute.arch.atomic_add(done_ctr.iterator, 1, sem="relaxed", scope="gpu"):"#;
+    last_arrival_verdict(&clean, &[(BUMP, flipped)], &[], SIZES.into_iter());
+    last_arrival_verdict(&fixture("last_arrival_bug.py"), &[(&format!("{BUMP}  # expect: missing-acquire"), flipped)], &["missing-acquire"], SIZES.into_iter());
 }
