@@ -31,7 +31,9 @@
 //! 4. Across the ways: a finding is reported only when every way has one
 //!    (otherwise it rests on a guess about the data, and the kernel is
 //!    `analysis-incomplete`, naming the condition that parts two ways deciding
-//!    everything else alike). A condition past what a way decides is decided
+//!    everything else alike). Memory-ordering findings alike
+//!    (`memory_findings`): one that only some ways of deciding the data have
+//!    is named in a note of that `analysis-incomplete`, never dropped. A condition past what a way decides is decided
 //!    only as false: a finding then may rest on it alone and is not reported,
 //!    and a clean kernel is "checked only in part", naming the conditions
 //!    explored one way.
