@@ -51,7 +51,8 @@
 //! - `memory`: loads, stores, atomics, fences, copies and inline PTX, for the
 //!   memory-ordering analysis; `allocation`: shared-memory allocations and views
 //! - `pipelines` and `participants`: `cutlass.pipeline` rings, their
-//!   participants and `PipelineOrder`
+//!   participants and `PipelineOrder`; `subclasses`: a package's subclasses
+//!   of the pipeline classes and of `NamedBarrier`, their overrides inlined
 //! - `tmem`: `TmemAllocator`, and tensor memory's allocation, pointer and
 //!   deallocation (`cute.arch`, the primitives' `tcgen05` instructions)
 //! - `tile_scheduler`: `StaticPersistentTileScheduler`
@@ -107,6 +108,7 @@ mod memory;
 mod participants;
 mod pipelines;
 mod roles;
+mod subclasses;
 mod tile_scheduler;
 mod tmem;
 mod warp;

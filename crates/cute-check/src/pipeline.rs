@@ -65,6 +65,7 @@
 
 mod cluster;
 mod order;
+pub mod subclass;
 
 pub use order::{arrive as order_arrive, initial_state as order_initial_state, wait as order_wait, ORDER};
 
@@ -224,6 +225,9 @@ pub enum Action {
     /// Wait, then lane 0 arrives on `full` (TMA producer acquire),
     /// announcing `bytes` (the pipeline's `tx_count`).
     WaitThenArriveOneLane { wait: SmemRef, phase: i64, arrive: SmemRef, bytes: Value },
+    /// Lane 0 of the calling warp arrives, announcing `bytes` (a barrier
+    /// array's `arrive_and_expect_tx`, a TMA producer's arrival).
+    ArriveTx { bar: SmemRef, bytes: Value },
     /// `producer_tail`: one acquire per stage, advancing the state.
     Tail { waits: Vec<(SmemRef, i64)> },
     /// A wait handed the try-wait token of another stage or phase (see
@@ -396,6 +400,15 @@ pub fn action(call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(
             } else {
                 Action::Value(state)
             }
+        }
+        // `PipelineState(stages, count, index, phase)` made by hand (a
+        // package's `_w_index` methods make one for a stage and phase).
+        "PipelineState" if receiver.is_none() => {
+            let field = |name: &str, pos: usize| kwarg(kwargs, name).or_else(|| args.get(pos)).cloned().unwrap_or(Value::unknown(format!("the {name} of a pipeline state")));
+            Action::Value(obj(
+                STATE,
+                &[("stages", field("stages", 0)), ("count", field("count", 1)), ("index", field("index", 2)), ("phase", field("phase", 3))],
+            ))
         }
         "create" => {
             let written = call.func.dotted().unwrap_or_default();

@@ -170,8 +170,9 @@ pub fn link(module: Module, text: &str, path: &Path, sources: &dyn Sources) -> M
 }
 
 /// The definitions of `module` that `needed` names: functions and the
-/// functions nested in them, classes with their methods and nested classes,
-/// and the assignments of constants. (Its other module-level statements are
+/// functions nested in them, classes with their methods and nested classes
+/// and what the module level sets on them (`Class.create = ...`), and the
+/// assignments of constants. (Its other module-level statements are
 /// host code of its own: `if __name__ == "__main__":`.)
 fn only_needed(module: &Module, needed: &BTreeSet<String>) -> Module {
     let mut classes = BTreeSet::new();
@@ -183,7 +184,10 @@ fn only_needed(module: &Module, needed: &BTreeSet<String>) -> Module {
         None => needed.iter().any(|n| f.name == *n || demand::nested_in(&f.name, n)),
     };
     let assigns_needed = |s: &crate::ast::Stmt| match &s.kind {
-        crate::ast::StmtKind::Assign { targets, .. } => targets.iter().any(|t| t.bound_names().iter().any(|n| needed.contains(n))),
+        crate::ast::StmtKind::Assign { targets, .. } => {
+            targets.iter().any(|t| t.bound_names().iter().any(|n| needed.contains(n)))
+                || demand::class_attribute_set(s).is_some_and(|c| classes.contains(c))
+        }
         _ => false,
     };
     Module {

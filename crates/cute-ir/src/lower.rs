@@ -156,21 +156,29 @@ impl<'a> Lowerer<'a> {
             }
             "class_definition" => {
                 let name = field(node, "name").map(|n| self.text(n).to_string()).unwrap_or_default();
-                // `class B(A, metaclass=M):`: the bases named by a name.
-                let bases = field(node, "superclasses")
+                // `class B(A, metaclass=M):`: the bases named by a name or
+                // a dotted name (`cutlass.pipeline.PipelineAsync`).
+                let bases: Vec<String> = field(node, "superclasses")
                     .map(|list| {
                         let mut cursor = list.walk();
                         list.named_children(&mut cursor)
-                            .filter(|b| b.kind() == "identifier")
+                            .filter(|b| matches!(b.kind(), "identifier" | "attribute"))
                             .map(|b| self.text(b).to_string())
+                            .filter(|b| !b.contains(char::is_whitespace))
                             .collect()
                     })
                     .unwrap_or_default();
+                // Each as the file's imports qualify it (`PipelineAsyncOg`
+                // -> `cutlass.pipeline.PipelineAsync`): the link renames
+                // `bases` to the package's definitions, but a class of the
+                // DSL is known by its qualified name.
+                let qualified_bases = bases.iter().map(|b| self.qualify(b).unwrap_or_else(|| b.clone())).collect();
                 let mut class_def =
                     ClassDef {
                     name: name.clone(),
                     outer: class.map(str::to_string),
                     bases,
+                    qualified_bases,
                     attrs: Vec::new(),
                     memrange_fields: Vec::new(),
                     range: TextRange::of(&node),

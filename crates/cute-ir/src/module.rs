@@ -34,6 +34,10 @@ pub struct ClassDef {
     /// those of the file are where its methods and class attributes not
     /// defined in its body come from.
     pub bases: Vec<String>,
+    /// `bases` as the imports of the file that defines the class qualify
+    /// them (`cutlass.pipeline.PipelineAsync` for `PipelineAsyncOg`), one
+    /// per base, whatever the link renamed `bases` to.
+    pub qualified_bases: Vec<String>,
     /// Class-level assignments (`num_warps = 4`).
     pub attrs: Vec<(String, Expr)>,
     /// Annotated fields of shared-memory storage (`tiles: MemRange[dtype,

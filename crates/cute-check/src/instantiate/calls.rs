@@ -32,6 +32,11 @@ impl CallHandler for ThreadRun<'_> {
         if let Some(v) = self.globals.get(name) {
             return v.clone();
         }
+        // A modelled pipeline class as a subclass's module names its base
+        // (`PipelineAsyncOg`), read in an override.
+        if let Some(class) = self.functions.subclasses.alias(name) {
+            return crate::pipeline::obj(crate::pipeline::subclass::BASE_CLASS, &[("class", Value::Str(class.to_string()))]);
+        }
         // A function of the module, or one defined inside another
         // (`lower.rs`), which the statement of its definition binds to its
         // local name: a value that calls it (`partial(helper, ...)`).
@@ -54,6 +59,20 @@ impl CallHandler for ThreadRun<'_> {
         if o.class == crate::pipeline::ORDER && attr == "state" {
             return Some(self.order_state(obj));
         }
+        // A base's method as a value (`PipelineAsyncOg.producer_commit`),
+        // and the internals of a pipeline a subclass made that its
+        // overrides read (`self.sync_object_full`).
+        if o.class == crate::pipeline::subclass::BASE_CLASS {
+            return Some(crate::pipeline::obj(
+                crate::pipeline::subclass::BASE_METHOD,
+                &[("class", o.attrs.get("class").cloned().unwrap_or(Value::None)), ("method", Value::Str(attr.to_string()))],
+            ));
+        }
+        if o.class == crate::pipeline::PIPELINE && o.attrs.contains_key(crate::pipeline::subclass::SUBCLASS) {
+            if let Some(v) = crate::pipeline::subclass::pipeline_attribute(obj, attr) {
+                return Some(v);
+            }
+        }
         self.functions.get(Some(&o.class), attr)?;
         Some(Value::Function { class: Some(o.class.as_str().into()), name: attr.into(), bound_self: Some(Box::new(obj.clone())) })
     }
@@ -70,6 +89,9 @@ impl CallHandler for ThreadRun<'_> {
         }
         if clc_scheduler::creates_clc_scheduler(call) {
             return self.create_clc_scheduler(call, &args, &kwargs);
+        }
+        if let Some(v) = self.subclass_call(call, func, &args, &kwargs, env) {
+            return v;
         }
         // A shared-storage struct defined in the kernel (see
         // `eval::struct_definition`).
@@ -97,6 +119,13 @@ impl CallHandler for ThreadRun<'_> {
                     _ => None,
                 };
                 self.note_lane_varying_method_call(call, receiver.as_ref().map(|(b, v)| (*b, v)), &args, &kwargs, env);
+                // What a subclass made, or an override's base: its own
+                // methods are inlined (`subclasses.rs`).
+                if let (Some((_, r)), Expr::Attr { attr, .. }) = (&receiver, &call.func) {
+                    if let Some(v) = self.subclass_method(call, r, attr, &args, &kwargs, env) {
+                        return v;
+                    }
+                }
                 return self.pipeline_call(call, receiver.as_ref().map(|(_, v)| v), &args, &kwargs);
             }
             // A warp collective's operands only decide the value it returns
@@ -116,6 +145,9 @@ impl CallHandler for ThreadRun<'_> {
         // `consumer.release(h)`, `bar.wait()`).
         if let Value::Function { class: Some(c), name, bound_self: Some(obj) } = func {
             let c: &str = c;
+            if let Some(v) = self.subclass_method(call, obj, name, &args, &kwargs, env) {
+                return v;
+            }
             if c == eval::NAMED_BARRIER
                 || c == crate::pipeline::PARTICIPANT
                 || c == crate::pipeline::HANDLE

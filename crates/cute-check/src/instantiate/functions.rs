@@ -66,6 +66,8 @@ pub(super) struct FunctionIndex<'m> {
     /// Each function's slice as a helper (`cute_ir::slice::slice_helper`),
     /// made when a thread first inlines it.
     slices: HashMap<TextRange, std::sync::OnceLock<KeptStatements>>,
+    /// The module's subclasses of the modelled pipeline classes.
+    pub(super) subclasses: crate::pipeline::subclass::Subclasses,
 }
 
 impl<'m> FunctionIndex<'m> {
@@ -75,7 +77,13 @@ impl<'m> FunctionIndex<'m> {
             by_name.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
         }
         let slices = module.functions.iter().map(|f| (f.range, std::sync::OnceLock::new())).collect();
-        FunctionIndex { module, sync_helpers, helpers: std::sync::OnceLock::new(), by_name, slices }
+        let subclasses = crate::pipeline::subclass::Subclasses::of(module);
+        FunctionIndex { module, sync_helpers, helpers: std::sync::OnceLock::new(), by_name, slices, subclasses }
+    }
+
+    /// The method `name` that class `class` itself defines.
+    pub(super) fn get_own(&self, class: &str, name: &str) -> Option<&'m FunctionDef> {
+        self.by_name.get(&(Some(class), name)).copied()
     }
 
     pub(super) fn get(&self, class: Option<&str>, name: &str) -> Option<&'m FunctionDef> {

@@ -242,6 +242,9 @@ impl<'a> ThreadRun<'a> {
             Action::WaitThenArriveOneLane { wait, phase, arrive, bytes } => {
                 let w = self.ring_barrier(&wait, "");
                 self.push(OpKind::Wait { bar: w, parity: (phase & 1) as u8 }, site);
+                self.run_pipeline_action(Action::ArriveTx { bar: arrive, bytes }, site)
+            }
+            Action::ArriveTx { bar: arrive, bytes } => {
                 let a = self.ring_barrier(&arrive, "");
                 self.shared.notes.insert(
                     "transaction bytes announced by `producer_acquire` are assumed to arrive".to_string(),

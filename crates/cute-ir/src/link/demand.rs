@@ -79,6 +79,19 @@ impl<'s> Demand<'s> {
         for f in module.functions.iter().filter(|f| f.class_name.as_ref().is_some_and(|c| classes.contains(c))) {
             self.reads_of_function(unit, f);
         }
+        // What the module level sets on a class after its body
+        // (`PipelineTmaAsync.create = _override_create(Base, PipelineTmaAsync)`).
+        for s in &module.top_level {
+            if let StmtKind::Assign { value, .. } = &s.kind {
+                if class_attribute_set(s).is_some_and(|c| classes.contains(c)) {
+                    let mut chains = Vec::new();
+                    collect_chains(value, &mut chains);
+                    for chain in chains {
+                        self.chain(unit, &chain, &BTreeSet::new());
+                    }
+                }
+            }
+        }
         // A constant: what its values read.
         for s in &module.top_level {
             if let StmtKind::Assign { targets, value } = &s.kind {
@@ -279,4 +292,16 @@ fn collect_chains(e: &Expr, out: &mut Vec<String>) {
         return;
     }
     e.for_each_child(&mut |child| collect_chains(child, out));
+}
+
+/// The class a module-level statement sets an attribute of
+/// (`Class.create = factory(...)`).
+pub(super) fn class_attribute_set(s: &crate::ast::Stmt) -> Option<&str> {
+    match &s.kind {
+        StmtKind::Assign { targets, .. } => targets.iter().find_map(|t| match t {
+            crate::ast::Target::Attr { base: Expr::Name(c), .. } => Some(c.as_str()),
+            _ => None,
+        }),
+        _ => None,
+    }
 }

@@ -29,7 +29,8 @@
 //! ([`observable_parts`]), since stores are not tracked as values; changing the
 //! arithmetic of a stored value is then a datapath edit. The key also carries
 //! the file's classes that have bases, with those bases (`Key::bases`), since a
-//! method a class does not define comes from them.
+//! method a class does not define comes from them. A module with a subclass of
+//! a modelled pipeline class has no key (it is instantiated as it is).
 
 use std::collections::BTreeSet;
 
@@ -581,6 +582,12 @@ pub fn key(
     }
     let globals = launch.globals.iter().filter(|(k, _)| reachable.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     let launch = Launch { site: None, globals, ..launch.clone() };
+    // A subclass of a modelled pipeline class reads the module's class
+    // bodies and what its module level sets on it (`Cls.create = ...`),
+    // which the key does not carry: such a module is instantiated as it is.
+    if cute_check::pipeline::subclass::any(module) {
+        return None;
+    }
     // Bases name classes, not positions: they go in as written, for each
     // class of an inheritance chain of the file (a class outside every
     // chain is its own lineage, and needs no entry).
