@@ -696,12 +696,15 @@ pub fn helpers_calling(module: &Module, pred: impl Fn(&crate::ast::Call) -> bool
                 helpers.insert(name.to_string());
             }
         }
-        // A closure is called by its local name (see `Module::closures`).
+        // A closure is called by its local name (see `Module::closures`);
+        // a lambda is handed on by its qualified name
+        // (`if_generate(cond, lambda: ...)`).
         for c in &module.closures {
-            if !helpers.contains(c.local_name())
+            if !helpers.contains(&c.function.name)
                 && crate::ast::any_call(&c.function.body, |call| pred(call) || callee_name(call).is_some_and(|n| helpers.contains(n)))
             {
                 helpers.insert(c.local_name().to_string());
+                helpers.insert(c.function.name.clone());
             }
         }
         if helpers.len() == before {

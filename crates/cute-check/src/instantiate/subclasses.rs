@@ -14,7 +14,8 @@
 //!   that defines the method); the barrier arrays `self.sync_object_full` /
 //!   `sync_object_empty` are the ring's `full[i]` / `empty[i]`;
 //!   `if_generate(cond, lambda: ..., lambda: ...)` runs the branch its
-//!   condition takes, when known (else the kernel is not checked).
+//!   condition takes, when known (else the kernel is not checked), here and
+//!   wherever a branch synchronizes.
 //!
 //! What an override does that the model cannot represent is reported as any
 //! helper's would be (a barrier array's method it does not know, a call
@@ -57,6 +58,14 @@ impl<'a> ThreadRun<'a> {
     /// A call that creates, or calls on, what a subclass made, or that an
     /// override makes of its base; `None` for any other call.
     pub(super) fn subclass_call(&mut self, call: &Call, func: &Value, args: &[Value], kwargs: &[(String, Value)], env: &Env) -> Option<Value> {
+        if call.qualname.as_deref().is_some_and(|q| q.ends_with(".if_generate") || q == "if_generate") {
+            // Followed when a branch synchronizes (else nothing of it is
+            // the model's, as before).
+            let synchronizes = call.args.iter().skip(1).chain(call.kwargs.iter().map(|(_, e)| e)).any(|e| matches!(e, Expr::Name(n) if self.sync_helpers.contains(n)));
+            if synchronizes {
+                return Some(self.if_generate(call, args, env));
+            }
+        }
         if self.functions.subclasses.is_empty() {
             return None;
         }
@@ -74,9 +83,6 @@ impl<'a> ThreadRun<'a> {
                     return Some(with_attrs(barrier, [(SUBCLASS.to_string(), Value::Str(class))]));
                 }
             }
-        }
-        if call.qualname.as_deref().is_some_and(|q| q.ends_with(".if_generate") || q == "if_generate") {
-            return Some(self.if_generate(call, args, env));
         }
         // A base's method handed on as a value, called with the object.
         if class_of(func) == Some(BASE_METHOD) {
@@ -115,7 +121,14 @@ impl<'a> ThreadRun<'a> {
                 }
             }
             MBARRIER_ARRAY => {
-                let action = subclass::array_action(receiver, method, args, kwargs);
+                let action = match subclass::array_action(receiver, method, args, kwargs) {
+                    // Said with the method the override is.
+                    crate::pipeline::Action::Unsupported(what) => match self.inlined_method() {
+                        Some(m) => crate::pipeline::Action::Unsupported(format!("{what} in `{m}`")),
+                        None => crate::pipeline::Action::Unsupported(what),
+                    },
+                    action => action,
+                };
                 Some(self.run_pipeline_action(action, call.range))
             }
             _ => {
@@ -213,6 +226,16 @@ impl<'a> ThreadRun<'a> {
             }
             action => self.run_pipeline_action(action, call.range),
         }
+    }
+
+    /// The method being inlined, innermost (`PipelineAsync.producer_commit`).
+    fn inlined_method(&self) -> Option<String> {
+        let range = *self.inlining.last()?;
+        let f = self.module.functions.iter().find(|f| f.range == range)?;
+        Some(match &f.class_name {
+            Some(c) => format!("{}.{}", c.rsplit('.').next().unwrap_or(c), f.name),
+            None => f.display_name(),
+        })
     }
 
     /// `super()` in a method of a subclass, with `self` the object it made.
