@@ -50,6 +50,12 @@
 //!   CTAs their `cta_layout_vmnk` names (see `cluster.rs`).
 //!
 //! - `PipelineOrder` (groups that take turns): see `order.rs`.
+//! - A package's subclasses of these classes and of `NamedBarrier` (in the
+//!   kernel's file or a linked module): see `subclass.rs`. Their barrier
+//!   arrays (`sync_object_full.arrive(index, dst)`, `wait(index, phase)`,
+//!   `arrive_and_expect_tx(index, tx)`) are what the package's
+//!   `MbarrierArray` does for the class's operation on that side;
+//!   `PipelineState(stages, count, index, phase)` made by hand is a state.
 //!
 //! A stage count that is a kernel argument not known statically
 //! (`num_stages=self.ab_stage`) is the two stages the ring is modelled with

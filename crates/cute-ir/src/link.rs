@@ -14,6 +14,11 @@
 //!   A module that is missing, cannot be read or is past the bound is simply
 //!   not linked, and what the kernel takes from it stays unknown, which the
 //!   checker reports by name as it did before ("from another module").
+//!   A needed class brings what the module level sets on it after its body
+//!   (`PipelineTmaAsync.create = _override_create(Base, PipelineTmaAsync)`),
+//!   and a class keeps its bases as its own file's imports qualify them
+//!   (`ClassDef::qualified_bases`: a package's subclass of a `cutlass.pipeline`
+//!   class is known as one).
 //! - **Names.** A definition of a linked file is renamed to its qualified
 //!   name (`helper` of `pkg/sync.py` is `pkg.sync.helper`), and every name
 //!   that refers to it, in the file itself or through an import

@@ -30,7 +30,8 @@ pub struct ClassDef {
     pub name: String,
     /// The class whose body defines it, for a nested class.
     pub outer: Option<String>,
-    /// Its base classes named by a plain name (`class B(A):`), in order:
+    /// Its base classes named by a name or a dotted name (`class B(A):`,
+    /// `class B(cutlass.pipeline.PipelineAsync):`), in order:
     /// those of the file are where its methods and class attributes not
     /// defined in its body come from.
     pub bases: Vec<String>,

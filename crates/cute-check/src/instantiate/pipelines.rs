@@ -28,6 +28,9 @@
 //! `consumer_release_w_index`) are the state-taking methods on that stage and
 //! phase.
 //!
+//! A pipeline a package's subclass makes carries its class, and its
+//! overrides are inlined (`subclasses.rs`).
+//!
 //! For the memory-ordering analysis, a `PipelineTmaAsync` copy names its
 //! stage's `full` barrier (`producer_get_barrier(state)`), and
 //! `producer_acquire` announces the bytes that copy delivers, so the copy

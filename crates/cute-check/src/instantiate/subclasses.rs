@@ -73,7 +73,7 @@ impl<'a> ThreadRun<'a> {
             // `Sub.create(...)`, `Sub(...)`.
             Expr::Attr { base, attr } if attr == "create" => {
                 if let Some(class) = base.dotted().filter(|c| self.functions.subclasses.base_of(c).is_some()) {
-                    return Some(self.subclass_create(call, &class, args, kwargs, env));
+                    return Some(self.subclass_create(call, &class, args, kwargs));
                 }
             }
             Expr::Name(n) if n == "super" && args.is_empty() => return self.super_object(env),
@@ -151,8 +151,10 @@ impl<'a> ThreadRun<'a> {
             qualname: None,
             api: Some(cute_ir::api::Api::Pipeline),
             params: &[],
-            args: call.args.iter().skip(1).cloned().collect(),
-            kwargs: call.kwargs.clone(),
+            // The model reads the values (the receiver may have been the
+            // first argument, or `super()`'s): none of the expressions.
+            args: Vec::new(),
+            kwargs: Vec::new(),
             range: call.range,
         };
         self.pipeline_call(&as_method, Some(receiver), args, kwargs)
@@ -160,7 +162,7 @@ impl<'a> ThreadRun<'a> {
 
     /// `Sub.create(...)`: the base's model, made as the subclass's `create`
     /// does (see `crate::pipeline::subclass::create`).
-    fn subclass_create(&mut self, call: &Call, class: &str, args: &[Value], kwargs: &[(String, Value)], env: &Env) -> Value {
+    fn subclass_create(&mut self, call: &Call, class: &str, args: &[Value], kwargs: &[(String, Value)]) -> Value {
         let module = self.module;
         let create = match subclass::create(module, &self.functions.subclasses, class) {
             Ok(c) => c,
@@ -201,7 +203,6 @@ impl<'a> ThreadRun<'a> {
             kwargs: base_exprs,
             range: call.range,
         };
-        let _ = env;
         // The fields: the lineage's class attributes, then what `create` sets.
         let mut fields: Vec<(String, Value)> = vec![(SUBCLASS.to_string(), Value::Str(class.to_string()))];
         for (name, e) in subclass::class_defaults(module, class) {

@@ -29,8 +29,9 @@
 //! ([`observable_parts`]), since stores are not tracked as values; changing the
 //! arithmetic of a stored value is then a datapath edit. The key also carries
 //! the file's classes that have bases, with those bases (`Key::bases`), since a
-//! method a class does not define comes from them. A module with a subclass of
-//! a modelled pipeline class has no key (it is instantiated as it is).
+//! method a class does not define comes from them. A kernel that names a
+//! subclass of a modelled pipeline class has no key (it is instantiated as it
+//! is).
 
 use std::collections::BTreeSet;
 
@@ -584,9 +585,13 @@ pub fn key(
     let launch = Launch { site: None, globals, ..launch.clone() };
     // A subclass of a modelled pipeline class reads the module's class
     // bodies and what its module level sets on it (`Cls.create = ...`),
-    // which the key does not carry: such a module is instantiated as it is.
+    // which the key does not carry: a kernel that names one (or the base
+    // as such a class's module names it) is instantiated as it is.
     if cute_check::pipeline::subclass::any(module) {
-        return None;
+        let subclasses = cute_check::pipeline::subclass::Subclasses::of(module);
+        if reachable.iter().any(|n| subclasses.base_of(n).is_some() || subclasses.alias(n).is_some()) {
+            return None;
+        }
     }
     // Bases name classes, not positions: they go in as written, for each
     // class of an inheritance chain of the file (a class outside every
