@@ -41,6 +41,12 @@ fn subclass_of(v: &Value) -> Option<&str> {
     }
 }
 
+/// Whether `v` is a pipeline or a named barrier: what a base's method is
+/// called with.
+fn synchronizes(v: &Value) -> bool {
+    matches!(class_of(v), Some(c) if c == crate::pipeline::PIPELINE || c == eval::NAMED_BARRIER)
+}
+
 fn class_of(v: &Value) -> Option<&str> {
     match v {
         Value::Object(o) => Some(&o.class),
@@ -90,7 +96,7 @@ impl<'a> ThreadRun<'a> {
                 Some(Value::Str(m)) => m,
                 _ => return None,
             };
-            let (receiver, rest) = args.split_first()?;
+            let (receiver, rest) = args.split_first().filter(|(r, _)| synchronizes(r))?;
             return Some(self.base_method(call, receiver, &method, rest, kwargs));
         }
         None
@@ -101,8 +107,10 @@ impl<'a> ThreadRun<'a> {
     /// when `receiver` is none of those.
     pub(super) fn subclass_method(&mut self, call: &Call, receiver: &Value, method: &str, args: &[Value], kwargs: &[(String, Value)], env: &Env) -> Option<Value> {
         match class_of(receiver)? {
+            // `PipelineAsyncOg.producer_commit(self, state)`; the class's
+            // own `PipelineAsyncOg.create(...)` is the model's already.
             BASE_CLASS => {
-                let (obj, rest) = args.split_first()?;
+                let (obj, rest) = args.split_first().filter(|(r, _)| synchronizes(r))?;
                 Some(self.base_method(call, obj, method, rest, kwargs))
             }
             SUPER => {
@@ -224,6 +232,11 @@ impl<'a> ThreadRun<'a> {
             crate::pipeline::Action::Create { pipeline, inits, sync, assumed } => {
                 let pipeline = with_attrs(pipeline, fields);
                 self.run_pipeline_action(crate::pipeline::Action::Create { pipeline, inits, sync, assumed }, call.range)
+            }
+            // Said with the subclass the kernel wrote.
+            crate::pipeline::Action::Unsupported(what) => {
+                let written = call.func.dotted().unwrap_or_else(|| class.to_string());
+                self.run_pipeline_action(crate::pipeline::Action::Unsupported(format!("{what} (through `{written}`)")), call.range)
             }
             action => self.run_pipeline_action(action, call.range),
         }

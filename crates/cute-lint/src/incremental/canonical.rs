@@ -589,7 +589,11 @@ pub fn key(
     // as such a class's module names it) is instantiated as it is.
     if cute_check::pipeline::subclass::any(module) {
         let subclasses = cute_check::pipeline::subclass::Subclasses::of(module);
-        if reachable.iter().any(|n| subclasses.base_of(n).is_some() || subclasses.alias(n).is_some()) {
+        let mut uses = Vec::new();
+        for f in std::iter::once(&cut_kernel).chain(helpers.iter().copied()) {
+            cute_ir::ast::for_each_expr(&f.body, &mut |e| e.collect_uses(&mut uses));
+        }
+        if uses.iter().any(|n| subclasses.base_of(n).is_some() || subclasses.alias(n).is_some()) {
             return None;
         }
     }
