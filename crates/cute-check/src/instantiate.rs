@@ -110,6 +110,7 @@ mod pipelines;
 mod roles;
 mod subclasses;
 mod tile_scheduler;
+mod dsl_partial;
 mod tmem;
 mod warp;
 
@@ -726,6 +727,11 @@ struct ThreadRun<'a> {
     /// the CTA's first; `None` once advanced by a count not known (see
     /// `tile_scheduler.rs`).
     tile_cursors: HashMap<String, Option<i64>>,
+    /// The `functools.partial(...)` calls that bound the first arguments of
+    /// a callable of the CuTe DSL (`partial(pipeline.CooperativeGroup,
+    /// pipeline.Agent.Thread)`), by where they are: calling the partial is
+    /// calling the callable with those arguments first (`dsl_partial.rs`).
+    dsl_partials: HashMap<u32, cute_ir::ast::Call>,
     /// The loops being run whose trip count is not known (explored for a
     /// few iterations): what they count is not what the program counts.
     loops_of_unknown_length: u32,

@@ -190,6 +190,9 @@ impl CallHandler for ThreadRun<'_> {
             if let Some(partial) = args.first().and_then(|f| eval::Partial::of(f, &args[1..], &kwargs)) {
                 return partial;
             }
+            if let Some(partial) = self.dsl_partial(call, &args, &kwargs) {
+                return partial;
+            }
         }
         // A helper that synchronizes, handed as a value to a function this
         // file does not define: where it runs is not followed, and its
@@ -206,6 +209,9 @@ impl CallHandler for ThreadRun<'_> {
             return Value::unknown(format!("`{callee}(...)`"));
         }
         if let Value::Partial(partial) = func {
+            if let Some(made) = self.dsl_partial_call(partial) {
+                return self.call_dsl_partial(call, &made, partial, args, kwargs, env);
+            }
             return self.call_partial(call, partial, args, kwargs);
         }
         // A closure that synchronizes (see `Module::closures`): what it

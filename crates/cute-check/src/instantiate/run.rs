@@ -198,6 +198,7 @@ impl Setup<'_> {
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
                 tile_cursors: HashMap::default(),
+                dsl_partials: HashMap::default(),
                 loops_of_unknown_length: 0,
                 structs: HashMap::default(),
                 warp_accesses: Vec::new(),
