@@ -35,7 +35,8 @@
 //! - `statements`: statements and control flow; `loops`: loops of unknown length
 //!   (`trip_bound`: known bounds on them); `same_condition`: one condition written twice
 //! - `calls`: what a call evaluates to, and which API family models it
-//! - `inline`: helpers of the file, inlined with their parameters bound
+//! - `inline`: helpers of the file, inlined with their parameters bound;
+//!   `dsl_partial`: `functools.partial` of a callable of the DSL
 //! - `record`: the operations a thread records (a converged warp's lane 0 for the warp)
 //!
 //! The lanes of a warp:
