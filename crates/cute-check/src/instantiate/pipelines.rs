@@ -45,6 +45,17 @@ use super::{mbarrier::tx_bytes, ThreadRun};
 use crate::model::*;
 
 impl<'a> ThreadRun<'a> {
+    /// Who calls a pipeline method, as `crate::pipeline::action` needs it.
+    pub(super) fn pipeline_caller(&self) -> crate::pipeline::Caller {
+        crate::pipeline::Caller {
+            threads_per_cta: self.threads_per_cta,
+            ctas: self.ctas,
+            cluster_base: self.cluster_base,
+            rank: self.cta - self.cluster_base,
+            tid: self.tid,
+        }
+    }
+
     pub(super) fn pipeline_call(&mut self, call: &Call, receiver: Option<&Value>, args: &[Value], kwargs: &[(String, Value)]) -> Value {
         if eval::constructs_named_barrier(call) {
             return eval::named_barrier(args, kwargs);
@@ -81,14 +92,7 @@ impl<'a> ThreadRun<'a> {
         if let Some(v) = self.pipeline_sync(call, args, kwargs) {
             return v;
         }
-        let caller = crate::pipeline::Caller {
-            threads_per_cta: self.threads_per_cta,
-            ctas: self.ctas,
-            cluster_base: self.cluster_base,
-            rank: self.cta - self.cluster_base,
-            tid: self.tid,
-        };
-        let action = crate::pipeline::action(call, receiver, args, kwargs, caller);
+        let action = crate::pipeline::action(call, receiver, args, kwargs, self.pipeline_caller());
         if let crate::pipeline::Action::NotAPipeline(what) = &action {
             return self.not_a_pipeline(call, what, receiver);
         }

@@ -221,14 +221,7 @@ impl<'a> ThreadRun<'a> {
             let v = eval(e, &scope, self);
             fields.push((name.clone(), v));
         }
-        let caller = crate::pipeline::Caller {
-            threads_per_cta: self.threads_per_cta,
-            ctas: self.ctas,
-            cluster_base: self.cluster_base,
-            rank: self.cta - self.cluster_base,
-            tid: self.tid,
-        };
-        match crate::pipeline::action(&base_call, None, args, &base_kwargs, caller) {
+        match crate::pipeline::action(&base_call, None, args, &base_kwargs, self.pipeline_caller()) {
             crate::pipeline::Action::Create { pipeline, inits, sync, assumed } => {
                 let pipeline = with_attrs(pipeline, fields);
                 self.run_pipeline_action(crate::pipeline::Action::Create { pipeline, inits, sync, assumed }, call.range)

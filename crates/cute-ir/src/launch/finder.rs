@@ -180,35 +180,14 @@ const DEVICE_SIZES: &[&str] = &["max_active_clusters", "multiprocessor_count", "
 /// count or maximum of active clusters, followed through the host function's
 /// assignments (`grid = (max_active_clusters, 1, 1)`).
 fn grid_from_device(grid: &Expr, host: &crate::ast::FunctionDef) -> Option<String> {
+    // The names and attribute names an expression reads.
     fn words(e: &Expr, out: &mut Vec<String>) {
         match e {
             Expr::Name(n) => out.push(n.clone()),
-            Expr::Attr { base, attr } => {
-                out.push(attr.clone());
-                words(base, out);
-            }
-            Expr::Call(c) => {
-                words(&c.func, out);
-                c.args.iter().for_each(|a| words(a, out));
-                c.kwargs.iter().for_each(|(_, a)| words(a, out));
-            }
-            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } | Expr::BoolOp { lhs, rhs, .. } => {
-                words(lhs, out);
-                words(rhs, out);
-            }
-            Expr::Unary { operand, .. } => words(operand, out),
-            Expr::IfExp { cond, then, orelse } => {
-                words(cond, out);
-                words(then, out);
-                words(orelse, out);
-            }
-            Expr::Subscript { base, index } => {
-                words(base, out);
-                words(index, out);
-            }
-            Expr::Tuple(items) => items.iter().for_each(|a| words(a, out)),
+            Expr::Attr { attr, .. } => out.push(attr.clone()),
             _ => {}
         }
+        e.for_each_child(&mut |child| words(child, out));
     }
     let mut todo = Vec::new();
     words(grid, &mut todo);
