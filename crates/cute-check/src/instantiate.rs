@@ -388,7 +388,7 @@ pub fn instantiate(
         let mut env = globals.clone();
         env.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
         let warps = model.threads_per_cta.div_ceil(32);
-        if let Some((site, warp)) = roles::role_beyond_block(kernel, &definitions, &env, warps) {
+        if let Some((site, warp)) = roles::role_beyond_block(kernel, kept, &definitions, &env, warps) {
             model.unresolved.push(Unresolved {
                 site,
                 what: format!(

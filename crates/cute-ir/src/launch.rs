@@ -45,7 +45,7 @@ use host::HostCalls;
 use params::construct_from_file;
 pub use assumed_shape::{cluster_when_unknown, AssumedCluster, ASSUMED_THREADS_PER_CTA};
 pub use module_env::module_env;
-pub use roles::{role_tests, single_definitions, threads_reaching_roles};
+pub use roles::{role_skeleton, role_tests, role_tests_where, single_definitions, threads_reaching_roles};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Launch {

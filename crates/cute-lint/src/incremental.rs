@@ -15,7 +15,7 @@
 //!
 //! Early cutoff: `chunks`, `facts` (functions, kernels, the sync-helper
 //! fixpoint) and `launch_modules` (the launch of every kernel, searched with
-//! kernel bodies left out) hold no positions and compare equal when an edit
+//! kernel bodies cut to their tests of the warp index) hold no positions and compare equal when an edit
 //! leaves them alone, so salsa stops an edit inside a kernel there; a kernel's
 //! unit holds its chunk's text but no position, so moving a kernel (lines
 //! inserted above) reuses its result, and it holds only the helper chunks the
@@ -179,7 +179,8 @@ struct Facts {
     /// kernel), each with the names a call can find it by: its functions'
     /// names and the classes they belong to.
     helpers: Vec<(u32, Vec<String>)>,
-    /// Per chunk and function: whether a launch can depend on its body.
+    /// Per chunk and function: whether a launch can depend on its whole
+    /// body (not only on its role tests).
     launch_bodies: Vec<Vec<bool>>,
 }
 
@@ -258,9 +259,11 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
     Arc::new(facts)
 }
 
-/// A chunk as the launch search sees it: positions zeroed, and kernel
-/// bodies the search cannot read emptied, so that editing a kernel does not
-/// search the launches again.
+/// A chunk as the launch search sees it: positions zeroed, and the bodies
+/// of kernels whose bodies the search does not evaluate cut to what it
+/// reads of them (`cute_ir::launch::role_skeleton`: the warps their role
+/// tests select, for a block it must assume), so that editing a kernel's
+/// datapath does not search the launches again.
 #[salsa::interned]
 struct LaunchKey<'db> {
     lower: LowerKey<'db>,
@@ -273,7 +276,9 @@ fn launch_module<'db>(db: &'db dyn Db, key: LaunchKey<'db>) -> Arc<Module> {
     let mut module = lower_chunk(db, *key.lower(db)).module.clone();
     for (f, keep) in module.functions.iter_mut().zip(key.bodies(db)) {
         if !keep {
-            f.body.clear();
+            // What the search reads of a kernel whose launch does not
+            // resolve its block: the warps its role tests select.
+            f.body = cute_ir::launch::role_skeleton(&f.body);
         }
     }
     struct Zero;

@@ -22,16 +22,7 @@ const TARGETS: &[&str] = &["parse_lower", "analyze", "edits"];
 
 // known failing: regressions (paths under fuzz/regressions) that still fail,
 // skipped until the code they crash is fixed; remove a line with its fix.
-const KNOWN_FAILING: &[&str] = &[
-    // The database and the whole-file check assume different blocks for a
-    // kernel whose launch gives no block and whose role tests reach a warp
-    // past the fourth (128 threads against the 256 that reach it) when a
-    // top-level statement of the file does not parse or a line is inserted
-    // far from the kernel: the per-chunk launch module differs from the
-    // whole file's.
-    "edits/crash-efac2b500e62c8c3",
-    "edits/crash-6382c0787f3dd887",
-];
+const KNOWN_FAILING: &[&str] = &[];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -10,13 +10,20 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use cute_ir::ast::{Expr, FunctionDef};
+use cute_ir::ast::{Expr, FunctionDef, Stmt};
+
+use super::functions::KeptStatements;
 use cute_ir::eval::Env;
 use cute_syntax::TextRange;
 
 /// The first branch of the kernel's own code that compares the warp index
 /// with a known warp no thread of `warps` warps has (`warp_idx == 8`,
-/// `warp_idx >= 8`): its statement and that warp.
-pub(super) fn role_beyond_block(kernel: &FunctionDef, definitions: &HashMap<String, &Expr>, env: &Env, warps: u32) -> Option<(TextRange, i64)> {
-    cute_ir::launch::role_tests(kernel, definitions, env).into_iter().find(|&(_, w)| w >= i64::from(warps))
+/// `warp_idx >= 8`): its statement and that warp. Only branches the slice
+/// keeps count: a role whose branch holds nothing the model runs is not
+/// left out of it by the block, and the model must not depend on what the
+/// slice drops (the editor's database keys instantiations by the kept
+/// statements).
+pub(super) fn role_beyond_block(kernel: &FunctionDef, kept: &KeptStatements, definitions: &HashMap<String, &Expr>, env: &Env, warps: u32) -> Option<(TextRange, i64)> {
+    let in_model = |s: &Stmt| kept.contains(s.id) || kept.memory_control(s.id);
+    cute_ir::launch::role_tests_where(kernel, definitions, env, &in_model).into_iter().find(|&(_, w)| w >= i64::from(warps))
 }

@@ -47,15 +47,21 @@ pub fn single_definitions(f: &FunctionDef) -> HashMap<String, &Expr> {
 /// known warp (`warp_idx == 8`, `warp_idx >= 8`), in text order: each
 /// statement and the first warp it selects.
 pub fn role_tests(kernel: &FunctionDef, definitions: &HashMap<String, &Expr>, env: &Env) -> Vec<(TextRange, i64)> {
-    fn walk(stmts: &[Stmt], find: &mut dyn FnMut(&Expr) -> Option<i64>, out: &mut Vec<(TextRange, i64)>) {
-        for s in stmts {
+    role_tests_where(kernel, definitions, env, &|_| true)
+}
+
+/// [`role_tests`] among the statements `keep` accepts (and those inside
+/// them): the branches a slice of the kernel keeps.
+pub fn role_tests_where(kernel: &FunctionDef, definitions: &HashMap<String, &Expr>, env: &Env, keep: &dyn Fn(&Stmt) -> bool) -> Vec<(TextRange, i64)> {
+    fn walk(stmts: &[Stmt], keep: &dyn Fn(&Stmt) -> bool, find: &mut dyn FnMut(&Expr) -> Option<i64>, out: &mut Vec<(TextRange, i64)>) {
+        for s in stmts.iter().filter(|s| keep(s)) {
             match &s.kind {
                 StmtKind::If { cond, then, orelse } => {
                     out.extend(find(cond).map(|w| (s.range, w)));
-                    walk(then, find, out);
-                    walk(orelse, find, out);
+                    walk(then, keep, find, out);
+                    walk(orelse, keep, find, out);
                 }
-                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => walk(body, find, out),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => walk(body, keep, find, out),
                 _ => {}
             }
         }
@@ -71,8 +77,63 @@ pub fn role_tests(kernel: &FunctionDef, definitions: &HashMap<String, &Expr>, en
     };
     let mut find = |cond: &Expr| role_warp(cond, &is_warp_index, env);
     let mut out = Vec::new();
-    walk(&kernel.body, &mut find, &mut out);
+    walk(&kernel.body, keep, &mut find, &mut out);
     out
+}
+
+/// What [`threads_reaching_roles`] reads of a kernel's body: its `if`
+/// statements (their conditions, and the `if`s inside them), the loops and
+/// `with` blocks around them, and every binding of a name a condition reads
+/// (so that [`single_definitions`] counts them as in the whole body); the
+/// rest left out, statement ids and positions cleared. A launch search that
+/// keeps this of a kernel's body answers as with the whole body, and is not
+/// repeated by an edit of the datapath.
+pub fn role_skeleton(body: &[Stmt]) -> Vec<Stmt> {
+    fn conditions(stmts: &[Stmt], out: &mut Vec<String>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::If { cond, then, orelse } => {
+                    cond.collect_uses(out);
+                    conditions(then, out);
+                    conditions(orelse, out);
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => conditions(body, out),
+                _ => {}
+            }
+        }
+    }
+    fn binds(target: &Target, read: &std::collections::BTreeSet<String>) -> bool {
+        target.bound_names().iter().any(|n| read.contains(n))
+    }
+    fn cut(stmts: &[Stmt], read: &std::collections::BTreeSet<String>) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for s in stmts {
+            let kind = match &s.kind {
+                StmtKind::If { cond, then, orelse } => Some(StmtKind::If { cond: cond.clone(), then: cut(then, read), orelse: cut(orelse, read) }),
+                StmtKind::Assign { targets, .. } if targets.iter().any(|t| binds(t, read)) => Some(s.kind.clone()),
+                StmtKind::AugAssign { target, .. } if binds(target, read) => Some(s.kind.clone()),
+                StmtKind::For { target, iter, body } => {
+                    let body = cut(body, read);
+                    (!body.is_empty() || binds(target, read)).then(|| StmtKind::For { target: target.clone(), iter: iter.clone(), body })
+                }
+                StmtKind::While { cond, body } => {
+                    let body = cut(body, read);
+                    (!body.is_empty()).then(|| StmtKind::While { cond: cond.clone(), body })
+                }
+                StmtKind::With { items, body } => {
+                    let body = cut(body, read);
+                    let bound = items.iter().filter_map(|(_, t)| t.as_ref()).any(|t| binds(t, read));
+                    (!body.is_empty() || bound).then(|| StmtKind::With { items: items.clone(), body })
+                }
+                _ => None,
+            };
+            out.extend(kind.map(|kind| Stmt { id: 0, range: TextRange::default(), kind }));
+        }
+        out
+    }
+    let mut read = Vec::new();
+    conditions(body, &mut read);
+    cut(body, &read.into_iter().collect())
 }
 
 /// The block indices the kernel's own tests of the block index single out
@@ -213,5 +274,37 @@ mod tests {
         );
         // No CTA has warp 32.
         assert_eq!(threads("    if warp == 32:\n        pass\n"), None);
+    }
+
+    /// The skeleton answers as the whole body: kernels whose role tests sit
+    /// in loops and `with` blocks, behind datapath, through names defined
+    /// once or rebound.
+    #[test]
+    fn the_role_skeleton_reaches_the_warps_the_body_does() {
+        let bodies = [
+            "    if warp >= 4:\n        x = x + 1\n",
+            "    y = x * 2\n    for i in range(4):\n        y += i\n        if warp == mma_warp:\n            pass\n",
+            "    with cute.arch.elect_one():\n        y = 1\n    while y < 3:\n        if warp > 10:\n            y = 4\n",
+            // Rebound: `warp` is no longer one definition, so no test reads it.
+            "    warp = warp + 1\n    if warp >= 8:\n        pass\n",
+            "    role = warp\n    if role == 9:\n        pass\n    z = 3\n",
+            "    for w in range(8):\n        if warp == w:\n            pass\n",
+            "    y = 0\n",
+        ];
+        for tests in bodies {
+            let src = format!("import cutlass.cute as cute\n@cute.kernel\ndef k(x, mma_warp):\n    warp = cute.arch.warp_idx()\n{tests}");
+            let m = crate::lower_text(&src).unwrap();
+            let kernel = m.kernels().next().unwrap();
+            let mut skeleton = kernel.clone();
+            skeleton.body = super::role_skeleton(&kernel.body);
+            let env: Env = [("mma_warp".to_string(), Value::Int(9))].into_iter().collect();
+            assert_eq!(threads_reaching_roles(&skeleton, &env), threads_reaching_roles(kernel, &env), "{tests}");
+            // The datapath is left out.
+            assert!(skeleton.body.len() <= kernel.body.len(), "{tests}");
+        }
+        let src = "import cutlass.cute as cute\n@cute.kernel\ndef k(x):\n    warp = cute.arch.warp_idx()\n    y = x * 2\n    if warp >= 4:\n        y = y + 1\n";
+        let m = crate::lower_text(src).unwrap();
+        let skeleton = super::role_skeleton(&m.kernels().next().unwrap().body);
+        assert_eq!(skeleton.len(), 2, "the definition of `warp` and the `if`, not `y = x * 2`: {skeleton:?}");
     }
 }
