@@ -345,6 +345,14 @@ const PRIMITIVES_TABLE: &[Entry] = &[
         names: &["cp_async_bulk_tensor_shared_cta_global"],
         params: &["dst_mem", "tma_descriptor", "coordinates", "mbar_ptr"],
     },
+    // The same into the cluster's shared window: with `multicast_mask=`,
+    // into each CTA of the mask; with `group=CTA_2`, completing on the
+    // barrier of the issuer's pair leader (read by the memory analysis).
+    Entry {
+        api: Api::Copy,
+        names: &["cp_async_bulk_tensor_shared_cluster_global"],
+        params: &["dst_mem", "tma_descriptor", "coordinates", "mbar_ptr", "im2col_offsets"],
+    },
     // A TMA store out of this CTA's shared memory (`src_mem`), as a
     // `cute.copy` with a TMA store atom: the async proxy reads the buffer, so
     // the generic writes before it need a proxy fence. Its completion
@@ -358,8 +366,8 @@ const PRIMITIVES_TABLE: &[Entry] = &[
     // window, as `cute.arch.mapa`.
     Entry { api: Api::MapSharedCluster, names: &["mapa"], params: &["addr", "cta_rank"] },
     // One arrival on `addr` once the thread's earlier tcgen05 operations
-    // complete; to this CTA only without a `multicast_mask=` (with one, or
-    // over a CTA pair, not modelled).
+    // complete; with a `multicast_mask=`, on the barrier at that offset in
+    // each CTA of the mask (`cute.nvgpu.tcgen05.commit`'s `mask`).
     Entry { api: Api::MbarrierArrive, names: &["tcgen05_commit"], params: &["mbar_ptr"] },
     // `prims.fence_proxy(prims.Proxy.ASYNC_SHARED)`: a proxy fence when its
     // kind names the async proxy, as `cute.arch.fence_proxy("async.shared")`.
@@ -766,7 +774,6 @@ mod tests {
         for q in [
             "cutlass.experimental.primitives.mbarrier_try_wait",
             "cutlass.experimental.primitives.barrier_cta_red",
-            "cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global",
             "cutlass.experimental.primitives.cp_async_shared_global",
             "cutlass.experimental.primitives.fence_proxy_async_release_sync_restrict",
             "cutlass.experimental.primitives.fence_proxy_acquire",
@@ -783,6 +790,7 @@ mod tests {
             ("cutlass.experimental.primitives.elect_sync", Api::ElectOne),
             ("cutlass.experimental.primitives.tcgen05_commit", Api::MbarrierArrive),
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cta_global", Api::Copy),
+            ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global", Api::Copy),
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta", Api::Copy),
             ("cutlass.experimental.primitives.mapa", Api::MapSharedCluster),
             ("cutlass.experimental.primitives.griddepcontrol", Api::GridDepWait),

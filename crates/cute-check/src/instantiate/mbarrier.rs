@@ -106,15 +106,14 @@ impl<'a> ThreadRun<'a> {
                 }
                 Value::None
             }
-            Api::MbarrierArrive if primitive_name(call) == Some("tcgen05_commit") && {
-                let given = |k: &str| kwargs.iter().any(|(key, v)| key == k && !matches!(v, Value::None));
-                given("multicast_mask") || given("group")
-            } =>
+            // The primitives' commit with a `multicast_mask=` is the
+            // multicast `tcgen05.commit`; its `group=` (as `cta_group=`)
+            // says which MMAs it tracks, not where it arrives.
+            Api::MbarrierArrive
+                if call.qualname.as_deref().and_then(api::nvgpu_function) == Some("tcgen05.commit")
+                    || (primitive_name(call) == Some("tcgen05_commit")
+                        && kwargs.iter().any(|(key, v)| key == "multicast_mask" && !matches!(v, Value::None))) =>
             {
-                self.unresolved(site, "a `tcgen05_commit` with a `multicast_mask=` or a CTA `group=` is not modelled".to_string());
-                Value::None
-            }
-            Api::MbarrierArrive if call.qualname.as_deref().and_then(api::nvgpu_function) == Some("tcgen05.commit") => {
                 self.tcgen05_commit(call, bar_expr, args, kwargs, site);
                 Value::None
             }
@@ -210,7 +209,8 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
-    /// `cute.nvgpu.tcgen05.commit(mbar_ptr, mask=None, cta_group=...)`: one
+    /// `cute.nvgpu.tcgen05.commit(mbar_ptr, mask=None, cta_group=...)` (and
+    /// `prims.tcgen05_commit(addr, multicast_mask=..., group=...)`): one
     /// arrival by the calling thread on `mbar_ptr`, or with a `mask` on the
     /// barrier at the same offset of each CTA of the cluster whose bit is
     /// set (an arrival on a peer's barrier releases at cluster scope, as the
@@ -222,7 +222,7 @@ impl<'a> ThreadRun<'a> {
     /// have, makes the kernel not checked.
     fn tcgen05_commit(&mut self, call: &Call, bar_expr: Option<&Expr>, args: &[Value], kwargs: &[(String, Value)], site: TextRange) {
         let bar_v = self.arg_value(call, "mbar_ptr", &[], args, kwargs).unwrap_or(Value::None);
-        let targets = match self.arg_value(call, "mask", &[], args, kwargs) {
+        let targets = match self.arg_value(call, "mask", &["multicast_mask"], args, kwargs) {
             None | Some(Value::None) => vec![bar_v],
             Some(mask) => {
                 let ctas = self.ctas;

@@ -296,24 +296,103 @@ impl ThreadRun<'_> {
     /// mbar)`: a TMA load the calling thread issues into `dst`, completing
     /// on `mbar`. Its bytes are the tensor map's box, which the kernel does
     /// not show: they are not counted.
-    pub(super) fn record_primitive_tma_load(&mut self, call: &cute_ir::ast::Call, args: &[Value]) {
+    ///
+    /// `prims.cp_async_bulk_tensor_shared_cluster_global(dst, tma_desc,
+    /// coords, mbar, im2col, multicast_mask=, group=)` is the same load into
+    /// the cluster's window: with a `multicast_mask`, the tile lands at
+    /// `dst`'s offset in each CTA whose bit is set, each completing on the
+    /// barrier at `mbar`'s offset in that CTA; with `group=CTA_2`, the
+    /// package routes every completion to that barrier in the issuer's pair
+    /// leader (the even rank: it clears the rank's low bit of the address).
+    /// A mask or group not known statically, or bytes delivered to another
+    /// CTA's barrier (which the synchronization model does not count), make
+    /// the kernel not checked, named.
+    pub(super) fn record_primitive_tma_load(&mut self, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
         let site = call.range;
         let (Some(dst), Some(bar)) = (args.first(), args.get(3)) else { return };
-        let barrier = match bar {
-            Value::Smem(_) => Some(self.barrier_of(bar, api::arg(call, "mbar_ptr"), site)),
-            _ => None,
+        let Some((receivers, pair_leader)) = self.cluster_tma_targets(call, kwargs) else { return };
+        let in_cta = |v: &Value, cta: u32| match v {
+            Value::Smem(s) => Value::Smem(SmemRef { cta: Some(cta), ..s.clone() }),
+            other => other.clone(),
         };
-        if let Some(b) = barrier {
-            let how = "the bytes of a TMA load of `cutlass.experimental.primitives` come from its tensor map".to_string();
-            self.record_mem(MemKind::CopyTx { barrier: b, bytes: TxBytes { value: None, lanes: 1, how } }, site);
-        }
         let name = call.args.first().and_then(primitive_buffer_name);
-        if let Some((buffer, stage)) = self.buffer_of(dst, name.as_deref().unwrap_or("tensor")) {
-            if matches!(dst, Value::Smem(_)) {
-                let region = Region { stage, element: Element::Whole };
-                self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier, by: AsyncOp::Tma }, site);
+        for cta in receivers {
+            let barrier = match bar {
+                Value::Smem(_) => Some(self.barrier_of(&in_cta(bar, pair_leader.unwrap_or(cta)), api::arg(call, "mbar_ptr"), site)),
+                _ => None,
+            };
+            if let Some(b) = barrier {
+                let how = "the bytes of a TMA load of `cutlass.experimental.primitives` come from its tensor map".to_string();
+                self.record_mem(MemKind::CopyTx { barrier: b, bytes: TxBytes { value: None, lanes: 1, how } }, site);
+            }
+            let dst = in_cta(dst, cta);
+            if let Some((buffer, stage)) = self.buffer_of(&dst, name.as_deref().unwrap_or("tensor")) {
+                if matches!(dst, Value::Smem(_)) {
+                    let region = Region { stage, element: Element::Whole };
+                    self.record_mem(MemKind::AsyncCopy { buffer, region, write: true, barrier, by: AsyncOp::Tma }, site);
+                }
             }
         }
+    }
+
+    /// Where a TMA load of the primitives lands: the CTAs that receive it
+    /// (this one, or those of `multicast_mask=`), and with `group=CTA_2` the
+    /// pair leader whose barrier completes them all. `None` (and the kernel
+    /// not checked, named) when the mask or group is not known.
+    fn cluster_tma_targets(&mut self, call: &cute_ir::ast::Call, kwargs: &[(String, Value)]) -> Option<(Vec<u32>, Option<u32>)> {
+        let site = call.range;
+        let given = |key: &str| kwargs.iter().find(|(k, v)| k == key && !matches!(v, Value::None)).map(|(_, v)| v.clone());
+        let rank = self.cta - self.cluster_base;
+        let pair_leader = match (given("group"), api::arg(call, "group")) {
+            (None, _) => None,
+            (Some(Value::Str(g)), _) if g.eq_ignore_ascii_case("cta_1") => None,
+            (Some(Value::Str(g)), _) if g.eq_ignore_ascii_case("cta_2") => Some(self.cluster_base + (rank & !1)),
+            (_, Some(e)) if e.dotted_last().is_some_and(|g| g.eq_ignore_ascii_case("cta_1")) => None,
+            (_, Some(e)) if e.dotted_last().is_some_and(|g| g.eq_ignore_ascii_case("cta_2")) => Some(self.cluster_base + (rank & !1)),
+            _ => {
+                self.unresolved(site, "the CTA group of this cluster TMA load is not known statically".to_string());
+                return None;
+            }
+        };
+        let receivers = match given("multicast_mask") {
+            None => vec![self.cta],
+            Some(mask) => match mask.as_int().filter(|&m| m > 0 && m < (1i64 << self.ctas)) {
+                Some(m) => (0..self.ctas).filter(|r| m >> r & 1 == 1).map(|r| self.cluster_base + r).collect(),
+                None => {
+                    let why = match mask {
+                        Value::Unknown(why) => format!("it depends on {why}"),
+                        Value::Int(m) => format!("it is {m}, in a cluster of {} CTAs", self.ctas),
+                        _ => "it is not a number known statically".to_string(),
+                    };
+                    self.unresolved(site, format!("the multicast mask of this cluster TMA load does not name CTAs of the cluster ({why})"));
+                    return None;
+                }
+            },
+        };
+        // The synchronization model takes the bytes a barrier expects as
+        // arriving (`MemKind::CopyTx` is the memory analysis's): a load one
+        // CTA issues for another CTA's barrier is what lets that barrier's
+        // phase complete, and without it the model would let the waiter run
+        // ahead of the issuer.
+        let completes_on: Vec<u32> = match pair_leader {
+            Some(leader) => vec![leader],
+            None => receivers.clone(),
+        };
+        if let Some(&other) = completes_on.iter().find(|&&c| c != self.cta) {
+            let how = match pair_leader {
+                Some(_) => "`group=CTA_2` routes it to the pair leader",
+                None => "its `multicast_mask` names it",
+            };
+            self.unresolved(
+                site,
+                format!(
+                    "this TMA load completes its bytes on the barrier of CTA {} ({how}): transaction bytes one CTA delivers to another's barrier are not modelled",
+                    other - self.cluster_base
+                ),
+            );
+            return None;
+        }
+        Some((receivers, pair_leader))
     }
 
     /// `prims.cp_async_bulk_tensor_global_shared_cta(tma_desc, src, coords)`:
@@ -963,7 +1042,7 @@ impl<'a> ThreadRun<'a> {
                 Value::None
             }
             Api::Copy if is_primitive(call) => {
-                self.record_primitive_tma_load(call, args);
+                self.record_primitive_tma_load(call, args, kwargs);
                 Value::None
             }
             Api::Copy => {
