@@ -720,7 +720,7 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     if let Some(v) = crate::layout::call(call, args, kwargs) {
         return Some(v);
     }
-    if let Some(v) = crate::layout::tcgen05_tiled_mma(call, args, kwargs) {
+    if let Some(v) = crate::layout::tcgen05_tiled_mma(call, args, kwargs).or_else(|| crate::layout::warpgroup_tiled_mma(call, args, kwargs)) {
         return Some(v);
     }
     // `types.SimpleNamespace(a=..., b=...)`: a record of the values given,

@@ -468,6 +468,41 @@ pub fn tcgen05_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]
     Some(Value::Object(Arc::new(Object { class: TCGEN05_MMA.to_string(), attrs })))
 }
 
+/// The class of a tiled MMA made by the Hopper helpers
+/// (`sm90_utils.make_trivial_tiled_mma(..., atom_layout_mnk, tiler_mn)`):
+/// attribute `size`, the threads that issue it. A warpgroup MMA atom is
+/// issued by the 128 threads of a warp group, and the tiled MMA repeats it
+/// `atom_layout_mnk` times, one warp group each.
+pub const WARPGROUP_MMA: &str = "WarpgroupTiledMma";
+
+/// Threads of one warpgroup MMA atom.
+const WARPGROUP_THREADS: i64 = 128;
+
+/// `make_trivial_tiled_mma` of the Hopper helpers
+/// (`cutlass.utils.hopper_helpers`, `utils.sm90`): a [`WARPGROUP_MMA`],
+/// its size known when `atom_layout_mnk` (keyword or sixth argument) is.
+/// `None` for other calls.
+pub fn warpgroup_tiled_mma(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
+    if last_part(call)? != "make_trivial_tiled_mma" {
+        return None;
+    }
+    let path = call.qualname.clone().or_else(|| call.func.dotted())?.to_ascii_lowercase();
+    if !(path.contains("hopper") || path.contains("sm90")) {
+        return None;
+    }
+    let atoms = kwargs.iter().find(|(k, _)| k == "atom_layout_mnk").map(|(_, v)| v).or_else(|| args.get(5));
+    let size = match atoms {
+        Some(Value::Tuple(items)) => items.iter().map(Value::as_int).product::<Option<i64>>().filter(|&n| n > 0),
+        _ => None,
+    };
+    let size = match size {
+        Some(n) => Value::Int(n * WARPGROUP_THREADS),
+        None => Value::unknown("the atom layout of a warpgroup MMA"),
+    };
+    let attrs = [("size".to_string(), size)].into_iter().collect();
+    Some(Value::Object(Arc::new(Object { class: WARPGROUP_MMA.to_string(), attrs })))
+}
+
 /// What [`with_single_cta_mmas`] assumes, for the notes of a model.
 pub const SINGLE_CTA_MMA: &str =
     "the CTA group of a tcgen05 MMA is not known statically: with one CTA per cluster an MMA spans one CTA (`thr_id` of size 1)";
@@ -626,6 +661,12 @@ pub fn call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<V
         "size" | "cosize" => {
             let v = arg("a", 0)?;
             let mode = arg("mode", 1).and_then(ints);
+            // `cute.size(tiled_mma)`: the threads of a warpgroup MMA.
+            if let (Value::Object(o), None, "size") = (v, &mode, name) {
+                if o.class == WARPGROUP_MMA {
+                    return o.attrs.get("size").cloned();
+                }
+            }
             let layout = match v {
                 Value::Object(_) => Layout::of_value(v),
                 shape => Layout::compact(shape, None),

@@ -1045,3 +1045,46 @@ def host(x: cute.Tensor):
     let d = names(&src(barrier, "prims.mbarrier_arrive(mbar)"));
     assert!(d.len() == 1 && d[0].0 == "tmem-lifetime" && d[0].1.contains("an MMA"), "{d:?}");
 }
+
+/// A Hopper tiled MMA (`hopper_helpers.make_trivial_tiled_mma`) is issued by
+/// one warp group per atom of `atom_layout_mnk`: its `size` (and
+/// `cute.size` of it) is what sizes the consumer groups and barriers of the
+/// warp groups that run it.
+#[test]
+fn warpgroup_mmas_are_issued_by_a_warp_group_per_atom() {
+    let src = |atoms: &str, size: &str, threads: u32| {
+        format!(
+            "{HEAD}{}",
+            r#"
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass.cute.nvgpu import warpgroup
+
+@cute.kernel
+def k(tiled_mma: cute.TiledMma):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    bar = pipeline.NamedBarrier(barrier_id=1, num_threads=SIZE)
+    if warp < 4 * ATOMS:
+        bar.arrive_and_wait()
+
+@cute.jit
+def host(a_dtype):
+    tiled_mma = sm90_utils.make_trivial_tiled_mma(
+        cutlass.Float16, cutlass.Float16, warpgroup.OperandMajorMode.K, warpgroup.OperandMajorMode.K, cutlass.Float32,
+        atom_layout_mnk=(ATOMS, 1, 1), tiler_mn=(64, 128),
+    )
+    k(tiled_mma).launch(grid=[1, 1, 1], block=[THREADS, 1, 1])
+"#
+        )
+        .replace("ATOMS", atoms)
+        .replace("SIZE", size)
+        .replace("THREADS", &threads.to_string())
+    };
+    for atoms in ["1", "2", "3"] {
+        let threads = 128 * atoms.parse::<u32>().unwrap() + 128;
+        assert_eq!(names(&src(atoms, "tiled_mma.size", threads)), vec![], "{atoms} atoms");
+        assert_eq!(names(&src(atoms, "cute.size(tiled_mma)", threads)), vec![], "{atoms} atoms, cute.size");
+    }
+    // One warp group short: the barrier waits for threads that never come.
+    let d = names(&src("2", "tiled_mma.size + 128", 384));
+    assert!(d.iter().any(|(n, _)| *n != "analysis-incomplete"), "{d:?}");
+}
