@@ -14,6 +14,7 @@
 //! max-memory-mb = 1024                         # memory one exploration's states may take
 //! request-deadline-ms = 30000                  # the server answers a request by then, checked or not
 //! src = ["src", "../shared"]                   # further roots absolute imports are found under
+//! python = ".venv/bin/python"                  # the environment whose installed packages imports may reach
 //! target = "sm_100a"                           # the GPU the kernels are for (else `CUTE_DSL_ARCH`, else sm_90a)
 //! ```
 //!
@@ -71,6 +72,11 @@ pub struct Config {
     /// `target`: the GPU architecture the kernels are for (`sm_90a`), for
     /// how many CTAs fit at once (`forward-progress`).
     pub target: Option<String>,
+    /// `python`: the Python environment the kernels run in (its interpreter
+    /// or its directory; [`discover`] makes it relative to the file that
+    /// names it), whose installed packages absolute imports also reach
+    /// (see [`Config::environment_roots`]).
+    pub python: Option<PathBuf>,
 }
 
 /// The configuration file of its own, with the keys at its top level.
@@ -202,6 +208,10 @@ impl Config {
                     Value::String(dir) => config.src.push(PathBuf::from(dir)),
                     _ => problems.push(format!("{origin}: {key}: expected a list of directories, found {value}")),
                 },
+                "python" => match value.as_str() {
+                    Some(p) if !p.is_empty() => config.python = Some(PathBuf::from(p)),
+                    _ => problems.push(format!("{origin}: {key}: expected the path of a Python interpreter or environment, found {value}")),
+                },
                 "target" => match value.as_str() {
                     Some(t) if cute_check::progress::arch(t).is_some() => config.target = Some(t.to_string()),
                     _ => problems.push(format!(
@@ -279,7 +289,41 @@ impl Config {
         out.request_deadline_ms = over.request_deadline_ms.or(self.request_deadline_ms);
         out.src.extend(over.src.iter().cloned());
         out.target = over.target.clone().or(out.target);
+        out.python = over.python.clone().or(out.python);
         out
+    }
+
+    /// The `site-packages` directories of the Python environment the kernels
+    /// run in, searched after `src` for absolute imports, so that a kernel
+    /// library installed there (`from quack import copy_utils`) is followed
+    /// as a package's own modules are: read as source, never run. The
+    /// environment is `python` when configured (an interpreter, whose
+    /// environment is the directory above its `bin`, or the environment's
+    /// directory), else the active virtual environment (`virtual_env`, from
+    /// `$VIRTUAL_ENV`), else a `.venv` beside the configuration file. The
+    /// interpreter on `PATH` is not taken: which one a shell finds says
+    /// nothing of the project, and its packages are the whole system's.
+    pub fn environment_roots(&self, config_file: Option<&Path>, virtual_env: Option<&Path>) -> Vec<PathBuf> {
+        let beside = config_file.and_then(Path::parent).map(|d| d.join(".venv"));
+        let env = match &self.python {
+            Some(p) if p.is_file() => p.parent().and_then(Path::parent).map(Path::to_path_buf),
+            Some(p) => Some(p.clone()),
+            None => virtual_env.map(Path::to_path_buf).or(beside),
+        };
+        let Some(env) = env.filter(|e| e.is_dir()) else { return Vec::new() };
+        // `lib/python3.11/site-packages` (POSIX), `Lib/site-packages` (Windows).
+        let mut roots: Vec<PathBuf> = std::fs::read_dir(env.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+            .map(|e| e.path().join("site-packages"))
+            .chain(std::iter::once(env.join("Lib").join("site-packages")))
+            .filter(|d| d.is_dir())
+            .collect();
+        roots.sort();
+        roots.dedup();
+        roots
     }
 
     /// Whether the rule named `rule` runs: on or off in `rules`, else
@@ -367,6 +411,7 @@ pub fn discover(file: &Path) -> (Config, Option<PathBuf>, Vec<String>) {
                 problems.extend(found);
                 let dir = path.parent().unwrap_or(Path::new("."));
                 config.src = config.src.iter().map(|d| dir.join(d)).collect();
+                config.python = config.python.as_ref().map(|p| dir.join(p));
                 for missing in config.src.iter().filter(|d| !d.is_dir()) {
                     problems.push(format!("{}: src: `{}` is not a directory", path.display(), missing.display()));
                 }

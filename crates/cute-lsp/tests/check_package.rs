@@ -102,6 +102,46 @@ fn a_library_outside_the_package_is_found_through_src() {
     assert!(String::from_utf8_lossy(&told.stderr).contains("src: `") && String::from_utf8_lossy(&told.stderr).contains("gone` is not a directory"), "{}", String::from_utf8_lossy(&told.stderr));
 }
 
+/// The library installed in a Python environment (`site-packages`): found
+/// through the configuration's `python`, the active `$VIRTUAL_ENV`, or a
+/// `.venv` beside the configuration file, and not otherwise.
+#[test]
+fn a_library_installed_in_the_environment_is_found_there() {
+    let dir = split_layout("environment");
+    let found = |o: &Output| rules_of(o).contains(&"named-barrier-count-mismatch".to_string());
+    let check = |virtual_env: Option<&Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cute-lsp"));
+        cmd.args(["check", "--format", "json", "kernel.py"]).current_dir(dir.join("app")).env_remove("VIRTUAL_ENV");
+        if let Some(env) = virtual_env {
+            cmd.env("VIRTUAL_ENV", env);
+        }
+        cmd.output().expect("cute-lsp runs")
+    };
+    // Installed in an environment elsewhere: not found without it.
+    let env = dir.join("env");
+    let site = env.join("lib/python3.11/site-packages");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::rename(dir.join("lib/handoff_lib"), site.join("handoff_lib")).unwrap();
+    write(&dir, "pyproject.toml", "[tool.cute-lsp]\n");
+    assert!(!found(&check(None)), "{:?}", rules_of(&check(None)));
+    // The active virtual environment.
+    assert!(found(&check(Some(&env))), "{:?}", rules_of(&check(Some(&env))));
+    // The configuration's interpreter, or the environment's directory.
+    write(&dir, "env/bin/python", "");
+    for python in ["env/bin/python", "env"] {
+        write(&dir, "pyproject.toml", &format!("[tool.cute-lsp]\npython = \"{python}\"\n"));
+        assert!(found(&check(None)), "python = {python}: {:?}", rules_of(&check(None)));
+    }
+    // A `.venv` beside the configuration file.
+    write(&dir, "pyproject.toml", "[tool.cute-lsp]\n");
+    std::fs::rename(&env, dir.join(".venv")).unwrap();
+    assert!(found(&check(None)), "{:?}", rules_of(&check(None)));
+    // A value that is no path is said.
+    write(&dir, "pyproject.toml", "[tool.cute-lsp]\npython = 3\n");
+    let told = check(None);
+    assert!(String::from_utf8_lossy(&told.stderr).contains("python: expected the path"), "{}", String::from_utf8_lossy(&told.stderr));
+}
+
 #[test]
 fn cycles_missing_modules_and_broken_modules_degrade_to_what_is_known() {
     let dir = scratch("broken");

@@ -296,13 +296,16 @@ fn check_file(
 ) -> std::io::Result<(String, Vec<Diagnostic>, Option<FileFacts>, Option<Fixed>)> {
     let bytes = std::fs::read(path)?;
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let (config, _, problems) = cute_lint::config::discover(&absolute);
+    let (config, config_file, problems) = cute_lint::config::discover(&absolute);
     for p in problems {
         eprintln!("cute-lsp: {p}");
     }
     let config = config.with(overrides);
     let options = AnalysisOptions { workers: if cores_idle { 0 } else { 1 }, ..config.analysis_options() };
-    let sources = cute_lint::sources::WithRoots { sources, roots: config.src.clone() };
+    let virtual_env = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
+    let mut roots = config.src.clone();
+    roots.extend(config.environment_roots(config_file.as_deref(), virtual_env.as_deref()));
+    let sources = cute_lint::sources::WithRoots { sources, roots };
     Ok(match String::from_utf8(bytes) {
         Ok(text) => {
             let analyze = |t: &str| analyze_file(&absolute, t, &options, &sources);
