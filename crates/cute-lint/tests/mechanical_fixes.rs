@@ -284,3 +284,87 @@ fn a_flip_the_fix_cannot_place_under_the_wrap_gets_no_fix() {
     let found = of_rule(&twice, "vacuous-wait");
     assert!(found.iter().all(|d| d.fixes.is_empty()), "{found:?}");
 }
+
+const GROUP_COUNT: &str = "pipeline/group_count_bug.py";
+const DECLARED_GROUP: &str = "    consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, DECLARED_CONSUMER_THREADS)\n";
+
+/// A pipeline's `create` initialises `empty[i]` with its consumer group's
+/// size: the fix rewrites that size, where the group is written (the
+/// assignment of the name passed, or the `create` call itself), in the
+/// group's agent, whatever the size is written as.
+#[test]
+fn a_pipeline_group_of_the_wrong_size_gets_the_size_the_arrivals_make() {
+    let text = fixture(GROUP_COUNT);
+    let (fix, out) = fixed(&text, "arrive-count-mismatch");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(fix.title.contains("`empty[0] of mbar` with 96 arrivals"), "{}", fix.title);
+    assert!(out.contains("    consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 96)\n"), "{out}");
+    assert!(out.contains("NUM_CONSUMER_THREADS = 96\nDECLARED_CONSUMER_THREADS = 64"), "the constant is left alone: {out}");
+
+    for (group, expect) in [
+        // A keyword size, a literal, an expression.
+        ("pipeline.CooperativeGroup(pipeline.Agent.Thread, size=64)", "pipeline.CooperativeGroup(pipeline.Agent.Thread, size=96)"),
+        ("pipeline.CooperativeGroup(pipeline.Agent.Thread, 2 * 32)", "pipeline.CooperativeGroup(pipeline.Agent.Thread, 96)"),
+        // Counted in warps: the three consumer warps.
+        ("pipeline.CooperativeGroup(pipeline.Agent.Warp, 2)", "pipeline.CooperativeGroup(pipeline.Agent.Warp, 3)"),
+        ("pipeline.CooperativeGroup(pipeline.Agent.Warp)", "pipeline.CooperativeGroup(pipeline.Agent.Warp, 3)"),
+    ] {
+        let src = replaced(&text, DECLARED_GROUP, &format!("    consumer_group = {group}\n"));
+        let (_, out) = fixed(&src, "arrive-count-mismatch");
+        assert!(out.contains(&format!("    consumer_group = {expect}\n")), "{group}: {out}");
+    }
+
+    // The group written in the `create` call.
+    let inline = replaced(&text, DECLARED_GROUP, "");
+    let inline = replaced(&inline, "        consumer_group=consumer_group,\n", "        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, DECLARED_CONSUMER_THREADS),\n");
+    let (_, out) = fixed(&inline, "arrive-count-mismatch");
+    assert!(out.contains("        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 96),\n"), "{out}");
+
+    // Two consumer warps, not three: the count follows the arrivals.
+    let two = replaced(&text, "NUM_CONSUMER_THREADS = 96\nDECLARED_CONSUMER_THREADS = 64", "NUM_CONSUMER_THREADS = 64\nDECLARED_CONSUMER_THREADS = 96");
+    let (fix, out) = fixed(&two, "arrive-count-mismatch");
+    assert!(fix.title.contains("with 64 arrivals"), "{}", fix.title);
+    assert!(out.contains("    consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 64)\n"), "{out}");
+}
+
+/// A group passed to another pipeline too keeps its size there: the group
+/// is written anew, in threads, in the `create` call of the pipeline whose
+/// count is wrong; as it is where the count is not whole warps of a group
+/// counted in warps.
+#[test]
+fn a_shared_or_partial_warp_group_is_written_anew_in_the_call() {
+    let text = fixture(GROUP_COUNT);
+    let shared = replaced(&text, "    producer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, NUM_PRODUCER_THREADS)\n", "");
+    let shared = replaced(&shared, DECLARED_GROUP, "    consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, DECLARED_CONSUMER_THREADS)\n    other_group = consumer_group\n");
+    let shared = replaced(&shared, "        producer_group=producer_group,\n", "        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, NUM_PRODUCER_THREADS),\n");
+    let (_, out) = fixed(&shared, "arrive-count-mismatch");
+    assert!(out.contains(DECLARED_GROUP), "{out}");
+    assert!(out.contains("        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 96),\n"), "{out}");
+
+    let text = fixture("pipeline/multicast_signaling_bug.py");
+    let (_, out) = fixed(&text, "arrive-count-mismatch");
+    assert!(out.contains("        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 2),\n"), "{out}");
+}
+
+/// Lanes that skip a per-thread commit under `if lane == 0` but copy all
+/// the same: a count lowered to the one arrival would leave their copies
+/// untracked, so no count is offered.
+#[test]
+fn a_commit_skipped_by_the_other_lanes_of_a_warp_gets_no_count() {
+    let text = fixture("pipeline/cp_async_commit_bug.py");
+    no_fix(&text, "arrive-count-mismatch");
+    // Every lane commits, the group counts a warp too many.
+    let all = replaced(&text, "            if lane == 0:\n                ring_pipe.producer_commit(prod_state)\n", "            ring_pipe.producer_commit(prod_state)\n");
+    let all = replaced(&all, "pipeline.CooperativeGroup(pipeline.Agent.Thread, NUM_PRODUCER_THREADS)", "pipeline.CooperativeGroup(pipeline.Agent.Thread, 2 * NUM_PRODUCER_THREADS)");
+    let (_, out) = fixed(&all, "arrive-count-mismatch");
+    assert!(out.contains("    producer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 32)\n"), "{out}");
+}
+
+/// The consumer group counts the threads of the consumer warps, written
+/// `32 * NUM_CONSUMER_WARPS`, where one lane of each releases.
+#[test]
+fn a_tma_consumer_group_counted_in_threads_gets_one_per_warp() {
+    let text = fixture("pipeline/tma_consumer_index_bug.py");
+    let (_, out) = fixed(&text, "arrive-count-mismatch");
+    assert!(out.contains("consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 2),"), "{out}");
+}

@@ -148,11 +148,15 @@ fn derived_count(m: &Mismatch) -> Option<u32> {
 /// waiting thread arriving there runs clean and matches its count.
 pub fn verify(ctx: &KernelContext<'_>, model: &Model, m: &mut Mismatch, clean: &mut dyn FnMut(&Model) -> bool) {
     if let Some(count) = derived_count(m) {
+        // The count is written once for all the barriers that init makes
+        // alike (every stage of a ring, the pipeline's `empty[i]`), so the
+        // repair sets it for each of them.
+        let root = |b: u32| model.barriers[b as usize].name.split('[').next().unwrap_or_default().to_string();
         let mut repaired = model.clone();
         for g in &mut repaired.groups {
             for op in &mut g.ops {
                 if let OpKind::Init { bar, count: c } = &mut op.kind {
-                    if *bar == m.bar {
+                    if *bar == m.bar || (op.site == m.init_site && *c == m.expected && root(*bar) == root(m.bar)) {
                         *c = count;
                     }
                 }
@@ -161,6 +165,35 @@ pub fn verify(ctx: &KernelContext<'_>, model: &Model, m: &mut Mismatch, clean: &
         m.repair.count = clean(&repaired);
     }
     m.repair.unguard = unguarded(ctx, model, m, clean);
+    // Lanes that skip the arrive but run the protocol with their warp: a
+    // count lowered to the arrivals made would leave what they did before
+    // it (their writes, their `cp.async` copies, which each thread's
+    // `PipelineCpAsync` commit tracks) unpublished.
+    if lanes_skip(ctx, model, m) {
+        m.repair.count = false;
+    }
+}
+
+/// Whether the one arrive of `m` is alone in an `if` on the thread, made by
+/// threads that each stand for a converged warp (lane 0 of each, no other
+/// lane of theirs with operations of its own): the other lanes of those
+/// warps skip it.
+fn lanes_skip(ctx: &KernelContext<'_>, model: &Model, m: &Mismatch) -> bool {
+    let [(site, _, _)] = m.contributions.as_slice() else { return false };
+    let Some((_, chain)) = ctx.ancestors(*site) else { return false };
+    let [.., guard, _] = chain.as_slice() else { return false };
+    let StmtKind::If { cond, then, orelse } = &guard.kind else { return false };
+    if then.len() != 1 || !orelse.is_empty() || !ctx.varies_across_threads(cond) {
+        return false;
+    }
+    let arriving: Vec<(u32, u32)> = model
+        .groups
+        .iter()
+        .filter(|g| g.ops.iter().any(|o| o.site == *site && matches!(o.kind, OpKind::Arrive { bar, .. } if bar == m.bar)))
+        .flat_map(|g| g.threads.iter().copied())
+        .collect();
+    let with_ops = |t: &(u32, u32)| model.groups.iter().any(|g| !g.ops.is_empty() && g.threads.contains(t));
+    !arriving.is_empty() && arriving.iter().all(|&(cta, tid)| tid % 32 == 0 && !(tid + 1..tid + 32).any(|l| with_ops(&(cta, l))))
 }
 
 /// The `if` on the thread around the one arrive of `m`, when every waiting
@@ -237,9 +270,13 @@ pub fn diagnostic(
     related.extend(trace);
     let mut fixes = Vec::new();
     if let (true, Some(count)) = (m.repair.count, derived_count(m)) {
-        fixes.extend(count_argument(ctx, m.init_site).map(|range| Fix {
+        let edit = match ctx.call_at(m.init_site) {
+            Some(call) if call.name() == "create" => group_size(ctx, model, m, call, count),
+            _ => count_argument(ctx, m.init_site).map(|range| Edit { range, new_text: count.to_string() }),
+        };
+        fixes.extend(edit.map(|edit| Fix {
             title: format!("initialise {name} with {}", arrivals(count as u64)),
-            edits: vec![Edit { range, new_text: count.to_string() }],
+            edits: vec![edit],
             applicability: crate::Applicability::Unsafe,
         }));
     }
@@ -278,6 +315,92 @@ pub fn diagnostic(
 /// (second positional argument, or `cnt=` / `expected=`).
 fn count_argument(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
     ctx.argument_range(site, &["cnt", "expected", "count"], 1)
+}
+
+/// The edit that makes a pipeline's `create(...)` at `m.init_site`
+/// initialise the barriers of `m` with `count`: the size of the cooperative
+/// group of that side (`producer_group=` for `full`, `consumer_group=` for
+/// `empty`), written in the call or in the one assignment of the name it
+/// passes. Where the package counts the group's threads as the barrier's
+/// count (no multicast signalling, no peer CTA's copies added to a
+/// leader's `full`): the size, in the group's agent (`Agent.Warp` counts
+/// warps), or the group written anew in threads when the count is not
+/// whole warps. A group passed to several pipelines is written anew in the
+/// `create` call, so that the others keep theirs.
+fn group_size(ctx: &KernelContext<'_>, model: &Model, m: &Mismatch, create: &cute_ir::ast::Call, count: u32) -> Option<Edit> {
+    use cute_ir::ast::{Expr, Target};
+    if ctx.module.linked_file(m.init_site).is_some() {
+        return None;
+    }
+    let side = match model.barriers[m.bar as usize].name.split('[').next()? {
+        "full" => "producer_group",
+        "empty" => "consumer_group",
+        _ => return None,
+    };
+    let kwarg = |name: &str| create.kwargs.iter().find(|(k, _)| k == name).map(|(_, e)| e);
+    // The package's count is not the group's size there.
+    if kwarg("enable_multicast_signaling").is_some_and(|e| !matches!(e, Expr::Name(n) if n == "False" || n == "None"))
+        || (side == "producer_group" && model.ctas > 1 && kwarg("cta_layout_vmnk").is_some())
+    {
+        return None;
+    }
+    let (function, _) = ctx.ancestors(m.init_site)?;
+    let group_call = |e: &Expr| match e {
+        Expr::Call(c) if c.name() == "CooperativeGroup" => Some(c.as_ref().clone()),
+        _ => None,
+    };
+    let passed = kwarg(side)?;
+    // The group as written in the call, or the one value its name is given
+    // in the function, before the call; with whether another call reads it.
+    let (group, shared) = match passed {
+        Expr::Name(name) => {
+            let mut values = Vec::new();
+            cute_ir::ast::for_each_binding(&function.body, &mut |t, v| {
+                if matches!(t, Target::Name(n) if n == name) || t.bound_names().contains(name) {
+                    values.push(v);
+                }
+            });
+            let [Some(value)] = values.as_slice() else { return None };
+            let group = group_call(value)?;
+            if group.range.start > m.init_site.start {
+                return None;
+            }
+            let mut uses = Vec::new();
+            cute_ir::ast::for_each_expr(&function.body, &mut |e| e.collect_uses(&mut uses));
+            (group, uses.iter().filter(|u| *u == name).count() > 1)
+        }
+        e => (group_call(e)?, false),
+    };
+    let agent_range = ctx.argument_range(group.range, &["agent"], 0)?;
+    let agent = ctx.slice(agent_range);
+    let per_unit = match agent.rsplit('.').next()? {
+        "Thread" => 1,
+        "Warp" => 32,
+        _ => return None,
+    };
+    let size = ctx.argument_range(group.range, &["size"], 1);
+    let whole_group = |range: TextRange| {
+        let callee = ctx.slice(TextRange { start: group.range.start, end: group.range.start + ctx.slice(group.range).find('(')? as u32 });
+        let thread = format!("{}.Thread", agent.rsplit_once('.')?.0);
+        Some(Edit { range, new_text: format!("{callee}({thread}, {count})") })
+    };
+    if shared {
+        return whole_group(passed_range(ctx, create, side)?);
+    }
+    if count % per_unit != 0 {
+        return whole_group(group.range);
+    }
+    let new_text = (count / per_unit).to_string();
+    Some(match size {
+        Some(range) => Edit { range, new_text },
+        // `CooperativeGroup(Agent.Thread)`: a size of one, given now.
+        None => Edit { range: TextRange { start: agent_range.end, end: agent_range.end }, new_text: format!(", {new_text}") },
+    })
+}
+
+/// The text range of the value of keyword argument `name` of `call`.
+fn passed_range(ctx: &KernelContext<'_>, call: &cute_ir::ast::Call, name: &str) -> Option<TextRange> {
+    ctx.argument_range(call.range, &[name], usize::MAX)
 }
 
 /// "1 arrival", "32 arrivals".
