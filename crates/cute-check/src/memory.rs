@@ -153,6 +153,12 @@ pub enum Repair {
     /// with the parity it waits for (a spelling of the wait to copy).
     /// `copy` is the copy's call, which names the barrier.
     InsertWaitBefore { site: TextRange, stmt: u32, copy: TextRange, phase: u32, later: Option<TextRange>, earlier: Option<(TextRange, u8)> },
+    /// The issuing thread waits for every bulk group it has committed
+    /// (`cp_async_bulk_wait_group(0, read=True)`) right after committing
+    /// the TMA store at `copy`. `barrier`: the writing thread is another
+    /// one that no synchronization of the issuer after the store reaches,
+    /// so a CTA barrier must carry the wait to it.
+    WaitForStoreGroup { copy: TextRange, barrier: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

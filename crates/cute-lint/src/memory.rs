@@ -287,6 +287,7 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
             only_the_free.then(|| barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the free")).flatten()
         }
         Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
+        Repair::WaitForStoreGroup { copy, barrier } => store_group_wait(ctx, *copy, *barrier),
         // Made by the rule itself, which knows how the kernel spells its wait.
         Repair::InsertGridDependencyWaitBefore { .. } | Repair::InsertWaitBefore { .. } => None,
     }
@@ -341,6 +342,65 @@ fn tmem_store_fence_before(ctx: &KernelContext<'_>, site: TextRange, after: Text
         title: "Insert `fence_view_async_tmem_store()` before the hand-off".to_string(),
         edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.fence_view_async_tmem_store()"))],
         applicability: crate::Applicability::Safe,
+    })
+}
+
+/// The fix of a buffer written while the TMA store at `copy` may still read
+/// it: the issuing thread waits for its bulk groups
+/// (`cp_async_bulk_wait_group(0, read=True)`, which is always enough) on
+/// the line after the `cp_async_bulk_commit_group()` that follows the
+/// store in its block, before any synchronization of the issuer after the
+/// store; with `barrier`, a CTA barrier after the branches on the thread
+/// around the store carries the wait to the other threads. None where the
+/// store is not in the kernel's text or its commit is not the statement
+/// after it (a `PipelineTmaStore`'s, another function's). Only a wait
+/// added, it strengthens ordering (safe); with a barrier, every thread must
+/// reach it (unsafe).
+fn store_group_wait(ctx: &KernelContext<'_>, copy: TextRange, barrier: bool) -> Option<Fix> {
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= copy.start && copy.end <= kernel.end) {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(copy)?;
+    let [.., block, store] = chain.as_slice() else { return None };
+    let body = match &block.kind {
+        StmtKind::If { then, orelse, .. } => if then.iter().any(|s| std::ptr::eq(s, *store)) { then } else { orelse },
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => body,
+        _ => return None,
+    };
+    let at = body.iter().position(|s| std::ptr::eq(s, *store))?;
+    let commit = body.get(at + 1)?;
+    let StmtKind::Expr(cute_ir::ast::Expr::Call(call)) = &commit.kind else { return None };
+    if call.name() != "cp_async_bulk_commit_group" || ctx.slice(commit.range).contains('\n') {
+        return None;
+    }
+    let prefix = ctx.arch_prefix(call.range);
+    let line = |at: TextRange, text: String| {
+        let start = ctx.next_line_start(at.end.saturating_sub(1));
+        Edit { range: TextRange { start, end: start }, new_text: format!("{}{text}\n", ctx.indentation_at(at.start)) }
+    };
+    let mut edits = vec![line(commit.range, format!("{prefix}.cp_async_bulk_wait_group(0, read=True)"))];
+    if barrier {
+        let branches = outside_thread_branches(ctx, copy)?;
+        if branches == store.range {
+            return None;
+        }
+        let sync = line(branches, format!("{prefix}.sync_threads()"));
+        // At the same place when the commit ends the branch: one edit, the
+        // wait first.
+        match edits.first_mut() {
+            Some(wait) if wait.range == sync.range => wait.new_text.push_str(&sync.new_text),
+            _ => edits.push(sync),
+        }
+    }
+    Some(Fix {
+        title: if barrier {
+            "Wait for the store's bulk group after its commit, and carry the wait to every thread with a CTA barrier".to_string()
+        } else {
+            "Wait for the store's bulk group after its commit".to_string()
+        },
+        edits,
+        applicability: if barrier { crate::Applicability::Unsafe } else { crate::Applicability::Safe },
     })
 }
 

@@ -368,3 +368,52 @@ fn a_tma_consumer_group_counted_in_threads_gets_one_per_warp() {
     let (_, out) = fixed(&text, "arrive-count-mismatch");
     assert!(out.contains("consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 2),"), "{out}");
 }
+
+const REUSED_TILE: &str = "bulk_group_in_flight/reused_tile_bug.py";
+const STORE_BLOCK: &str = "        if warp_idx == 0:\n            cute.copy(tma_atom, ssrc, gdst[(None, t)])\n            cute.arch.cp_async_bulk_commit_group()\n";
+
+/// A buffer the next tile overwrites while the TMA store may still read
+/// it: the issuing thread waits for its bulk groups right after the
+/// commit, and, where other threads write the buffer, a CTA barrier after
+/// the issuing branch carries the wait to them.
+#[test]
+fn a_reused_store_buffer_gets_the_bulk_wait_after_the_commit() {
+    let text = fixture(REUSED_TILE);
+    let (fix, out) = fixed(&text, "bulk-group-in-flight");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(
+        out.contains(&format!("{STORE_BLOCK}            cute.arch.cp_async_bulk_wait_group(0, read=True)\n        cute.arch.sync_threads()\n")),
+        "{out}"
+    );
+    assert_eq!(analyze_text(&out, &AnalysisOptions::default()), []);
+
+    // One thread issues, the module spelled in full, and a statement
+    // after the issuing branch: the barrier goes right after the branch.
+    let one = replaced(&text, STORE_BLOCK, "        if tidx == 0:\n            cute.copy(tma_atom, ssrc, gdst[(None, t)])\n            cutlass.cute.arch.cp_async_bulk_commit_group()\n        col = tidx % TILE\n");
+    let (_, out) = fixed(&one, "bulk-group-in-flight");
+    assert!(
+        out.contains("            cutlass.cute.arch.cp_async_bulk_commit_group()\n            cutlass.cute.arch.cp_async_bulk_wait_group(0, read=True)\n        cutlass.cute.arch.sync_threads()\n        col = tidx % TILE\n"),
+        "{out}"
+    );
+
+    // One warp does everything: it writes the buffer itself, so the wait
+    // alone orders its writes (safe), and no barrier is added.
+    let alone = replaced(&text, "NUM_THREADS = 128\n", "NUM_THREADS = 32\n");
+    let (fix, out) = fixed(&alone, "bulk-group-in-flight");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Safe, "{}", fix.title);
+    assert!(out.contains(&format!("{STORE_BLOCK}            cute.arch.cp_async_bulk_wait_group(0, read=True)\n    # Keep")), "{out}");
+    assert!(!out.contains("sync_threads()\n    # Keep"), "{out}");
+}
+
+/// A commit that is not the statement after the store (it is elsewhere,
+/// or something else comes between) is not where the wait goes: no fix.
+#[test]
+fn a_store_whose_commit_does_not_follow_it_gets_no_bulk_wait() {
+    let text = fixture(REUSED_TILE);
+    let apart = replaced(
+        &text,
+        STORE_BLOCK,
+        "        if warp_idx == 0:\n            cute.copy(tma_atom, ssrc, gdst[(None, t)])\n            x = src[0, 0]\n            cute.arch.cp_async_bulk_commit_group()\n",
+    );
+    no_fix(&apart, "bulk-group-in-flight");
+}

@@ -33,6 +33,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "read-before-wait",
     "barrier-recycling",
     "tmem-lifetime",
+    "bulk-group-in-flight",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

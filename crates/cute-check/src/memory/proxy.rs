@@ -20,7 +20,7 @@
 
 use crate::model::*;
 
-use super::event::{region_and_write, Event};
+use super::event::{accessed_buffer, region_and_write, Event};
 use super::{Execution, MemoryFinding, MemoryRule, Repair};
 
 impl<'m> Execution<'m> {
@@ -145,7 +145,23 @@ impl<'m> Execution<'m> {
                     step_copy,
                     (access.site, format!("{} writes `{name}`; the store's bulk group may still be in flight", self.who(model, t))),
                 ],
-                repair: Repair::None,
+                // The writer is the issuer, or learns of a synchronization
+                // the issuer made after the store (which a wait right
+                // after the store's commit then precedes); else a barrier
+                // must carry the wait to it.
+                // Any writer of the buffer after the store is (the writer
+                // reported may be the issuer while other warps write too).
+                repair: Repair::WaitForStoreGroup {
+                    copy: copy.site,
+                    barrier: self.events.iter().any(|e| {
+                        e.actor != issuer
+                            && e.ctl[id] < 1
+                            && e.ctl[e.actor] > issue[e.actor]
+                            && e.ctl[issuer] <= copy.ctl[issuer]
+                            && accessed_buffer(&e.kind) == Some(buffer)
+                            && region_and_write(&e.kind).is_some_and(|(_, w)| w)
+                    }),
+                },
             });
         }
         if !copy_writes || barrier.is_none() {

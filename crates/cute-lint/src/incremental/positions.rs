@@ -232,7 +232,7 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *fence = r.range(*fence);
             *barrier = r.range(*barrier);
         }
-        Repair::InsertProxyFenceBefore { site } => *site = r.range(*site),
+        Repair::InsertProxyFenceBefore { site } | Repair::WaitForStoreGroup { copy: site, .. } => *site = r.range(*site),
         Repair::InsertTmemStoreFenceBefore { site, after } => {
             *site = r.range(*site);
             *after = r.range(*after);
