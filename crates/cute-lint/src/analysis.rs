@@ -445,7 +445,19 @@ fn check_ways(
                             let trace = steps_to_related(cute_check::trace::render(explored, &cex, options.max_trace_steps));
                             findings.push(named_barrier_deadlock::diagnostic(ctx, explored, &stuck, trace, all_notes.clone(), severity));
                         }
-                        None => findings.push(explain_deadlock(ctx, explored, &cex, scenario_notes, options)),
+                        None => {
+                            let mut found = explain_deadlock(ctx, explored, &cex, scenario_notes, options);
+                            // A wait overtaken because a round's arrivals
+                            // outnumber the count: the count is the repair.
+                            if found.name == vacuous_wait::RULE.name && found.fixes.is_empty() {
+                                found.fixes.extend(arrive_count_mismatch::raised_count(ctx, explored, found.range, &mut |repaired| {
+                                    let separated = cute_check::overrun::separate_turns(repaired);
+                                    let outcome = explorer(separated.as_ref().unwrap_or(repaired), &explore_options);
+                                    matches!(outcome.verdict, Verdict::Clean) && outcome.hazards.is_empty()
+                                }));
+                            }
+                            findings.push(found)
+                        }
                     },
                 }
                 per_scenario.push(findings);

@@ -417,3 +417,49 @@ fn a_store_whose_commit_does_not_follow_it_gets_no_bulk_wait() {
     );
     no_fix(&apart, "bulk-group-in-flight");
 }
+
+const STATE_CLONE: &str = "pipeline/state_clone_bug.py";
+const CLONE_RELEASE: &str = "            # Wrong: `cons_state` has moved on to the next stage.\n            ring_pipe.consumer_release(cons_state)\n";
+
+/// A consumer that releases through its advanced state rather than the
+/// copy it took of it releases a stage it has not read, and the producer
+/// laps it: the fix releases through the copy, whatever it is called and
+/// whatever comes between.
+#[test]
+fn a_release_through_the_advanced_state_goes_through_its_copy() {
+    let text = fixture(STATE_CLONE);
+    let (fix, out) = fixed(&text, "vacuous-wait");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains("            ring_pipe.consumer_release(current)\n"), "{out}");
+
+    let renamed = text.replace("current", "read_stage");
+    let renamed = replaced(&renamed, CLONE_RELEASE, "            cutlass.cute.arch.sync_warp()\n            ring_pipe.consumer_release(cons_state)  # the stage\n");
+    let (_, out) = fixed(&renamed, "vacuous-wait");
+    assert!(out.contains("            ring_pipe.consumer_release(read_stage)  # the stage\n"), "{out}");
+
+    // The copy bound again before the release: it no longer names the stage read.
+    let rebound = replaced(&text, CLONE_RELEASE, "            current = cons_state.clone()\n            ring_pipe.consumer_release(cons_state)\n");
+    no_fix(&rebound, "vacuous-wait");
+}
+
+const MULTICAST_RELEASE: &str = "pipeline/multicast_release_count_bug.py";
+
+/// Both CTAs' MMAs release each stage on both `empty` barriers, which
+/// count one arrival: the producer's tail is lapped, and the fix counts
+/// the two releases, however the group's size is written.
+#[test]
+fn a_ring_lapped_by_more_releases_than_its_count_gets_the_count() {
+    let text = fixture(MULTICAST_RELEASE);
+    let group = "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, size=1),";
+    let (fix, out) = fixed(&text, "vacuous-wait");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains("consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, size=2),"), "{out}");
+    for (written, expect) in [
+        ("consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),", "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 2),"),
+        ("consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 1),", "consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 2),"),
+    ] {
+        let src = replaced(&text, group, written);
+        let (_, out) = fixed(&src, "vacuous-wait");
+        assert!(out.contains(expect), "{written}: {out}");
+    }
+}

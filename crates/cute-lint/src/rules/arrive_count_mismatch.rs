@@ -148,21 +148,7 @@ fn derived_count(m: &Mismatch) -> Option<u32> {
 /// waiting thread arriving there runs clean and matches its count.
 pub fn verify(ctx: &KernelContext<'_>, model: &Model, m: &mut Mismatch, clean: &mut dyn FnMut(&Model) -> bool) {
     if let Some(count) = derived_count(m) {
-        // The count is written once for all the barriers that init makes
-        // alike (every stage of a ring, the pipeline's `empty[i]`), so the
-        // repair sets it for each of them.
-        let root = |b: u32| model.barriers[b as usize].name.split('[').next().unwrap_or_default().to_string();
-        let mut repaired = model.clone();
-        for g in &mut repaired.groups {
-            for op in &mut g.ops {
-                if let OpKind::Init { bar, count: c } = &mut op.kind {
-                    if *bar == m.bar || (op.site == m.init_site && *c == m.expected && root(*bar) == root(m.bar)) {
-                        *c = count;
-                    }
-                }
-            }
-        }
-        m.repair.count = clean(&repaired);
+        m.repair.count = count_holds(model, m, count, clean);
     }
     m.repair.unguard = unguarded(ctx, model, m, clean);
     // Lanes that skip the arrive but run the protocol with their warp: a
@@ -194,6 +180,64 @@ fn lanes_skip(ctx: &KernelContext<'_>, model: &Model, m: &Mismatch) -> bool {
         .collect();
     let with_ops = |t: &(u32, u32)| model.groups.iter().any(|g| !g.ops.is_empty() && g.threads.contains(t));
     !arriving.is_empty() && arriving.iter().all(|&(cta, tid)| tid % 32 == 0 && !(tid + 1..tid + 32).any(|l| with_ops(&(cta, l))))
+}
+
+/// Whether the model with `m`'s barrier initialised for `count` runs
+/// clean. The count is written once for all the barriers that init makes
+/// alike (every stage of a ring, the pipeline's `empty[i]`), so the repair
+/// sets it for each of them.
+fn count_holds(model: &Model, m: &Mismatch, count: u32, clean: &mut dyn FnMut(&Model) -> bool) -> bool {
+    let root = |b: u32| model.barriers[b as usize].name.split('[').next().unwrap_or_default().to_string();
+    let mut repaired = model.clone();
+    for g in &mut repaired.groups {
+        for op in &mut g.ops {
+            if let OpKind::Init { bar, count: c } = &mut op.kind {
+                if *bar == m.bar || (op.site == m.init_site && *c == m.expected && root(*bar) == root(m.bar)) {
+                    *c = count;
+                }
+            }
+        }
+    }
+    clean(&repaired)
+}
+
+/// The repair of a wait at `wait` that its barrier's phases overtook
+/// (`vacuous-wait`) because the barrier completes a phase before all the
+/// arrivals of a round are in: every arriving thread arrives the same
+/// number of times, those rounds bring more arrivals than the init count,
+/// and the model with the count raised to them runs clean. The fix is the
+/// one this rule offers for a wrong count.
+pub fn raised_count(ctx: &KernelContext<'_>, model: &Model, wait: TextRange, clean: &mut dyn FnMut(&Model) -> bool) -> Option<Fix> {
+    let bar = model.groups.iter().flat_map(|g| &g.ops).find_map(|o| match o.kind {
+        OpKind::Wait { bar, .. } if o.site == wait => Some(bar),
+        _ => None,
+    })?;
+    let mut inits: Vec<(u32, TextRange)> = Vec::new();
+    let mut rounds: Vec<u64> = Vec::new();
+    let mut arrivals = 0u64;
+    for g in &model.groups {
+        let mut arrive_ops = 0u64;
+        for op in &g.ops {
+            match op.kind {
+                OpKind::Init { bar: b, count } if b == bar => inits.push((count, op.site)),
+                OpKind::Arrive { bar: b, count } if b == bar => {
+                    arrivals += count as u64 * g.size() as u64;
+                    arrive_ops += 1;
+                }
+                _ => {}
+            }
+        }
+        if arrive_ops > 0 {
+            rounds.push(arrive_ops);
+        }
+    }
+    let (&(expected, init_site), Some(&round_count)) = (inits.first()?, rounds.first()) else { return None };
+    if inits.iter().any(|i| i.0 != expected) || rounds.iter().any(|&r| r != round_count) || arrivals <= expected as u64 * round_count {
+        return None;
+    }
+    let m = Mismatch { bar, init_site, expected, arrivals, phases: round_count as u32, contributions: Vec::new(), repair: Repairs::default() };
+    let count = derived_count(&m)?;
+    count_holds(model, &m, count, clean).then(|| count_fix(ctx, model, &m, count)).flatten()
 }
 
 /// The `if` on the thread around the one arrive of `m`, when every waiting
@@ -270,15 +314,7 @@ pub fn diagnostic(
     related.extend(trace);
     let mut fixes = Vec::new();
     if let (true, Some(count)) = (m.repair.count, derived_count(m)) {
-        let edit = match ctx.call_at(m.init_site) {
-            Some(call) if call.name() == "create" => group_size(ctx, model, m, call, count),
-            _ => count_argument(ctx, m.init_site).map(|range| Edit { range, new_text: count.to_string() }),
-        };
-        fixes.extend(edit.map(|edit| Fix {
-            title: format!("initialise {name} with {}", arrivals(count as u64)),
-            edits: vec![edit],
-            applicability: crate::Applicability::Unsafe,
-        }));
+        fixes.extend(count_fix(ctx, model, m, count));
     }
     if let Some(guard) = m.repair.unguard {
         // The `if` line goes; the arrive, on the next line, takes its place.
@@ -309,6 +345,18 @@ pub fn diagnostic(
         help: Some("make the init count equal the arrivals of one phase on every path".to_string()),
         fixes,
     }
+}
+
+/// The fix that initialises `m`'s barrier with `count`: the count argument
+/// of its `mbarrier_init`, or the group size of its pipeline
+/// ([`group_size`]).
+fn count_fix(ctx: &KernelContext<'_>, model: &Model, m: &Mismatch, count: u32) -> Option<Fix> {
+    let name = model.barriers[m.bar as usize].display(model.ctas);
+    let edit = match ctx.call_at(m.init_site) {
+        Some(call) if call.name() == "create" => group_size(ctx, model, m, call, count),
+        _ => count_argument(ctx, m.init_site).map(|range| Edit { range, new_text: count.to_string() }),
+    }?;
+    Some(Fix { title: format!("initialise {name} with {}", arrivals(count as u64)), edits: vec![edit], applicability: crate::Applicability::Unsafe })
 }
 
 /// The text range of the count argument of the `mbarrier_init` call at `site`

@@ -97,7 +97,7 @@ pub fn diagnostic(
                 message,
                 "this wait's phase has been overtaken".to_string(),
                 "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
-                Vec::new(),
+                release_through_clone(ctx).into_iter().collect(),
             ),
         }
     };
@@ -268,4 +268,65 @@ pub fn stale_tokens(ctx: &KernelContext<'_>, model: &Model) -> Vec<crate::Diagno
             fixes: token_after_advance(ctx, t.token_site).into_iter().collect(),
         })
         .collect()
+}
+
+/// A consumer that keeps a copy of its state (`current = state.clone()`),
+/// advances the state, then releases through the advanced state
+/// (`pipe.consumer_release(state)`) in the same block: it releases the next
+/// stage, which it has not read, and the producer's phases run ahead. The
+/// fix releases through the copy, the stage just read. Offered where the
+/// kernel does this once, with neither name bound again in between.
+fn release_through_clone(ctx: &KernelContext<'_>) -> Option<crate::Fix> {
+    fn blocks<'s>(stmts: &'s [cute_ir::ast::Stmt], out: &mut Vec<&'s [cute_ir::ast::Stmt]>) {
+        out.push(stmts);
+        for s in stmts {
+            match &s.kind {
+                StmtKind::If { then, orelse, .. } => {
+                    blocks(then, out);
+                    blocks(orelse, out);
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => blocks(body, out),
+                _ => {}
+            }
+        }
+    }
+    // `name.method()` as a statement, or the value of an assignment.
+    let method_on = |e: &Expr, method: &str| -> Option<String> {
+        let Expr::Call(c) = e else { return None };
+        let Expr::Attr { base, attr } = &c.func else { return None };
+        let Expr::Name(n) = base.as_ref() else { return None };
+        (attr == method && c.args.is_empty() && c.kwargs.is_empty()).then(|| n.clone())
+    };
+    let binds = |s: &cute_ir::ast::Stmt, name: &str| {
+        let mut bound = false;
+        cute_ir::ast::for_each_binding(std::slice::from_ref(s), &mut |t, _| bound |= t.bound_names().iter().any(|n| n == name));
+        bound
+    };
+    let mut all = Vec::new();
+    blocks(&ctx.kernel.body, &mut all);
+    let mut found = Vec::new();
+    for block in all {
+        for (i, s) in block.iter().enumerate() {
+            let StmtKind::Assign { targets, value } = &s.kind else { continue };
+            let ([Target::Name(copy)], Some(state)) = (targets.as_slice(), method_on(value, "clone")) else { continue };
+            let rest = &block[i + 1..];
+            let Some(advance) = rest.iter().position(|s| matches!(&s.kind, StmtKind::Expr(e) if method_on(e, "advance").as_deref() == Some(&state))) else { continue };
+            for s in &rest[advance + 1..] {
+                if binds(s, copy) || binds(s, &state) || matches!(&s.kind, StmtKind::Expr(e) if method_on(e, "advance").as_deref() == Some(&state)) {
+                    break;
+                }
+                let StmtKind::Expr(Expr::Call(call)) = &s.kind else { continue };
+                let passed = call.args.first().or_else(|| call.kwargs.iter().find(|(k, _)| k == "state").map(|(_, e)| e));
+                if call.name() == "consumer_release" && matches!(passed, Some(Expr::Name(n)) if *n == state) {
+                    found.push((ctx.argument_range(call.range, &["state"], 0)?, copy.clone()));
+                }
+            }
+        }
+    }
+    let [(range, copy)] = found.as_slice() else { return None };
+    Some(crate::Fix {
+        title: format!("Release through `{copy}`, the state of the stage read"),
+        edits: vec![crate::Edit { range: *range, new_text: copy.clone() }],
+        applicability: crate::Applicability::Unsafe,
+    })
 }
