@@ -463,3 +463,28 @@ fn a_ring_lapped_by_more_releases_than_its_count_gets_the_count() {
         assert!(out.contains(expect), "{written}: {out}");
     }
 }
+
+const INHERITED_BARRIER: &str = "barrier_recycling/inherited_barrier_bug.py";
+
+/// All the threads of a generation register at one call on a named barrier
+/// counted short: the count is written where the barrier is made (a base
+/// class's `__init__`), or on the call itself, whatever it is written as.
+#[test]
+fn a_named_barrier_counted_short_at_one_call_gets_the_count() {
+    let text = fixture(INHERITED_BARRIER);
+    let (fix, out) = fixed(&text, "barrier-recycling");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains("pipeline.NamedBarrier(barrier_id=1, num_threads=128)"), "{out}");
+    assert_eq!(analyze_text(&out, &AnalysisOptions::default()), [], "{out}");
+
+    // Positional arguments.
+    let positional = replaced(&text, "pipeline.NamedBarrier(barrier_id=1, num_threads=threads - 32)", "pipeline.NamedBarrier(1, threads // 2)");
+    let (_, out) = fixed(&positional, "barrier-recycling");
+    assert!(out.contains("pipeline.NamedBarrier(1, 128)"), "{out}");
+
+    // Two barriers assigned to the name: which one the call uses is not
+    // known from the text alone, no fix.
+    let twice = replaced(&text, "        super().__init__(THREADS)\n", "        super().__init__(THREADS)\n        self.cta_sync_barrier = pipeline.NamedBarrier(barrier_id=2, num_threads=64)\n");
+    let found = of_rule(&twice, "barrier-recycling");
+    assert!(found.iter().all(|d| d.fixes.is_empty()), "{found:?}");
+}

@@ -103,7 +103,7 @@ pub fn oversubscribed_diagnostic(
         related,
         notes,
         help: Some("give each group of threads its own barrier id (ids 1-15), with its own thread count".to_string()),
-        fixes: Vec::new(),
+        fixes: one_site_count(ctx, o).into_iter().collect(),
     }
 }
 
@@ -256,6 +256,48 @@ fn back_pressure(ctx: &KernelContext<'_>, model: &Model, site: TextRange) -> Opt
                 new_text: format!("{}{}(barrier_id={free}, number_of_threads={n})\n", ctx.indentation_at(wait_stmt.range.start), func(arrive)),
             },
         ],
+        applicability: crate::Applicability::Unsafe,
+    })
+}
+
+/// All the threads of the generation register at one call: no two groups
+/// share the id, the count is short. The fix counts them where the count is
+/// written: the call's `number_of_threads=`, or the `num_threads=` of the
+/// one `NamedBarrier(...)` of this file assigned to the name the call is
+/// made on (`self.cta_sync_barrier = pipeline.NamedBarrier(barrier_id=1,
+/// num_threads=threads - 32)` in an `__init__`, the barrier's
+/// `arrive_and_wait()` in a method). Unsafe: it changes the count.
+fn one_site_count(ctx: &KernelContext<'_>, o: &Oversubscribed) -> Option<crate::Fix> {
+    let [(site, _, _)] = o.uses.as_slice() else { return None };
+    if ctx.module.linked_file(*site).is_some() {
+        return None;
+    }
+    let call = ctx.call_at(*site)?;
+    let range = match ctx.argument_range(call.range, &["number_of_threads"], usize::MAX) {
+        Some(range) => range,
+        None => {
+            let Expr::Attr { base, .. } = &call.func else { return None };
+            let object = base.dotted()?;
+            let mut made = Vec::new();
+            for f in ctx.module.functions.iter().filter(|f| ctx.module.linked_file(f.range).is_none()) {
+                cute_ir::ast::for_each_binding(&f.body, &mut |t, v| {
+                    let mut defs = Vec::new();
+                    t.collect_defs(&mut defs);
+                    if defs.contains(&object) {
+                        made.push(v.cloned());
+                    }
+                });
+            }
+            let [Some(Expr::Call(construction))] = made.as_slice() else { return None };
+            if construction.name() != "NamedBarrier" {
+                return None;
+            }
+            ctx.argument_range(construction.range, &["num_threads"], 1)?
+        }
+    };
+    Some(crate::Fix {
+        title: format!("count the {} threads that register at this call", o.registered),
+        edits: vec![crate::Edit { range, new_text: o.registered.to_string() }],
         applicability: crate::Applicability::Unsafe,
     })
 }
