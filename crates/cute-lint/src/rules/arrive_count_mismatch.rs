@@ -7,7 +7,9 @@
 //! Irregular protocols (waiters that wait different numbers of times,
 //! several init counts) are left to the checker. Its quick fixes are
 //! offered where the model, repaired the same way, explores clean
-//! ([`verify`]).
+//! ([`verify`]): the count of an `mbarrier_init`, or the size of a
+//! pipeline's cooperative group ([`group_size`]). `vacuous-wait` offers the
+//! same count where a round's arrivals outnumber it ([`raised_count`]).
 
 use std::collections::BTreeMap;
 
