@@ -418,6 +418,7 @@ pub fn instantiate(
     model.stale_tokens = shared.stale_tokens.into_values().collect();
     model.storage_overruns = shared.storage_overruns.into_values().collect();
     model.memory_conditions = shared.memory_conditions.into_values().collect();
+    cluster::st_async_bytes_as_arrivals(&mut model);
     Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps }
 }
 

@@ -24,7 +24,9 @@
 //! barrier phase its transaction bytes complete; the threads' own accesses
 //! reach a later async copy only through a proxy fence in the accessing
 //! thread that precedes, in happens-before, the copy's issue ("fence first,
-//! barrier second").
+//! barrier second"). A store by `st.async` into a peer CTA (`store_async_dsmem`)
+//! is a clock of its own too, in the generic proxy, reaching the peer's
+//! threads through the phase its bytes complete (`st_async`).
 //!
 //! A pair ordered by neither clock is a race; a pair ordered by the control
 //! clock alone is ordered by timing but not by the memory model, and the
@@ -58,6 +60,7 @@
 //! * `pairs`: the pairs of a buffer's accesses that may conflict;
 //! * `findings`: each pair judged by the rules of its kind;
 //! * `proxy`: an async copy and a generic access (proxy fences, waits);
+//! * `st_async`: a store by `st.async` into a peer CTA and a generic access;
 //! * `shared`: two generic accesses of shared memory (races, scopes);
 //! * `message_passing`: global memory handed over through a counter;
 //! * `lane_race`: races between lanes of one converged warp;
@@ -78,6 +81,7 @@ mod pairs;
 mod proxy;
 mod schedule;
 mod shared;
+mod st_async;
 mod step;
 mod tmem;
 mod tmem_fence;

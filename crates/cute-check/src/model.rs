@@ -568,7 +568,9 @@ impl GuardCmp {
     }
 }
 
-/// What performs an access of shared memory in the async proxy.
+/// What performs an access of shared memory on its own, after the thread
+/// that issued it has gone on: in the async proxy, or (`StAsync`) in the
+/// generic proxy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AsyncOp {
     /// A TMA or bulk copy.
@@ -576,6 +578,11 @@ pub enum AsyncOp {
     /// A cluster launch control query (`issue_clc_query`), writing its
     /// response.
     ClcQuery,
+    /// `st.async` (`store_async_dsmem`): a store into a peer CTA's shared
+    /// memory that completes on the peer's mbarrier, performed in the
+    /// generic proxy (no proxy fence orders it; release at cluster scope
+    /// when it completes).
+    StAsync,
 }
 
 /// A memory operation or fence of one thread.

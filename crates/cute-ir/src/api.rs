@@ -31,7 +31,7 @@
 //!
 //! The synchronization of modules that are not modelled (the other primitives
 //! that synchronize, `cutlass.experimental.task_scheduling`, the pipelines of
-//! `cutlass.cute.experimental`, `store_async_dsmem`, the epilogues of
+//! `cutlass.cute.experimental`, the epilogues of
 //! `cutlass.utils.gemm.sm100`) is
 //! [`Api::Unmodelled`]: it makes a kernel not checked where it is reached,
 //! never passed over.
@@ -51,6 +51,12 @@ pub enum Api {
     MbarrierTestWait,
     /// A shared-memory address translated into a peer CTA's window (mapa).
     MapSharedCluster,
+    /// `store_async_dsmem(smem_ptr, value, mbar_ptr, peer_cta_rank)`
+    /// (`st.async.shared::cluster.mbarrier::complete_tx::bytes`): a store
+    /// of 4, 8 or 16 bytes into the shared memory of CTA `peer_cta_rank` at
+    /// `smem_ptr`'s offset, whose completion (release at cluster scope)
+    /// delivers its bytes to the peer's mbarrier at `mbar_ptr`'s offset.
+    StoreAsyncDsmem,
     // thread topology
     ThreadIdx,
     /// `thread_idx_x()` (blog spelling): the x component only.
@@ -236,6 +242,7 @@ const TABLE: &[Entry] = &[
     Entry { api: Api::MbarrierTestWait, names: &["mbarrier_test_wait"], params: &["mbar_ptr", "phase"] },
     Entry { api: Api::MapSharedCluster, names: &["map_dsmem_ptr"], params: &["smem_ptr", "cta_rank_in_cluster"] },
     Entry { api: Api::MapSharedCluster, names: &["mapa_shared_cluster", "mapa"], params: &["smem_ptr", "peer_cta_rank_in_cluster"] },
+    Entry { api: Api::StoreAsyncDsmem, names: &["store_async_dsmem"], params: &["smem_ptr", "value", "mbar_ptr", "peer_cta_rank"] },
     Entry { api: Api::ThreadIdx, names: &["thread_idx"], params: &[] },
     Entry { api: Api::ThreadIdxX, names: &["thread_idx_x"], params: &[] },
     Entry { api: Api::WarpIdx, names: &["warp_idx"], params: &[] },
@@ -473,12 +480,6 @@ pub fn nvgpu_function(qualname: &str) -> Option<&'static str> {
     nvgpu_entry(qualname)?.names.iter().copied().find(|n| n.split_once('.') == Some((family, name)))
 }
 
-/// Functions of `cutlass.cute.arch` that take an mbarrier and that the model
-/// does not follow: `store_async_dsmem` (`st.async` into a peer CTA's shared
-/// memory, completing bytes on the peer's barrier: a write the memory
-/// analysis would have to see).
-const ARCH_UNMODELLED: &[&str] = &["store_async_dsmem"];
-
 /// Functions of `cutlass` outside the modules above that synchronize
 /// through the pipelines they are handed: the epilogues of
 /// `cutlass.utils.gemm.sm100` run the accumulator pipeline's consumer side.
@@ -565,8 +566,8 @@ fn is_unmodelled_sync(qualname: &str) -> bool {
         let name = rest.split('.').find(|s| s.chars().next().is_some_and(char::is_uppercase)).unwrap_or_else(|| rest.rsplit('.').next().unwrap_or(rest));
         return name.contains("Pipeline") || name.contains("pipeline") || CUTE_EXPERIMENTAL_SYNC.iter().any(|p| name.starts_with(p));
     }
-    if let Some(name) = qualname.strip_prefix(ARCH).map(|rest| rest.rsplit('.').next().unwrap_or(rest)) {
-        return ARCH_UNMODELLED.contains(&name);
+    if qualname.starts_with(ARCH) {
+        return false;
     }
     match primitive_name(qualname) {
         Some(name) => !PRIMITIVES_DATAPATH.contains(&name) && PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p)),

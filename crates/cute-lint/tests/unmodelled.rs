@@ -325,7 +325,8 @@ fn a_call_handed_an_mbarrier_that_the_model_does_not_know_is_reported() {
         ("import mylib", "mylib.Signaller().arrive_on(done + 0)", "`Signaller(...).arrive_on(...)`"),
         // An attribute of the storage, not a name bound to it.
         ("import mylib", "mylib.umma_arrive(storage + 1)", "`mylib.umma_arrive(...)`"),
-        // A function of the DSL the model does not follow.
+        // A function of the DSL the model follows only with a peer rank known
+        // statically: here it is handed none.
         ("", "cute.arch.store_async_dsmem(x.iterator, cutlass.Int32(0), done)", "`cute.arch.store_async_dsmem`"),
     ] {
         let src = handed_barrier_kernel(imports, handoff);

@@ -361,6 +361,7 @@ impl<'a> ThreadRun<'a> {
             | Api::MbarrierExpectTx => self.mbarrier_call(api, call, args, kwargs),
             Api::SyncThreads | Api::Barrier | Api::BarrierArrive => self.barrier_call(api, call, args, kwargs),
             Api::ClusterArrive | Api::ClusterArriveRelaxed | Api::ClusterWait | Api::MapSharedCluster => self.cluster_call(api, call, args, kwargs),
+            Api::StoreAsyncDsmem => self.store_async_dsmem(call, args, kwargs),
             Api::Load
             | Api::Atomic
             | Api::Store

@@ -29,6 +29,9 @@ impl<'m> Execution<'m> {
     pub(super) fn async_vs_generic(&self, model: &Model, buffer: BufferIx, copy: &Event, access: &Event) -> Option<MemoryFinding> {
         let id = copy.async_id?;
         let MemKind::AsyncCopy { write: copy_writes, by, .. } = copy.kind else { return None };
+        if by == AsyncOp::StAsync {
+            return self.st_async_vs_generic(model, buffer, copy, access);
+        }
         let (_, access_writes) = region_and_write(&access.kind)?;
         let name = &model.buffers[buffer as usize].name;
         let t = access.actor;
@@ -38,6 +41,7 @@ impl<'m> Execution<'m> {
             (AsyncOp::ClcQuery, _) => format!("the cluster launch control query that writes its response into `{name}`"),
             (AsyncOp::Tma, true) => format!("the TMA copy into `{name}`"),
             (AsyncOp::Tma, false) => format!("the TMA store from `{name}`"),
+            (AsyncOp::StAsync, _) => return None,
         };
         let access_what = if access_writes { format!("writes `{name}`") } else { format!("reads `{name}`") };
         // The copy's writes are visible: ordered through its barrier; or
