@@ -369,6 +369,14 @@ const PRIMITIVES_TABLE: &[Entry] = &[
         names: &["cp_async_bulk_tensor_global_shared_cta"],
         params: &["tma_descriptor", "src_mem", "coordinates"],
     },
+    // A bulk copy (`cp.async.bulk.global.shared::cta`), a bulk reduction
+    // (`cp.reduce.async.bulk.global.shared::cta`) of `size` bytes, or a TMA
+    // reduction (`cp.reduce.async.bulk.tensor`) out of this CTA's shared
+    // memory (`src_mem`, `src`): read by the async proxy in a bulk group, as
+    // a TMA store's.
+    Entry { api: Api::Copy, names: &["cp_async_bulk_tensor_reduce"], params: &["tma_descriptor", "src_mem", "red_kind", "coordinates"] },
+    Entry { api: Api::Copy, names: &["cp_async_bulk_global_shared_cta"], params: &["dst_mem", "src_mem", "size"] },
+    Entry { api: Api::Copy, names: &["cp_reduce_async_bulk_global_shared_cta"], params: &["dst", "src", "size"] },
     // `mapa.shared::cluster`: the same shared-memory offset in a peer CTA's
     // window, as `cute.arch.mapa`.
     Entry { api: Api::MapSharedCluster, names: &["mapa"], params: &["addr", "cta_rank"] },
@@ -793,6 +801,9 @@ mod tests {
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cta_global", Api::Copy),
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_shared_cluster_global", Api::Copy),
             ("cutlass.experimental.primitives.cp_async_bulk_tensor_global_shared_cta", Api::Copy),
+            ("cutlass.experimental.primitives.cp_async_bulk_global_shared_cta", Api::Copy),
+            ("cutlass.experimental.primitives.cp_async_bulk_tensor_reduce", Api::Copy),
+            ("cutlass.experimental.primitives.nvvm_wrapper.cp_reduce_async_bulk_global_shared_cta", Api::Copy),
             ("cutlass.experimental.primitives.mapa", Api::MapSharedCluster),
             ("cutlass.experimental.primitives.griddepcontrol", Api::GridDepWait),
             ("cutlass.experimental.primitives.tcgen05_ld", Api::TmemUse),

@@ -1017,7 +1017,7 @@ fn relevant_uses(e: &Expr, out: &mut Vec<String>) {
             let atom = usize::from(c.params.first() != Some(&"dst_mem"));
             c.args.iter().skip(atom).for_each(|a| a.collect_uses(out));
             for (k, v) in &c.kwargs {
-                if k == "tma_bar_ptr" || k == "mbar_ptr" {
+                if matches!(k.as_str(), "tma_bar_ptr" | "mbar_ptr" | "src_mem" | "src" | "dst_mem" | "dst") {
                     relevant_uses(v, out);
                 }
             }
@@ -1185,8 +1185,10 @@ fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>, tmem: &BTreeSet<String>) ->
                 u.iter().any(|n| tmem.contains(n))
             };
             let multiplies = c.qualname.as_deref() == Some(GEMM) && c.args.iter().any(in_tmem);
-            if (copies || multiplies) && c.args.iter().any(is_buffer) {
-                c.args.iter().for_each(|a| a.collect_uses(uses));
+            // Operands by position or by keyword (`src_mem=tile`).
+            let operands = || c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a));
+            if (copies || multiplies) && operands().any(is_buffer) {
+                operands().for_each(|a| a.collect_uses(uses));
                 what.get_or_insert_with(|| format!("{} with `{last}`", if multiplies { "multiplies" } else { "copies" }));
             }
             // The bulk groups of TMA stores: when the stores' shared memory

@@ -239,8 +239,9 @@ impl ThreadRun<'_> {
     }
 
     /// `cute.copy(atom, src, dst, ...)`: a TMA load when it names the barrier
-    /// its bytes complete on, a TMA store when its atom is a TMA or bulk
-    /// atom and it reads shared memory, otherwise a copy by the threads.
+    /// its bytes complete on, a TMA store (or TMA reduce store) when its atom
+    /// is a TMA or bulk atom and it reads shared memory, otherwise a copy by
+    /// the threads.
     pub(super) fn record_copy(&mut self, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
         let site = call.range;
         let (Some(src), Some(dst)) = (args.get(1), args.get(2)) else { return };
@@ -258,7 +259,13 @@ impl ThreadRun<'_> {
         let name = |i: usize| argument_name(call, i);
         let barrier = kwargs.iter().find(|(k, _)| k == "tma_bar_ptr" || k == "mbar_ptr").map(|(_, v)| v.clone());
         let atom = call.args.first().and_then(Expr::dotted).unwrap_or_default().to_ascii_lowercase();
-        let async_atom = atom.contains("tma") || atom.contains("bulk");
+        // A TMA or bulk atom by its name, or by where its value comes from
+        // (the host's `make_tiled_tma_atom(op, ...)`, whatever the atom is
+        // called): a TMA reduce store (`CopyReduceBulkTensorTileS2GOp`,
+        // `cp.reduce.async.bulk.tensor`) reads its shared memory as a TMA
+        // store does.
+        let made_by_tma = matches!(args.first(), Some(Value::Unknown(why)) if why.contains("make_tiled_tma_atom"));
+        let async_atom = atom.contains("tma") || atom.contains("bulk") || made_by_tma;
         if let Some(bar) = barrier {
             let barrier = match &bar {
                 Value::Smem(_) => Some(self.barrier_of(&bar, api::arg(call, "tma_bar_ptr").or(api::arg(call, "mbar_ptr")), site)),
@@ -393,6 +400,32 @@ impl ThreadRun<'_> {
             return None;
         }
         Some((receivers, pair_leader))
+    }
+
+    /// `prims.cp_async_bulk_global_shared_cta(dst, src, size)`,
+    /// `prims.cp_reduce_async_bulk_global_shared_cta(dst, src, size, op=...)`
+    /// and `prims.cp_async_bulk_tensor_reduce(tma_desc, src, red_kind, coords)`:
+    /// a bulk copy or reduction out of `src`, read by the async proxy as a TMA
+    /// store's is (its bulk group, the proxy fence before it). A source that
+    /// is not a buffer the analysis knows leaves the kernel not checked: the
+    /// read would go unseen.
+    pub(super) fn record_primitive_bulk_store(&mut self, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
+        let src = self.arg_value(call, "src_mem", &["src"], args, kwargs);
+        let name = cute_ir::api::arg(call, "src_mem").or(cute_ir::api::arg(call, "src")).and_then(primitive_buffer_name);
+        let known = match &src {
+            Some(v @ Value::Smem(_)) => self.buffer_of(v, name.as_deref().unwrap_or("tensor")),
+            _ => None,
+        };
+        match known {
+            Some((buffer, stage)) => {
+                let region = Region { stage, element: Element::Whole };
+                self.record_mem(MemKind::AsyncCopy { buffer, region, write: false, barrier: None, by: AsyncOp::Tma }, call.range);
+            }
+            None => {
+                let callee = primitive_name(call).unwrap_or("a bulk copy");
+                self.unresolved(call.range, format!("`{callee}` reads shared memory the memory analysis does not know as a buffer, so its read by the async proxy is not followed"));
+            }
+        }
     }
 
     /// `prims.cp_async_bulk_tensor_global_shared_cta(tma_desc, src, coords)`:
@@ -1039,6 +1072,10 @@ impl<'a> ThreadRun<'a> {
             }
             Api::Copy if primitive_name(call) == Some("cp_async_bulk_tensor_global_shared_cta") => {
                 self.record_primitive_tma_store(call, args);
+                Value::None
+            }
+            Api::Copy if matches!(primitive_name(call), Some("cp_async_bulk_global_shared_cta" | "cp_reduce_async_bulk_global_shared_cta" | "cp_async_bulk_tensor_reduce")) => {
+                self.record_primitive_bulk_store(call, args, kwargs);
                 Value::None
             }
             Api::Copy if is_primitive(call) => {
