@@ -1185,8 +1185,9 @@ fn memory_seed(s: &Stmt, buffers: &BTreeSet<String>, tmem: &BTreeSet<String>) ->
                 u.iter().any(|n| tmem.contains(n))
             };
             let multiplies = c.qualname.as_deref() == Some(GEMM) && c.args.iter().any(in_tmem);
-            // Operands by position or by keyword (`src_mem=tile`).
-            let operands = || c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a));
+            // Operands by position or by keyword (`src_mem=tile`; not a
+            // predicate, `pred=`, which says nothing of the buffers).
+            let operands = || c.args.iter().chain(c.kwargs.iter().filter(|(k, _)| matches!(k.as_str(), "src" | "dst" | "src_mem" | "dst_mem")).map(|(_, a)| a));
             if (copies || multiplies) && operands().any(is_buffer) {
                 operands().for_each(|a| a.collect_uses(uses));
                 what.get_or_insert_with(|| format!("{} with `{last}`", if multiplies { "multiplies" } else { "copies" }));
