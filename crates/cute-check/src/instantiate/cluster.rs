@@ -162,6 +162,9 @@ pub(super) fn st_async_bytes_as_arrivals(model: &mut Model) {
             }
         }
     }
+    // Bytes announced on barriers no `st.async` store completes stay
+    // assumed to arrive (TMA loads), and the note that says so stays.
+    let mut assumed = announced.keys().any(|b| !stores.contains_key(b));
     for (bar, store_site) in stores {
         let name = model.barriers[bar as usize].display(model.ctas);
         let (mut arrivals, mut delivered, mut counts) = (0u64, 0u64, Vec::new());
@@ -222,7 +225,12 @@ pub(super) fn st_async_bytes_as_arrivals(model: &mut Model) {
             None
         })();
         if let Some(what) = problem {
+            assumed = true;
             model.unresolved.push(Unresolved { site: store_site, what, origin: None });
         }
+    }
+    // Every announcement is counted: nothing is assumed of the bytes.
+    if !assumed {
+        model.assumptions.retain(|a| a != super::mbarrier::BYTES_ASSUMED);
     }
 }

@@ -29,6 +29,10 @@ use cute_syntax::TextRange;
 use super::{calls::is_primitive, calls::primitive_name, ThreadRun};
 use crate::model::*;
 
+/// The note of a kernel whose announced transaction bytes are taken to
+/// arrive (all but those `st.async` stores deliver, which are counted).
+pub(super) const BYTES_ASSUMED: &str = "transaction bytes announced with `mbarrier_arrive_and_expect_tx` are assumed to arrive";
+
 /// Transaction bytes of a value.
 pub(crate) fn tx_bytes(v: &Value, lanes: u32) -> TxBytes {
     match v {
@@ -133,9 +137,7 @@ impl<'a> ThreadRun<'a> {
                     _ => bar_v,
                 };
                 if api == Api::MbarrierArriveAndExpectTx {
-                    self.shared.notes.insert(
-                        "transaction bytes announced with `mbarrier_arrive_and_expect_tx` are assumed to arrive".to_string(),
-                    );
+                    self.shared.notes.insert(BYTES_ASSUMED.to_string());
                 }
                 let bar = self.barrier_of(&target, bar_expr, site);
                 if api == Api::MbarrierArriveAndExpectTx {
