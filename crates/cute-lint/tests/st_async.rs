@@ -112,6 +112,9 @@ fn bytes_that_only_come_after_the_wait_they_complete_hang() {
     let diags = check(&late);
     assert!(diags.iter().any(|d| d.name == "deadlock"), "{diags:#?}");
     assert!(diags.iter().all(|d| d.name == "deadlock"), "{diags:#?}");
+    // Every byte announced is counted: nothing is assumed of them, and the
+    // hang is an error.
+    assert!(diags.iter().all(|d| d.severity == cute_lint::Severity::Error && d.notes.iter().all(|n| !n.contains("assumed to arrive"))), "{diags:#?}");
 }
 
 /// `st.async` is performed in the generic proxy: the clearing stores need
