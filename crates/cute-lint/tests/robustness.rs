@@ -56,6 +56,13 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
     }
 }
 
+/// An analysis still running after this long hangs. Every exploration
+/// here has 300 ms, but a mutated file has many ways and kernels, and the
+/// suite runs beside other test binaries on a machine that may be busy
+/// (one input that takes a few seconds alone took 11 s there): as in
+/// `fuzz_replay.rs`, this asks only that every analysis ends.
+const HANG: Duration = Duration::from_secs(60);
+
 #[test]
 fn mutated_fixtures_are_analysed_without_panic() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
@@ -82,7 +89,7 @@ fn mutated_fixtures_are_analysed_without_panic() {
             let mutated = mutate(text, &mut rng);
             let t = Instant::now();
             let _ = analyze_text(&mutated, &options);
-            assert!(t.elapsed() < Duration::from_secs(10), "analysis ran {:?} on:\n{mutated}", t.elapsed());
+            assert!(t.elapsed() < HANG, "analysis ran {:?} on:\n{mutated}", t.elapsed());
             runs += 1;
         }
     }
