@@ -64,6 +64,11 @@ pub struct Package {
     pub open: Arc<std::collections::BTreeMap<std::path::PathBuf, SourceFile>>,
     #[returns(ref)]
     pub roots: Arc<Vec<std::path::PathBuf>>,
+    /// Directories absolute imports are also searched under, and read
+    /// from: the `site-packages` of the project's Python environment
+    /// (`Config::environment_roots`).
+    #[returns(ref)]
+    pub search: Arc<Vec<std::path::PathBuf>>,
     pub epoch: u64,
 }
 
@@ -92,8 +97,14 @@ impl Database {
     /// package, whose fields the caller sets as files open, close and change
     /// on disk (then calling [`Database::forget_disk`]).
     pub fn with_package(&mut self, roots: Vec<std::path::PathBuf>) -> Package {
-        let roots = roots.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect();
-        let package = Package::new(self, Arc::new(Default::default()), Arc::new(roots), 0);
+        self.with_package_searching(roots, Vec::new())
+    }
+
+    /// [`Database::with_package`], with absolute imports also searched
+    /// under `search` (and read from there).
+    pub fn with_package_searching(&mut self, roots: Vec<std::path::PathBuf>, search: Vec<std::path::PathBuf>) -> Package {
+        let real = |dirs: Vec<std::path::PathBuf>| dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect();
+        let package = Package::new(self, Arc::new(Default::default()), Arc::new(real(roots)), Arc::new(real(search)), 0);
         self.package = Some(package);
         package
     }

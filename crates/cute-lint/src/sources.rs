@@ -4,8 +4,9 @@
 //!
 //! The command line reads wherever a file's imports lead under its package's
 //! search roots (`DiskSources`, with a file's configured roots through
-//! `WithRoots`); the language server only under its workspace folders
-//! (`PackageSources`), so an import that climbs out of the workspace, or a
+//! `WithRoots`); the language server only under its workspace folders and
+//! its project's Python environment (`PackageSources`), so an import that
+//! climbs out of the workspace, or a
 //! symbolic link that points out of it, is not read: paths are compared
 //! after the links in them are resolved.
 
@@ -143,8 +144,8 @@ impl<'db> PackageSources<'db> {
     }
 
     fn may_read(&self, path: &Path) -> bool {
-        let roots = self.package.roots(self.db);
-        self.db.caches().disk.real_file(path).is_some_and(|real| roots.iter().any(|r| real.starts_with(r)))
+        let roots = self.package.roots(self.db).iter().chain(self.package.search(self.db).iter());
+        self.db.caches().disk.real_file(path).is_some_and(|real| roots.clone().any(|r| real.starts_with(r)))
     }
 }
 
@@ -171,6 +172,10 @@ impl Sources for PackageSources<'_> {
             return None;
         }
         self.db.caches().disk.lowered(path)
+    }
+
+    fn extra_roots(&self) -> &[PathBuf] {
+        self.package.search(self.db)
     }
 }
 

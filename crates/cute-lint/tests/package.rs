@@ -69,3 +69,36 @@ fn editing_a_sibling_module_changes_the_kernels_result() {
     sync_file.set_text(&mut db).to(sync_text);
     assert!(lint_file(&db, kernel_file).is_empty());
 }
+
+/// A library installed in the project's environment (`site-packages`,
+/// outside the workspace): the database reads it when the package searches
+/// there, and not otherwise.
+#[test]
+fn a_library_in_the_environment_is_read_when_the_package_searches_it() {
+    let bug = fixtures().join("named_barrier_count_mismatch/handoff_package_bug");
+    let dir = std::env::temp_dir().join(format!("cute-lint-package-environment-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let site = dir.join("env/lib/python3.11/site-packages/handoff_lib");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    std::fs::write(site.join("__init__.py"), "").unwrap();
+    for module in ["sync.py", "barriers.py"] {
+        std::fs::copy(bug.join(module), site.join(module)).unwrap();
+    }
+    let kernel = std::fs::read_to_string(bug.join("kernel.py"))
+        .unwrap()
+        .replace("from . import sync\n", "import handoff_lib.sync as sync\n")
+        .replace("from .barriers import Threads\n", "from handoff_lib.barriers import Threads\n");
+    let path = dir.join("app/kernel.py");
+    std::fs::write(&path, &kernel).unwrap();
+    let names = |search: Vec<PathBuf>| {
+        let mut db = Database::default();
+        db.with_package_searching(vec![dir.join("app")], search);
+        let file = SourceFile::new(&db, path.display().to_string(), kernel.clone());
+        lint_file(&db, file).iter().map(|d| d.name).collect::<Vec<_>>()
+    };
+    assert!(!names(Vec::new()).contains(&"named-barrier-count-mismatch"), "{:?}", names(Vec::new()));
+    let found = names(vec![dir.join("env/lib/python3.11/site-packages")]);
+    assert!(found.contains(&"named-barrier-count-mismatch"), "{found:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

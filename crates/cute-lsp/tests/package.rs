@@ -139,3 +139,40 @@ fn a_symbolic_link_out_of_the_workspace_folder_is_not_followed() {
     let publish = kernel_importing_from_outside("package-symlink-read", "from . import linked_sync as sync", true, false);
     assert_eq!(codes(&publish), ["CUTE030"]);
 }
+
+/// A module installed in the project's Python environment, outside the
+/// workspace folder: read when the project names the environment
+/// (`python` in `[tool.cute-lsp]`), and not otherwise.
+#[test]
+fn a_module_of_the_projects_environment_is_read() {
+    let check = |name: &str, configured: bool| {
+        let (dir, files) = workspace(name);
+        let (_, kernel) = uri_of(&files, "kernel.py").clone();
+        let (_, sync) = uri_of(&files, "sync.py").clone();
+        let at = sync.rfind(BUG.0).unwrap();
+        // A library of its own: its barrier ids beside it.
+        let installed = format!("{}{}{}", &sync[..at], BUG.1, &sync[at + BUG.0.len()..]).replace("from .barriers", "from installed_barriers");
+        dir.write("env/lib/python3.11/site-packages/installed_sync.py", &installed);
+        dir.write("env/lib/python3.11/site-packages/installed_barriers.py", &fixture(&format!("{FIXTURE}/barriers.py")));
+        let kernel = kernel.replace("import handoff_package_clean.sync as sync", "import installed_sync as sync");
+        assert!(kernel.contains("import installed_sync as sync"));
+        let kernel_uri = file_uri(&dir.write("ws/handoff_package_clean/kernel.py", &kernel));
+        for module in ["__init__.py", "barriers.py"] {
+            dir.write(&format!("ws/handoff_package_clean/{module}"), &fixture(&format!("{FIXTURE}/{module}")));
+        }
+        if configured {
+            dir.write("ws/pyproject.toml", "[tool.cute-lsp]\npython = \"../env\"\n");
+        }
+        let mut client = LspClient::spawn();
+        let root = file_uri(&dir.0.join("ws"));
+        client.initialize_with(json!({"processId": null, "rootUri": root, "workspaceFolders": [{"uri": root, "name": "w"}], "capabilities": {}}));
+        open(&mut client, &kernel_uri, 1, &kernel);
+        let publish = next_publish(&mut client, &kernel_uri);
+        client.shutdown();
+        publish
+    };
+    let publish = check("package-environment-unnamed", false);
+    assert!(!codes(&publish).contains(&"CUTE030".to_string()), "{publish}");
+    let publish = check("package-environment", true);
+    assert_eq!(codes(&publish), ["CUTE030"], "{publish}");
+}

@@ -90,7 +90,13 @@ impl State {
     /// folders (and read nothing outside them).
     pub fn link_workspace(&mut self) {
         if !self.roots.is_empty() && self.package.is_none() {
-            self.package = Some(self.db.with_package(self.roots.clone()));
+            // The environment of the first folder's project (its `python`,
+            // the server's `$VIRTUAL_ENV`, or a `.venv` beside its
+            // configuration file), as `cute-lsp check` finds it.
+            let (config, config_file, _) = cute_lint::config::discover(&self.roots[0].join("__init__.py"));
+            let virtual_env = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
+            let search = config.with(&self.editor).environment_roots(config_file.as_deref(), virtual_env.as_deref());
+            self.package = Some(self.db.with_package_searching(self.roots.clone(), search));
         }
     }
 
