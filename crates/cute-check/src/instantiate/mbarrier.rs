@@ -211,6 +211,21 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// The CTAs of the cluster a multicast mask names (bit `r`: cluster rank
+    /// `r`), as CTA indices; why not, when the mask is not known statically
+    /// or names a rank the cluster does not have.
+    pub(super) fn masked_ctas(&self, mask: &Value) -> Result<Vec<u32>, String> {
+        let ctas = self.ctas;
+        match mask.as_int().filter(|&m| m > 0 && m < (1i64 << ctas)) {
+            Some(m) => Ok((0..ctas).filter(|r| m >> r & 1 == 1).map(|r| self.cluster_base + r).collect()),
+            None => Err(match mask {
+                Value::Unknown(why) => format!("it depends on {why}"),
+                Value::Int(m) => format!("it is {m}, in a cluster of {ctas} CTA{}", if ctas == 1 { "" } else { "s" }),
+                _ => "it is not a number known statically".to_string(),
+            }),
+        }
+    }
+
     /// `cute.nvgpu.tcgen05.commit(mbar_ptr, mask=None, cta_group=...)` (and
     /// `prims.tcgen05_commit(addr, multicast_mask=..., group=...)`): one
     /// arrival by the calling thread on `mbar_ptr`, or with a `mask` on the
@@ -227,21 +242,18 @@ impl<'a> ThreadRun<'a> {
         let targets = match self.arg_value(call, "mask", &["multicast_mask"], args, kwargs) {
             None | Some(Value::None) => vec![bar_v],
             Some(mask) => {
-                let ctas = self.ctas;
-                let Some(mask) = mask.as_int().filter(|&m| m > 0 && m < (1i64 << ctas)) else {
-                    let why = match mask {
-                        Value::Unknown(why) => format!("it depends on {why}"),
-                        Value::Int(m) => format!("it is {m}, in a cluster of {ctas} CTA{}", if ctas == 1 { "" } else { "s" }),
-                        _ => "it is not a number known statically".to_string(),
-                    };
-                    self.unresolved(site, format!("the multicast mask of this `tcgen05.commit` does not name CTAs of the cluster ({why})"));
-                    return;
+                let named = match self.masked_ctas(&mask) {
+                    Ok(ctas) => ctas,
+                    Err(why) => {
+                        self.unresolved(site, format!("the multicast mask of this `tcgen05.commit` does not name CTAs of the cluster ({why})"));
+                        return;
+                    }
                 };
                 let Value::Smem(s) = &bar_v else {
                     self.barrier_of(&bar_v, bar_expr, site);
                     return;
                 };
-                (0..ctas).filter(|r| mask >> r & 1 == 1).map(|r| Value::Smem(SmemRef { cta: Some(self.cluster_base + r), ..s.clone() })).collect()
+                named.into_iter().map(|cta| Value::Smem(SmemRef { cta: Some(cta), ..s.clone() })).collect()
             }
         };
         for target in targets {

@@ -363,14 +363,9 @@ impl ThreadRun<'_> {
         };
         let receivers = match given("multicast_mask") {
             None => vec![self.cta],
-            Some(mask) => match mask.as_int().filter(|&m| m > 0 && m < (1i64 << self.ctas)) {
-                Some(m) => (0..self.ctas).filter(|r| m >> r & 1 == 1).map(|r| self.cluster_base + r).collect(),
-                None => {
-                    let why = match mask {
-                        Value::Unknown(why) => format!("it depends on {why}"),
-                        Value::Int(m) => format!("it is {m}, in a cluster of {} CTAs", self.ctas),
-                        _ => "it is not a number known statically".to_string(),
-                    };
+            Some(mask) => match self.masked_ctas(&mask) {
+                Ok(ctas) => ctas,
+                Err(why) => {
                     self.unresolved(site, format!("the multicast mask of this cluster TMA load does not name CTAs of the cluster ({why})"));
                     return None;
                 }
