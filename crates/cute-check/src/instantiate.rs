@@ -50,7 +50,8 @@
 //! - `cluster`: the cluster barrier and `mapa`
 //! - `warp`: `elect_one` and the warp collectives
 //! - `memory`: loads, stores, atomics, fences, copies and inline PTX, for the
-//!   memory-ordering analysis; `allocation`: shared-memory allocations and views
+//!   memory-ordering analysis; `allocation`: shared-memory allocations and views;
+//!   `tickets`: a test of the ticket each CTA draws from a counter, decided per CTA
 //! - `pipelines` and `participants`: `cutlass.pipeline` rings, their
 //!   participants and `PipelineOrder`; `subclasses`: a package's subclasses
 //!   of the pipeline classes and of `NamedBarrier`, their overrides inlined
@@ -106,6 +107,7 @@ mod clc_scheduler;
 mod cluster;
 mod mbarrier;
 mod memory;
+mod tickets;
 mod participants;
 mod pipelines;
 mod roles;
@@ -169,7 +171,57 @@ impl Default for InstantiateOptions {
 }
 
 /// Outcomes chosen for conditions on runtime values, by statement.
-pub type Scenario = BTreeMap<StmtId, bool>;
+pub type Scenario = BTreeMap<StmtId, Decision>;
+
+/// How a scenario decides a condition on a runtime value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Decision {
+    /// The same way in every thread.
+    Alike(bool),
+    /// True in the modelled CTAs of the mask (bit `c` for CTA `c`), false
+    /// in the others: a test of the ticket each CTA draws from a counter
+    /// (`if ticket == 0:`), which some CTAs pass and the others do not
+    /// (see [`OpenCondition::cta_masks`]).
+    InCtas(u64),
+}
+
+impl Decision {
+    /// Whether the condition holds in the threads of modelled CTA `cta`.
+    pub fn holds_in(self, cta: u32) -> bool {
+        match self {
+            Decision::Alike(b) => b,
+            Decision::InCtas(mask) => cta < 64 && mask >> cta & 1 == 1,
+        }
+    }
+
+    /// Whether `self` and `other` decide a condition the two ways in every
+    /// thread (`true` and `false`): a per-CTA decision has no opposite.
+    pub fn is_opposite_of(self, other: Decision) -> bool {
+        matches!((self, other), (Decision::Alike(a), Decision::Alike(b)) if a != b)
+    }
+
+    /// "true", "false", or in which CTAs it is true.
+    pub fn outcome(self) -> String {
+        match self {
+            Decision::Alike(b) => b.to_string(),
+            Decision::InCtas(_) => self.describe(),
+        }
+    }
+
+    /// "true in every thread", "true in CTA 2 only", ...
+    pub fn describe(self) -> String {
+        match self {
+            Decision::Alike(b) => format!("{b} in every thread"),
+            Decision::InCtas(mask) => {
+                let ctas: Vec<String> = (0..64).filter(|c| mask >> c & 1 == 1).map(|c| c.to_string()).collect();
+                match ctas.as_slice() {
+                    [one] => format!("true in CTA {one} only (the CTA whose ticket passes it), false in the other CTAs"),
+                    _ => format!("true in CTAs {} (those whose tickets pass it), false in the other CTAs", ctas.join(", ")),
+                }
+            }
+        }
+    }
+}
 
 /// A condition on a runtime value that guards synchronization.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -180,6 +232,11 @@ pub struct OpenCondition {
     /// A branch on a value read from a synchronization variable: both ways
     /// happen, depending only on timing.
     pub on_memory: bool,
+    /// For a test of the ticket each CTA draws from a counter (`ticket =
+    /// atomic_add(counter, 1)`, `if ticket == 0:`): the sets of modelled
+    /// CTAs in which it can hold ([`Decision::InCtas`]), each a way to run.
+    /// Empty for a condition decided alike in every thread.
+    pub cta_masks: Vec<u64>,
 }
 
 pub struct Instantiated {
@@ -333,6 +390,8 @@ pub fn instantiate(
         threads_per_cta: model.threads_per_cta,
         grid,
         stands_in,
+        modelled_ctas: model.ctas,
+        launch_ctas: model.grid.ctas(),
         globals: &globals,
         lane_varying: &lane_varying,
         thread_indices: &warp_aligned_indices(kernel, block),
@@ -440,6 +499,9 @@ struct Setup<'a> {
     /// With a grid larger than the CTAs modelled: which of its clusters the
     /// modelled ones are.
     stands_in: Option<crate::model::StandsIn>,
+    /// The CTAs modelled, and those of the launch's grid when it is known.
+    modelled_ctas: u32,
+    launch_ctas: Option<u64>,
     globals: &'a Env,
     lane_varying: &'a BTreeSet<String>,
     thread_indices: &'a BTreeSet<String>,
@@ -682,6 +744,9 @@ struct ThreadRun<'a> {
     grid: Option<[u32; 3]>,
     /// See `Setup::stands_in`.
     stands_in: Option<crate::model::StandsIn>,
+    /// See `Setup::modelled_ctas`.
+    modelled_ctas: u32,
+    launch_ctas: Option<u64>,
     elect_depth: u32,
     /// Uses so far of each CTA/named/cluster barrier by this thread: the
     /// generation it arrives in, whose parity its wait observes.
@@ -720,6 +785,11 @@ struct ThreadRun<'a> {
     /// ticket the thread drew plus a known amount (`flags + ticket - 1`,
     /// `ticket` an atomic's result): that amount (see `MemKind::Update`).
     ticket_delta: Option<i64>,
+    /// The last update of a counter by an atomic, and the names of the
+    /// kernel bound to what an atomic returned (`arrived = atomic_add(done,
+    /// 1)`), for a branch on one to read the counter as the call would.
+    last_update: Option<memory::AtomicUpdate>,
+    atomic_results: HashMap<String, memory::AtomicUpdate>,
     /// The kernel statement being run (see `MemOp::stmt`).
     kernel_stmt: u32,
     /// The pipeline state of each `PipelineProducer`/`PipelineConsumer`

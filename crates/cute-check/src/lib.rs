@@ -25,6 +25,6 @@ pub mod trace;
 
 pub use explore::{explore, Budget, ExploreOptions, Outcome, Verdict};
 pub use instantiate::{
-    instantiate, other_ways_over_budget, InstantiateOptions, Instantiated, OpenCondition, Scenario, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
+    instantiate, other_ways_over_budget, Decision, InstantiateOptions, Instantiated, OpenCondition, Scenario, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
 };
 pub use model::Model;

@@ -38,7 +38,8 @@
 //! schedule; reads of counters that do not wait (a single check, a branch
 //! on the value) are taken to see no update, which some schedule allows.
 //! A run that leaves a thread stuck judged only part of the kernel: it is
-//! reported as not checked, never as clean.
+//! reported as not checked, never as clean, unless the wait it is stuck on
+//! is one no run of the grid satisfies (`unreachable`).
 //! The analysis's other assumptions are stated where they apply: races inside
 //! one CTA in `shared`, the bulk groups of TMA stores in `proxy`.
 //!
@@ -67,7 +68,9 @@
 //! * `grid_dependency`: reads of global memory before `griddepcontrol_wait`;
 //! * `tmem`: tensor memory freed while in use, freed twice, or never freed;
 //! * `tmem_fence`: tensor memory stored into and handed over without
-//!   `fence_view_async_tmem_store()`.
+//!   `fence_view_async_tmem_store()`;
+//! * `unreachable`: a wait on a counter for a value the whole grid never
+//!   gives it (a hang, or a branch no run takes).
 
 mod actor;
 mod clock;
@@ -85,6 +88,7 @@ mod st_async;
 mod step;
 mod tmem;
 mod tmem_fence;
+mod unreachable;
 mod warp;
 
 use cute_syntax::TextRange;
@@ -95,6 +99,7 @@ use self::actor::Actor;
 use self::clock::Clock;
 use self::event::Event;
 use self::lane_race::lane_race;
+use self::unreachable::Stopped;
 
 /// The rules this analysis reports, by what is missing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,6 +128,9 @@ pub enum MemoryRule {
     /// warp with no `fence_view_async_tmem_store()` of the storing thread
     /// between the store and the hand-off (`tmem_fence`).
     MissingTmemFence,
+    /// A spin on a counter for a value the whole grid never gives it: the
+    /// kernel hangs (`unreachable`), a `deadlock`.
+    CounterNeverReached,
 }
 
 /// What the quick fix of a finding edits.
@@ -209,7 +217,14 @@ pub fn analyze(model: &Model) -> Result<Vec<MemoryFinding>, String> {
         ));
     }
     let deadline = std::time::Instant::now() + MAX_TIME;
-    let run = Execution::run(model, deadline)?;
+    let run = match Execution::run(model, deadline) {
+        Ok(run) => run,
+        Err(Stopped::NotChecked(why)) => return Err(why),
+        // What comes after a loop that never exits never happens.
+        Err(Stopped::Hang(hang)) => return Ok(vec![hang]),
+        // The other ways of deciding the branch are checked on their own.
+        Err(Stopped::WayNotTaken) => return Ok(Vec::new()),
+    };
     let mut findings = run.findings(model, deadline)?;
     findings.extend(run.reads_before_grid_dependency(model));
     findings.extend(run.stores_in_flight_at_exit(model));

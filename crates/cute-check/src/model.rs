@@ -663,8 +663,11 @@ pub enum MemKind {
     /// `offset`; or, with `ticket` (and no `offset`), an address computed
     /// from a ticket the thread drew (`flags.iterator + ticket - 1`, `ticket`
     /// an atomic's result): that ticket plus `ticket`, which the memory
-    /// analysis resolves as the thread runs.
-    Update { buffer: BufferIx, offset: Option<i64>, ticket: Option<i64>, update: Update, order: Order, scope: Scope },
+    /// analysis resolves as the thread runs. `drawn`: the value the update
+    /// finds must compare so to the number given (a test of the ticket it
+    /// draws, decided per CTA by the way run: `instantiate/tickets.rs`); the
+    /// thread waits until it does.
+    Update { buffer: BufferIx, offset: Option<i64>, ticket: Option<i64>, update: Update, order: Order, scope: Scope, drawn: Option<(GuardCmp, i64)> },
     /// A read of a synchronization variable; with a guard, the thread goes
     /// on only once the guard holds (a spin loop, or the branch taken on it).
     /// Its element is `offset`, or (`ticket`) as an update's.

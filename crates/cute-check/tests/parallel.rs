@@ -400,7 +400,7 @@ def host(a: cutlass.Int32, b: cutlass.Int32):
     // A way of deciding them is a model to check: it runs on to the budget
     // of its own statements.
     let mut scenario = Scenario::new();
-    scenario.insert(one.open_conditions[0].stmt, true);
+    scenario.insert(one.open_conditions[0].stmt, cute_check::Decision::Alike(true));
     let decided = instantiate_k(text, &TIGHT, &scenario);
     assert!(decided.threads_run > 100, "{} threads ran", decided.threads_run);
 }

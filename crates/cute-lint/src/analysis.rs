@@ -302,6 +302,7 @@ fn check_ways(
     // (each check has its own besides): a kernel with many of them is not
     // checked for seconds per combination.
     let started = std::time::Instant::now();
+    let mut ways_not_taken = 0;
     while let Some(way) = ways.next() {
         if !ways_run.is_empty() && started.elapsed() > options.max_time {
             break;
@@ -312,6 +313,14 @@ fn check_ways(
         };
         let model = run.model;
         let scenario = ways.ran(way, &run.open_conditions, run.steps, may_branch);
+        // The first run decides a test of the ticket each CTA draws alike
+        // in every thread, as every condition: where no run deals the
+        // tickets so (every CTA the first to arrive), it only served to
+        // find the conditions.
+        if model.unresolved.is_empty() && ways::no_run_takes(&scenario, ways.met(), model.ctas) {
+            ways_not_taken += 1;
+            continue;
+        }
         ways_run.push(scenario);
         let scenario = ways_run.last().expect("just pushed");
         let this_way = ways_run.len() - 1;
@@ -347,12 +356,7 @@ fn check_ways(
         let mut scenario_notes: Vec<String> = Vec::new();
         for (stmt, taken) in scenario {
             if let Some(c) = ways.met().iter().find(|c| c.stmt == *stmt) {
-                scenario_notes.push(format!(
-                    "assuming the condition at line {} (on {}) is {} in every thread",
-                    ctx.line(c.site.start),
-                    c.why,
-                    if *taken { "true" } else { "false" }
-                ));
+                scenario_notes.push(format!("assuming the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, taken.describe()));
             }
         }
         // Findings read off the model itself, whatever the interleaving.
@@ -496,7 +500,7 @@ fn check_ways(
             }
         }
     }
-    if ways_run.len() < ways.made() {
+    if ways_run.len() + ways_not_taken < ways.made() {
         // What the other combinations would give is not known: no finding
         // rests on part of them.
         incomplete.insert(0, analysis_incomplete::conditions_over_budget(ctx, ways_run.len(), ways.made(), options.max_time));
@@ -517,7 +521,10 @@ fn check_ways(
         let c = deciding_condition(&on_data, &ways_run, &per_way);
         let mut said = depends_on(c);
         for (d, holds_in) in &in_part {
-            let taken = holds_in.iter().find_map(|&i| ways_run[i].get(&c.stmt)).map_or(String::new(), |t| format!(" with the condition at line {} {t}", ctx.line(c.site.start)));
+            let taken = holds_in
+                .iter()
+                .find_map(|&i| ways_run[i].get(&c.stmt))
+                .map_or(String::new(), |t| format!(" with the condition at line {} {}", ctx.line(c.site.start), t.outcome()));
             said.notes.push(format!("found{taken} only: `{}` at line {}: {}", d.name, ctx.line(d.range.start), d.message));
         }
         said.related.extend(first.0.related.iter().cloned());
@@ -576,7 +583,7 @@ fn path_of(ctx: &KernelContext<'_>, ways: &Ways, scenario: &Scenario) -> Vec<(Te
         .iter()
         .filter_map(|(stmt, taken)| {
             let c = ways.met().iter().find(|c| c.stmt == *stmt)?;
-            Some((c.site, format!("on this path the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, if *taken { "true" } else { "false" })))
+            Some((c.site, format!("on this path the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, taken.outcome())))
         })
         .collect();
     path.sort_by_key(|(site, _)| *site);
@@ -641,7 +648,7 @@ fn deciding_condition<'a>(
     per_scenario: &[Vec<Diagnostic>],
 ) -> &'a cute_check::OpenCondition {
     let differ_only_in = |a: &Scenario, b: &Scenario, stmt, both_decide_all: bool| {
-        a.get(&stmt).is_some_and(|taken| b.get(&stmt) == Some(&!taken))
+        a.get(&stmt).is_some_and(|taken| b.get(&stmt).is_some_and(|other| taken.is_opposite_of(*other)))
             && (!both_decide_all || a.keys().eq(b.keys()))
             && a.iter().all(|(k, v)| *k == stmt || b.get(k).is_none_or(|w| w == v))
     };
@@ -728,7 +735,7 @@ fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_sce
     if per_scenario.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let on_data = |scenario: &Scenario| -> Vec<(cute_ir::ast::StmtId, bool)> {
+    let on_data = |scenario: &Scenario| -> Vec<(cute_ir::ast::StmtId, cute_check::Decision)> {
         scenario
             .iter()
             .filter(|(stmt, _)| met.iter().any(|c| c.stmt == **stmt && !c.on_memory))
@@ -736,7 +743,7 @@ fn memory_findings(met: &[cute_check::OpenCondition], ways: &[Scenario], per_sce
             .collect()
     };
     // Per way of deciding the data: the findings of its ways, and the ways.
-    let mut groups: BTreeMap<Vec<(cute_ir::ast::StmtId, bool)>, (Vec<Diagnostic>, Vec<usize>)> = BTreeMap::new();
+    let mut groups: BTreeMap<Vec<(cute_ir::ast::StmtId, cute_check::Decision)>, (Vec<Diagnostic>, Vec<usize>)> = BTreeMap::new();
     for (way, diags) in per_scenario {
         let (union, members) = groups.entry(on_data(&ways[way])).or_default();
         members.push(way);

@@ -1,7 +1,9 @@
 //! What an editor shows on hover over a synchronization call: the protocol of
 //! the barrier it touches, as the checker models it (who initialises it and
 //! with which count, which sites arrive and how often, who waits on which
-//! parity), so the reason behind a diagnostic can be read at any call. Like
+//! parity), so the reason behind a diagnostic can be read at any call; over
+//! the read an inter-CTA spin waits on, whom it waits for and whether the
+//! grid lets it end (`forward_progress::describe_wait`). Like
 //! code actions, it is recomputed from the current text, never taken from the
 //! client.
 
@@ -72,9 +74,11 @@ pub fn hover(text: &str, offset: u32, options: &AnalysisOptions) -> Option<Hover
         StmtKind::Return(Some(e)) => e.calls(&mut calls),
         _ => {}
     }
+    // A load or atomic an inter-CTA spin waits on gets the wait's progress.
+    let reads_counter = |c: &Call| matches!(Api::of_call(c), Some(Api::Load | Api::Atomic));
     let call = calls
         .into_iter()
-        .filter(|c| c.range.start <= offset && offset <= c.range.end && is_sync_call(c))
+        .filter(|c| c.range.start <= offset && offset <= c.range.end && (is_sync_call(c) || reads_counter(c)))
         .min_by_key(|c| c.range.len())?;
     let site = call.range;
 
@@ -95,6 +99,12 @@ pub fn hover(text: &str, offset: u32, options: &AnalysisOptions) -> Option<Hover
                 u.what
             );
             return Some(Hover { range: site, markdown });
+        }
+        if reads_counter(call) {
+            if let Some(markdown) = crate::rules::forward_progress::describe_wait(&model, site, options) {
+                return Some(Hover { range: site, markdown });
+            }
+            continue;
         }
         let markdown = describe(&model, site, &index, (!in_kernel).then_some(model.kernel.as_str()));
         if let Some(markdown) = markdown {
@@ -463,6 +473,31 @@ mod tests {
             assert_eq!(hover(BUG, at(BUG, needle), &AnalysisOptions::default()), None, "{needle}");
         }
         assert_eq!(hover("def (:\n", 2, &AnalysisOptions::default()), None);
+    }
+
+    /// Over the read a spin between CTAs waits on: whom it waits for, and
+    /// what its termination rests on, the persistent grid's fit said as
+    /// the assumption it is.
+    #[test]
+    fn an_inter_cta_spin_shows_its_progress() {
+        let persistent = include_str!("../../../tests/fixtures/forward_progress/persistent_grid_barrier_clean.py");
+        let spin = "cute.arch.load(bar.iterator";
+        let h = hover(persistent, at(persistent, spin), &AnalysisOptions::default()).expect("a hover on the spin");
+        assert!(persistent[h.range.start as usize..h.range.end as usize].starts_with(spin));
+        assert!(h.markdown.contains("every CTA arrives on `bar` and waits here for every other (a grid barrier)"), "{}", h.markdown);
+        assert!(h.markdown.contains("**Assumed** to terminate: the grid is computed from `max_active_clusters` (the persistent idiom)"), "{}", h.markdown);
+        let fits = include_str!("../../../tests/fixtures/forward_progress/grid_barrier_clean.py");
+        let h = hover(fits, at(fits, spin), &AnalysisOptions::default()).expect("a hover on the spin");
+        assert!(h.markdown.contains("CTAs of the grid are resident at once"), "{}", h.markdown);
+        let bug = include_str!("../../../tests/fixtures/forward_progress/grid_barrier_bug.py");
+        let h = hover(bug, at(bug, spin), &AnalysisOptions::default()).expect("a hover on the spin");
+        assert!(h.markdown.contains("The grid has 4096 CTAs and at most 264 are resident at once"), "{}", h.markdown);
+        let chain = include_str!("../../../tests/fixtures/forward_progress/chain_static_index_bug.py");
+        let h = hover(chain, at(chain, "cute.arch.load(flags.iterator"), &AnalysisOptions::default()).expect("a hover on the spin");
+        assert!(h.markdown.contains("CTAs wait here for a CTA of a lower block index to set `flags`"), "{}", h.markdown);
+        // A load that no spin between CTAs waits on has no hover.
+        let handoff = include_str!("../../../tests/fixtures/missing_acquire/relaxed_spin_clean.py");
+        assert!(hover(handoff, at(handoff, "x = src[") , &AnalysisOptions::default()).is_none());
     }
 }
 

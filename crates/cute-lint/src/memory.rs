@@ -15,7 +15,7 @@ use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
 use crate::rules::{
-    bulk_group_in_flight, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_tmem_fence, missing_wait, read_before_grid_dependency,
+    bulk_group_in_flight, deadlock, dsmem_race, fence_after_sync, missing_acquire, missing_proxy_fence, missing_release, missing_tmem_fence, missing_wait, read_before_grid_dependency,
     read_before_wait, scope_too_narrow, smem_race, tmem_lifetime, Rule,
 };
 use crate::{Diagnostic, Edit, Fix, Related, Severity};
@@ -35,6 +35,7 @@ fn rule_of(rule: MemoryRule) -> &'static Rule {
         MemoryRule::BulkGroupInFlight => &bulk_group_in_flight::RULE,
         MemoryRule::TmemLifetime => &tmem_lifetime::RULE,
         MemoryRule::MissingTmemFence => &missing_tmem_fence::RULE,
+        MemoryRule::CounterNeverReached => &deadlock::RULE,
     }
 }
 
@@ -140,6 +141,7 @@ fn label(rule: MemoryRule) -> &'static str {
         MemoryRule::BulkGroupInFlight => "the TMA store may still be reading this buffer",
         MemoryRule::TmemLifetime => "tensor memory used before its allocation is published, freed too early, twice, or never",
         MemoryRule::MissingTmemFence => "no `fence_view_async_tmem_store()` between the tensor-memory store and this hand-off",
+        MemoryRule::CounterNeverReached => "never exits: the grid does not add that much",
     }
 }
 
@@ -155,6 +157,7 @@ fn help(rule: MemoryRule) -> Option<&'static str> {
         MemoryRule::BulkGroupInFlight => "wait for the store's bulk group (`cp_async_bulk_wait_group(k, read=True)`, or the store pipeline's `producer_acquire`) before the barrier or arrive that frees the buffer",
         MemoryRule::TmemLifetime => "read the address back only after `wait_for_alloc()` or a barrier after the allocation; put a barrier every user of the tensor memory takes (for an MMA, a wait on its last `tcgen05.commit`) between the last use and the free; free each allocation once, before the kernel exits",
         MemoryRule::MissingTmemFence => "insert `cute.arch.fence_view_async_tmem_store()` after the `tcgen05` stores and before the commit, arrive or barrier that hands the tensor memory over, in the storing warp",
+        MemoryRule::CounterNeverReached => "wait for the number of additions the grid makes (one per CTA that adds, times what each adds), or have every CTA the target counts add",
         MemoryRule::SmemRace | MemoryRule::DsmemRace | MemoryRule::ReadBeforeGridDependency => return None,
     })
 }

@@ -139,4 +139,117 @@ fn spellings_of_the_last_arrival_get_the_same_verdict_at_every_grid_size() {
     let flipped = r#"NUM_CTAS - 1 == cute.arch.atomic_add(done_ctr.iterator, 1, sem="relaxed", scope="gpu"):"#;
     last_arrival_verdict(&clean, &[(BUMP, flipped)], &[], SIZES.into_iter());
     last_arrival_verdict(&fixture("last_arrival_bug.py"), &[(&format!("{BUMP}  # expect: missing-acquire"), flipped)], &["missing-acquire"], SIZES.into_iter());
+    // The count bound to a name first, then compared.
+    let bound = format!("arrived = {}\n        if arrived == NUM_CTAS - 1:", BUMP.trim_end_matches(" == NUM_CTAS - 1:"));
+    last_arrival_verdict(&clean, &[(&format!("if {BUMP}"), &bound)], &[], SIZES.into_iter());
+    last_arrival_verdict(&clean, &[(&format!("if {BUMP}"), &bound.replace("== NUM_CTAS - 1", "== NUM_CTAS - 2"))], &["missing-wait"], SIZES.into_iter());
+    last_arrival_verdict(&clean, &[(&format!("if {BUMP}"), &bound.replace("arrived == NUM_CTAS - 1", "NUM_CTAS - 1 == arrived"))], &[], SIZES.into_iter());
+    last_arrival_verdict(&fixture("last_arrival_bug.py"), &[(&format!("if {BUMP}"), &bound)], &["missing-acquire"], SIZES.into_iter());
+}
+
+/// A last arrival tested one short (`== NUM_CTAS - 2`) is taken by the
+/// CTA before the last: it reads a row the last CTA has not published yet,
+/// at every size. One over (`== NUM_CTAS`) no CTA ever draws: the branch is
+/// never taken, and nothing else races.
+#[test]
+fn a_last_arrival_tested_one_short_is_found_and_one_over_is_never_taken_at_every_grid_size() {
+    let clean = fixture("last_arrival_clean.py");
+    let short = [("== NUM_CTAS - 1:", "== NUM_CTAS - 2:")];
+    let over = [("== NUM_CTAS - 1:", "== NUM_CTAS:")];
+    last_arrival_verdict(&clean, &short, &["missing-wait"], (2..=9).chain([16, 33, 64]));
+    last_arrival_verdict(&clean, &over, &[], (2..=9).chain([16, 33, 64]));
+    let found = analyze_text(&last_arrival(&clean, 16, &short), &AnalysisOptions::default());
+    let finding = found.iter().find(|d| d.name == "missing-wait").expect("the finding");
+    assert!(finding.message.contains("the branch is taken by the addition that brings the counter to 15, which is not the last one"), "{}", finding.message);
+}
+
+/// A consumer waiting for one more addition than the grid makes hangs, at
+/// every size and wherever the consumer is, and so does one waiting for a
+/// count the producers' additions of 2 step over; waits the grid reaches
+/// are clean.
+#[test]
+fn a_wait_for_more_than_the_grid_adds_hangs_at_every_grid_size() {
+    let clean = fixture("relaxed_spin_clean.py");
+    let sizes = || [2, 3, 4, 5, 8, 9, 16, 33, 64].into_iter();
+    let over = clean.replace(") < NUM_PRODUCERS:", ") < NUM_PRODUCERS + 1:");
+    same_verdict_at_every_size(&over, &["deadlock"], sizes());
+    let not_equal = clean.replace(") < NUM_PRODUCERS:", ") != NUM_PRODUCERS + 1:");
+    same_verdict_at_every_size(&not_equal, &["deadlock"], sizes());
+    let by_two = clean.replace("cutlass.Int32(1), sem=\"release\"", "cutlass.Int32(2), sem=\"release\"");
+    assert_ne!(by_two, clean);
+    same_verdict_at_every_size(&by_two.replace(") < NUM_PRODUCERS:", ") < 2 * NUM_PRODUCERS:"), &[], sizes());
+    same_verdict_at_every_size(&by_two.replace(") < NUM_PRODUCERS:", ") <= 2 * NUM_PRODUCERS:"), &["deadlock"], sizes());
+    let text = family(&over, 16, "NUM_CTAS // 2");
+    let found = analyze_text(&text, &AnalysisOptions::default());
+    let hang = found.iter().find(|d| d.name == "deadlock").expect("the hang");
+    assert!(hang.message.contains("waits for `ctr` to reach 16, but the 16 CTAs of the grid add 15 to it in all"), "{}", hang.message);
+    assert!(hang.related.len() >= 2, "the additions and the spin: {:?}", hang.related);
+    assert_eq!(text[..hang.range.start as usize].lines().count(), text.lines().position(|l| l.contains("while cute.arch.load(")).unwrap() + 1);
+}
+
+/// The consumer chosen by a ticket: the first CTA to draw from `tickets`
+/// consumes, the others produce. Which CTA that is depends on timing, so
+/// each modelled CTA is the consumer in a way of its own, and the verdict
+/// is the same at every size; so with the roles written the other way
+/// round (`if ticket != 0:` producing first) and the comparison flipped.
+#[test]
+fn a_consumer_chosen_by_ticket_gets_the_same_verdict_at_every_grid_size() {
+    let text = |name: &str, n: u32, edits: &[(&str, &str)]| {
+        let mut out = fixture(name).replace("NUM_CTAS = 4\n", &format!("NUM_CTAS = {n}\n"));
+        for (from, to) in edits {
+            assert!(out.contains(from), "{from}");
+            out = out.replace(from, to);
+        }
+        out
+    };
+    let check = |name: &str, edits: &[(&str, &str)], expected: &[&str]| {
+        let wrong: Vec<String> = (2..=9).chain([16, 33, 64]).filter_map(|n| {
+            let got = verdict(&text(name, n, edits));
+            (got != expected).then(|| format!("{n} CTAs: {got:?}"))
+        }).collect();
+        assert!(wrong.is_empty(), "{name} {edits:?}: expected {expected:?}:\n{}", wrong.join("\n"));
+    };
+    check("ticket_consumer_bug.py", &[], &["missing-acquire"]);
+    check("ticket_consumer_clean.py", &[], &[]);
+    check("ticket_consumer_clean.py", &[("if ticket == 0:", "if 0 == ticket:")], &[]);
+    check("ticket_consumer_bug.py", &[("if ticket == 0:", "if 0 == ticket:")], &["missing-acquire"]);
+    // Producers first: the same branches, the test negated.
+    let producer_first = |name: &str| {
+        let t = fixture(name);
+        let (head, rest) = t.split_once("        if ticket == 0:\n").unwrap();
+        let (consumer, producer) = rest.split_once("        else:\n").unwrap();
+        let (producer, tail) = producer.split_once("\n\n\n").unwrap();
+        format!("{head}        if ticket != 0:\n{producer}\n        else:\n{consumer}{tail}", tail = format!("\n\n{tail}"))
+    };
+    for (name, expected) in [("ticket_consumer_bug.py", &["missing-acquire"][..]), ("ticket_consumer_clean.py", &[][..])] {
+        let swapped = producer_first(name);
+        for n in [2, 3, 4, 5, 8, 16, 64] {
+            let got = verdict(&swapped.replace("NUM_CTAS = 4\n", &format!("NUM_CTAS = {n}\n")));
+            assert_eq!(got, expected, "{name}, producers first, {n} CTAs:\n{swapped}");
+        }
+    }
+    // The consumer waiting for one producer too few reads a row not yet
+    // written; one too many never exits.
+    check("ticket_consumer_clean.py", &[(") < NUM_PRODUCERS:", ") < NUM_PRODUCERS - 1:")], &["missing-wait"]);
+    check("ticket_consumer_clean.py", &[(") < NUM_PRODUCERS:", ") < NUM_PRODUCERS + 1:")], &["deadlock"]);
+}
+
+/// A chain by ticket (each CTA waits for the flag of the ticket before,
+/// `if ticket > 0:`) is checked, not left undecided, at every size: each
+/// modelled CTA draws the first ticket in a way of its own.
+#[test]
+fn a_chain_by_ticket_gets_the_same_verdict_at_every_grid_size() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/forward_progress/chain_ticket_clean.py");
+    let clean = std::fs::read_to_string(path).unwrap();
+    assert!(clean.contains("NUM_CTAS = 4096\n"));
+    let relaxed_wait = clean.replace("cutlass.Int32, sem=\"acquire\"", "cutlass.Int32, sem=\"relaxed\"");
+    let relaxed_flag = clean.replace("cutlass.Int32(1), sem=\"release\"", "cutlass.Int32(1), sem=\"relaxed\"");
+    let spelled = clean.replace("if ticket > 0:", "if ticket != 0:");
+    for (text, expected) in [(&clean, &[][..]), (&spelled, &[][..]), (&relaxed_wait, &["missing-acquire"][..]), (&relaxed_flag, &["missing-release"][..])] {
+        assert_ne!(text.len(), 0);
+        for n in [2, 3, 4, 5, 8, 9, 33, 64, 4096] {
+            let got = verdict(&text.replace("NUM_CTAS = 4096\n", &format!("NUM_CTAS = {n}\n")));
+            assert_eq!(got, expected, "{n} CTAs");
+        }
+    }
 }

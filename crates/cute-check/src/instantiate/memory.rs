@@ -569,16 +569,40 @@ impl ThreadRun<'_> {
     /// the branch is also a read: the thread whose update brings the
     /// counter to the target takes it, after every other update.
     fn record_rmw(&mut self, buffer: BufferIx, offset: Option<i64>, ticket: Option<i64>, update: Update, order: Order, scope: Scope, site: TextRange) {
-        self.record_mem(MemKind::Update { buffer, offset, ticket, update: update.clone(), order, scope }, site);
-        let Some(guard) = self.pending_guard.take() else { return };
+        let recorded = self.memory.len();
+        self.record_mem(MemKind::Update { buffer, offset, ticket, update: update.clone(), order, scope, drawn: None }, site);
+        let index = (self.memory.len() > recorded).then_some(recorded);
+        let made = AtomicUpdate { buffer, offset, ticket, update, order, scope, site, index };
+        if let Some(guard) = self.pending_guard.take() {
+            self.observe_update_result(&made, guard);
+        }
+        self.last_update = Some(made);
+    }
+
+    /// The read a branch on what the update `made` returned makes (`if
+    /// atomic_add(ctr, 1) == n - 1:`, or the same through a name bound to
+    /// the result): in the way where the branch is taken, the thread goes
+    /// on once the counter satisfies `guard`.
+    pub(super) fn observe_update_result(&mut self, made: &AtomicUpdate, guard: Guard) {
+        let AtomicUpdate { buffer, offset, ticket, ref update, order, scope, site, .. } = *made;
         // Only conditions that the growing counter comes to satisfy wait;
         // the other way of the branch goes on at once.
         if matches!(guard.exit_when, GuardCmp::Eq | GuardCmp::Ge | GuardCmp::Gt) {
-            let target = match (&update, guard.target) {
+            let target = match (update, guard.target) {
                 (Update::Add(d), Some(t)) => Some(t + d),
                 _ => None,
             };
-            self.record_mem(MemKind::Observe { buffer, offset, ticket, order, scope, guard: Some(Guard { target, ..guard }) }, site);
+            // `atomic_add(...) == t` is taken by the thread whose addition
+            // was the (t + 1)-th: what it then reads comes after at least
+            // that many additions. Every thread takes it in the way where
+            // it is taken, and a thread whose addition comes later than
+            // that still goes on (it waits for the count to be at least
+            // t + 1, not to be it again).
+            let exit_when = match (update, guard.exit_when) {
+                (Update::Add(d), GuardCmp::Eq) if *d > 0 => GuardCmp::Ge,
+                (_, cmp) => cmp,
+            };
+            self.record_mem(MemKind::Observe { buffer, offset, ticket, order, scope, guard: Some(Guard { target, exit_when, ..guard }) }, site);
         }
     }
 
@@ -635,7 +659,7 @@ impl ThreadRun<'_> {
                         Some(v) => Update::Set(v),
                         None => Update::Other,
                     };
-                    self.record_mem(MemKind::Update { buffer, offset, ticket: None, update, order, scope }, site);
+                    self.record_mem(MemKind::Update { buffer, offset, ticket: None, update, order, scope, drawn: None }, site);
                 }
                 PtxSync::ReadModifyWrite { addr, op, value, sem, scope, returns } => {
                     let what = format!("{}.{op}", if returns { "atom" } else { "red" });
@@ -1091,4 +1115,19 @@ impl<'a> ThreadRun<'a> {
             _ => Value::None,
         }
     }
+}
+
+/// An update of a counter by an atomic whose result the thread may branch
+/// on (`arrived = atomic_add(done, 1)` then `if arrived == n - 1:`).
+#[derive(Clone, Debug)]
+pub(super) struct AtomicUpdate {
+    pub(super) buffer: BufferIx,
+    pub(super) offset: Option<i64>,
+    pub(super) ticket: Option<i64>,
+    pub(super) update: Update,
+    pub(super) order: Order,
+    pub(super) scope: Scope,
+    pub(super) site: TextRange,
+    /// Its place among the thread's memory operations, when recorded.
+    pub(super) index: Option<usize>,
 }

@@ -129,8 +129,12 @@ fn merge<'r>(
             |kept, later| kept.name = later.name,
         );
         for (stmt, condition) in open {
-            let on_memory = condition.on_memory;
-            merged.open.entry(stmt).or_insert(condition).on_memory |= on_memory;
+            let (on_memory, masks) = (condition.on_memory, condition.cta_masks.clone());
+            let kept = merged.open.entry(stmt).or_insert(condition);
+            kept.on_memory |= on_memory;
+            if kept.cta_masks.is_empty() {
+                kept.cta_masks = masks;
+            }
         }
         merged.notes.extend(notes);
         for (site, stale) in stale_tokens {

@@ -104,7 +104,7 @@ impl Setup<'_> {
     /// CTA that met an unmodelled construct, at the time budget or past the
     /// statement budget, recording why.
     pub(super) fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared, steps_before: usize) -> Vec<ThreadResult> {
-        let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, stands_in, .. } = *self;
+        let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, stands_in, modelled_ctas, launch_ctas, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
         let mut total_steps = steps_before;
         // The converged accesses of the warp being run.
@@ -173,6 +173,8 @@ impl Setup<'_> {
                 cluster_base: cta - cta % cluster_ctas,
                 grid,
                 stands_in,
+                modelled_ctas,
+                launch_ctas,
                 elect_depth: 0,
                 generation: HashMap::default(),
                 rounds: HashMap::default(),
@@ -195,6 +197,8 @@ impl Setup<'_> {
                 observing: self.observing,
                 pending_guard: None,
                 ticket_delta: None,
+                last_update: None,
+                atomic_results: HashMap::default(),
                 kernel_stmt: kernel.body.first().map_or(0, |s| s.id),
                 participants: HashMap::default(),
                 tile_cursors: HashMap::default(),

@@ -20,7 +20,7 @@ use cute_ir::api::Api;
 use cute_ir::ast::{Expr, Stmt, StmtId, StmtKind, Target};
 use cute_ir::eval::{self, assign, eval, Env, Value};
 
-use super::{functions::Body, mbarrier::spins_on_try_wait, warp::FULL_MASK, OpenCondition, ThreadRun};
+use super::{functions::Body, mbarrier::spins_on_try_wait, warp::FULL_MASK, Decision, OpenCondition, ThreadRun};
 use crate::model::*;
 
 pub(super) enum Flow {
@@ -86,9 +86,11 @@ impl<'a> ThreadRun<'a> {
         }
         match &s.kind {
             StmtKind::Assign { targets, value } => {
+                self.last_update = None;
                 let mut v = eval(value, env, self);
                 if self.inline_depth == 0 {
                     self.take_unknown_count_as_explored(targets, value, &mut v, env);
+                    self.bind_atomic_result(targets, value, &v);
                 }
                 self.record_reads(value, env, s.range);
                 for t in targets {
@@ -146,13 +148,23 @@ impl<'a> ThreadRun<'a> {
                 // `if load(flag, ...) >= N:` decides on a synchronization
                 // variable: the branch taken is guarded by the value read.
                 if let Some((call, guard)) = self.spin_guard(cond, env, true, None) {
-                    self.note_lane_varying(cond);
-                    let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
-                    if let Some(c) = self.shared.open.get_mut(&s.id) {
-                        c.on_memory = true;
-                    }
+                    let taken = self.open_memory_condition(s, cond);
+                    let test = guard.clone();
                     let guard = if taken { guard } else { Guard { exit_when: guard.exit_when.negated(), ..guard } };
+                    self.last_update = None;
                     self.observe_with(call, guard, env);
+                    if let Some(made) = self.last_update.take() {
+                        self.deal_ticket(s, &made, &test, taken);
+                    }
+                    return if taken { self.exec_block(then, env, body) } else { self.exec_block(orelse, env, body) };
+                }
+                // The same through a name bound to what an atomic returned
+                // (`ticket = atomic_add(counter, 1)`, `if ticket == 0:`).
+                if let Some((made, guard)) = self.atomic_result_guard(cond, env) {
+                    let taken = self.open_memory_condition(s, cond);
+                    self.deal_ticket(s, &made, &guard, taken);
+                    let guard = if taken { guard } else { Guard { exit_when: guard.exit_when.negated(), ..guard } };
+                    self.observe_update_result(&made, guard);
                     return if taken { self.exec_block(then, env, body) } else { self.exec_block(orelse, env, body) };
                 }
                 let c = eval(cond, env, self);
@@ -343,14 +355,84 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// A branch on a value read from a synchronization variable: decided
+    /// by the scenario, as a condition on memory (both ways happen,
+    /// depending only on timing).
+    fn open_memory_condition(&mut self, s: &Stmt, cond: &Expr) -> bool {
+        self.note_lane_varying(cond);
+        let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
+        if let Some(c) = self.shared.open.get_mut(&s.id) {
+            c.on_memory = true;
+        }
+        taken
+    }
+
+    /// Remembers the kernel's names bound to what an atomic update of a
+    /// counter returned, forgetting those bound to anything else.
+    fn bind_atomic_result(&mut self, targets: &[Target], value: &Expr, v: &Value) {
+        for t in targets {
+            if let Target::Name(n) = t {
+                self.atomic_results.remove(n);
+            }
+        }
+        let from_atomic = matches!(v, Value::Unknown(w) if &**w == super::calls::ATOMIC_RESULT);
+        if let ([Target::Name(n)], Some(made), true) = (targets, self.last_update.take(), from_atomic) {
+            if matches!(value, Expr::Call(c) if c.range.start <= made.site.start && made.site.end <= c.range.end) {
+                self.atomic_results.insert(n.clone(), made);
+            }
+        }
+    }
+
+    /// `if arrived == n - 1:` where `arrived` is bound to what an atomic
+    /// update returned: the update, and the condition on its result.
+    fn atomic_result_guard(&mut self, cond: &'a Expr, env: &Env) -> Option<(super::memory::AtomicUpdate, Guard)> {
+        if self.inline_depth != 0 {
+            return None;
+        }
+        let Expr::Compare { lhs, rhs, .. } = cond else { return None };
+        let name = [lhs, rhs].into_iter().find_map(|e| match e.as_ref() {
+            Expr::Name(n) if self.atomic_results.contains_key(n) => Some((n.as_str(), e.as_ref())),
+            _ => None,
+        })?;
+        let made = self.atomic_results.get(name.0)?.clone();
+        let (_, guard) = self.spin_guard(cond, env, true, Some(name))?;
+        Some((made, guard))
+    }
+
+    /// After the branch `s` on what the update `made` returned, which tests
+    /// it as `test` says, was decided for this thread (`taken`): where it
+    /// tests the ticket each CTA draws, its ways are the sets of CTAs it
+    /// can hold in (`tickets.rs`), and in a way that decides it so, the
+    /// thread's addition waits for a count that agrees.
+    fn deal_ticket(&mut self, s: &Stmt, made: &super::memory::AtomicUpdate, test: &Guard, taken: bool) {
+        let (Update::Add(1), Some(_), Some(k)) = (&made.update, made.offset, test.target) else { return };
+        // The condition the scenario decides may be an earlier one this
+        // one negates (`same_condition.rs`).
+        let (stmt, _, negated) = self.same_conditions.deciding(s);
+        let decided = if negated { test.exit_when.negated() } else { test.exit_when };
+        let masks = super::tickets::ticket_masks(decided, k, self.modelled_ctas, self.launch_ctas);
+        if let Some(c) = self.shared.open.get_mut(&stmt) {
+            if c.cta_masks.is_empty() {
+                c.cta_masks = masks.clone();
+            }
+        }
+        let per_cta = matches!(self.scenario.get(&stmt), Some(Decision::InCtas(_)));
+        if let (true, false, Some(index)) = (per_cta, masks.is_empty(), made.index) {
+            let holds = if taken { test.exit_when } else { test.exit_when.negated() };
+            if let Some(MemOp { kind: MemKind::Update { drawn, .. }, .. }) = self.memory.get_mut(index) {
+                *drawn = Some((holds, k));
+            }
+        }
+    }
+
     pub(super) fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
         let why = match value {
             Value::Unknown(w) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
         let (stmt, site, negated) = self.same_conditions.deciding(s);
-        self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false });
-        self.scenario.get(&stmt).copied().unwrap_or(false) != negated
+        self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false, cta_masks: Vec::new() });
+        self.scenario.get(&stmt).is_some_and(|d| d.holds_in(self.cta)) != negated
     }
 }
 

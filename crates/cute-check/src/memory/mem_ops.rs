@@ -106,7 +106,14 @@ impl<'m> Execution<'m> {
                     }
                 }
             }
-            MemKind::Update { buffer, offset, update, order, scope, .. } => {
+            MemKind::Update { buffer, offset, update, order, scope, drawn, .. } => {
+                // The ticket this addition draws must agree with how the
+                // way decided the thread's test of it: it waits for that.
+                if let Some((cmp, k)) = drawn {
+                    if !counters.get(&(*buffer, *offset)).and_then(|c| c.value).is_some_and(|v| cmp.holds(v, *k)) {
+                        return false;
+                    }
+                }
                 let actor = &mut self.actors[a];
                 actor.ctl[a] += 1;
                 actor.mmo[a] += 1;

@@ -41,7 +41,11 @@ impl<'m> Execution<'m> {
             return None;
         }
         let (p, q) = (write.actor, read.actor);
-        if write.mmo[p] <= read.mmo[p] {
+        // Ordered either way: the write before the read (handed over), or
+        // the read before the write (the reader is done with the value
+        // before the writer replaces it: a chain of CTAs each adding to
+        // what the one before left, in turn).
+        if write.mmo[p] <= read.mmo[p] || read.mmo[q] <= write.mmo[q] {
             return None;
         }
         let name = &model.buffers[buffer as usize].name;
@@ -93,7 +97,16 @@ impl<'m> Execution<'m> {
             }
             if !timed {
                 let once = o_guard.as_ref().is_none_or(|g| !g.spin);
-                let message = if once {
+                // A branch on what the thread's own addition found (`if
+                // atomic_add(done, 1) == n - 1:`): its target counts the
+                // additions up to and including it.
+                let picked_by_count = o_guard.as_ref().and_then(|g| g.target).filter(|_| self.is_read_modify_write(obs.site));
+                let message = if let Some(count) = picked_by_count {
+                    format!(
+                        "the thread that takes this branch can read `{name}` before {} has published it: the branch is taken by the addition that brings the counter to {count}, which is not the last one",
+                        self.who(model, p)
+                    )
+                } else if once {
                     format!("the consumer reads the counter once and goes on to read `{name}` whatever it saw; it must wait until the counter reaches its target")
                 } else if obs.actor != q && obs.ctl[obs.actor] > read.ctl[obs.actor] {
                     format!("{} reads `{name}` without a barrier after the wait on the counter", self.who(model, q))
@@ -188,14 +201,18 @@ impl<'m> Execution<'m> {
         None
     }
 
+    /// Whether the call at `site` both updates a counter and reads it
+    /// (an atomic whose result is read: `atomic_add(...) == n - 1`).
+    fn is_read_modify_write(&self, site: TextRange) -> bool {
+        let at_site = |update: bool| self.events.iter().any(|e| e.site == site && matches!(e.kind, MemKind::Update { .. }) == update);
+        at_site(true) && at_site(false)
+    }
+
     /// The semantics a repair gives the call at `site`: `sem`, or
     /// `acq_rel` for an atomic whose result is also read (`if
     /// atomic_add(...) == n - 1:`), which must both release and acquire.
     fn sem_adding(&self, site: TextRange, sem: &'static str) -> &'static str {
-        let at_site = |update: bool| {
-            self.events.iter().any(|e| e.site == site && matches!(e.kind, MemKind::Update { .. }) == update)
-        };
-        if at_site(true) && at_site(false) {
+        if self.is_read_modify_write(site) {
             "acq_rel"
         } else {
             sem

@@ -36,6 +36,7 @@ use crate::model::*;
 use super::actor::{Actor, Blocked};
 use super::mem_ops::CounterRun;
 use super::step::BarrierRun;
+use super::unreachable::Stopped;
 use super::{out_of_time, Execution};
 
 /// At most this many threads and async copies are tracked; larger models
@@ -43,7 +44,7 @@ use super::{out_of_time, Execution};
 const MAX_CLOCKS: usize = 4096;
 
 impl<'m> Execution<'m> {
-    pub(super) fn run(model: &'m Model, deadline: std::time::Instant) -> Result<Execution<'m>, String> {
+    pub(super) fn run(model: &'m Model, deadline: std::time::Instant) -> Result<Execution<'m>, Stopped> {
         let mut memory: HashMap<(u32, u32), &'m ThreadMemory> = HashMap::new();
         for t in &model.memory {
             memory.insert(t.thread, t);
@@ -64,7 +65,7 @@ impl<'m> Execution<'m> {
             .sum();
         let width = programs.len() + asyncs;
         if width > MAX_CLOCKS {
-            return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis"));
+            return Err(format!("more than {MAX_CLOCKS} threads and copies access memory, too many for the memory-ordering analysis").into());
         }
         let leaders: HashMap<(u32, u32), usize> =
             programs.iter().enumerate().filter(|(_, p)| p.0 .1 % 32 == 0).map(|(i, p)| ((p.0 .0, p.0 .1 / 32), i)).collect();
@@ -158,7 +159,7 @@ impl<'m> Execution<'m> {
         let adds = if model.grid.stands_in.is_some() { CounterAdds::of(model) } else { HashMap::new() };
         for step in 0u64.. {
             if step % 4096 == 0 && std::time::Instant::now() > deadline {
-                return Err(out_of_time());
+                return Err(out_of_time().into());
             }
             let spun = spinners.iter().copied().find(|&a| exec.step(a, model, &mut barriers, &mut counters, &mut next_async));
             // A spin on global memory in a grid larger than the CTAs
@@ -214,11 +215,19 @@ impl<'m> Execution<'m> {
             }
         }
         if let Some(why) = exec.not_known.take() {
-            return Err(why);
+            return Err(why.into());
         }
         // The explorer found no deadlock, so every thread can finish; a run
         // that leaves one stuck has judged part of the kernel only.
-        if let Some(stuck) = exec.actors.iter().find(|actor| !matches!(actor.blocked, Some(Blocked::Done))) {
+        let stuck: Vec<usize> = (0..exec.actors.len()).filter(|&a| !matches!(exec.actors[a].blocked, Some(Blocked::Done))).collect();
+        if let Some(&first) = stuck.first() {
+            // A wait the whole grid never satisfies: a hang, or a branch no
+            // run takes (the threads blocked on a barrier behind it are
+            // stuck too).
+            if let Some(stopped) = stuck.iter().find_map(|&a| exec.never_satisfied(a, model, &counters)) {
+                return Err(stopped);
+            }
+            let stuck = &exec.actors[first];
             let who = describe_threads(&[stuck.thread], model.ctas);
             // A read of a counter that waits for (or branches on) a value
             // the modelled threads never produce: most often a count of
@@ -227,7 +236,7 @@ impl<'m> Execution<'m> {
                 MemKind::Observe { buffer, guard: Some(_), .. } => Some(&model.buffers[buffer as usize].name),
                 _ => None,
             });
-            return Err(match waits_on {
+            return Err(Stopped::NotChecked(match waits_on {
                 Some(counter) => format!(
                     "the one schedule the analysis runs the threads in left {who} waiting for a value of `{counter}` that the modelled threads never produce"
                 ),
@@ -236,7 +245,7 @@ impl<'m> Execution<'m> {
                     stuck.next_op,
                     stuck.ops.len()
                 ),
-            });
+            }));
         }
         Ok(exec)
     }
@@ -291,12 +300,10 @@ impl<'m> Execution<'m> {
         };
         let added = adds.get(&(*buffer, *offset));
         match (added, model.grid.ctas(), c.value, guard.target) {
-            (Some(CounterAdds { only_adds: true, ctas, added }), Some(grid), Some(v), Some(t)) if ctas.len() >= 2 => {
-                let per_cta = added / ctas.len() as i64;
+            (Some(c @ CounterAdds { only_adds: true, .. }), Some(grid), Some(v), Some(t)) => c.per_cta().is_some_and(|per_cta| {
                 let not_modelled = i64::try_from(grid).unwrap_or(i64::MAX).saturating_sub(i64::from(model.ctas));
                 guard.exit_when.holds(v.saturating_add(per_cta.saturating_mul(not_modelled)), t)
-            }
-            (Some(CounterAdds { only_adds: true, .. }), Some(_), Some(_), Some(_)) => false,
+            }),
             _ => !counting,
         }
     }
@@ -330,26 +337,43 @@ impl<'m> Execution<'m> {
 /// modelled by at least two of them).
 pub(super) struct CounterAdds {
     only_adds: bool,
+    /// Every addition adds a positive amount: the counter only grows.
+    positive: bool,
     ctas: BTreeSet<u32>,
     added: i64,
 }
 
 impl CounterAdds {
     /// Per counter (buffer and element) the modelled threads update.
-    fn of(model: &Model) -> HashMap<(BufferIx, Option<i64>), CounterAdds> {
+    pub(super) fn of(model: &Model) -> HashMap<(BufferIx, Option<i64>), CounterAdds> {
         let mut out: HashMap<(BufferIx, Option<i64>), CounterAdds> = HashMap::new();
         for t in &model.memory {
             for o in &t.ops {
                 if let MemKind::Update { buffer, offset, ticket: None, update, .. } = &o.kind {
-                    let c = out.entry((*buffer, *offset)).or_insert(CounterAdds { only_adds: true, ctas: BTreeSet::new(), added: 0 });
+                    let c = out.entry((*buffer, *offset)).or_insert(CounterAdds { only_adds: true, positive: true, ctas: BTreeSet::new(), added: 0 });
                     c.ctas.insert(t.thread.0);
                     match update {
-                        Update::Add(k) => c.added += k,
+                        Update::Add(k) => {
+                            c.added += k;
+                            c.positive &= *k > 0;
+                        }
                         _ => c.only_adds = false,
                     }
                 }
             }
         }
         out
+    }
+
+    /// Whether the counter only grows: every update adds a positive amount.
+    pub(super) fn only_positive_adds(&self) -> bool {
+        self.only_adds && self.positive
+    }
+
+    /// What each CTA not modelled adds, as the modelled CTAs that add do;
+    /// `None` where fewer than two modelled CTAs add (a role of one CTA,
+    /// which the CTAs between need not share).
+    pub(super) fn per_cta(&self) -> Option<i64> {
+        (self.ctas.len() >= 2).then(|| self.added / self.ctas.len() as i64)
     }
 }

@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 
-use cute_check::{InstantiateOptions, OpenCondition, Scenario, MAX_OPEN_CONDITIONS};
+use cute_check::{Decision, InstantiateOptions, OpenCondition, Scenario, MAX_OPEN_CONDITIONS};
 
 pub(crate) struct Ways {
     /// Every condition some run met, in the order first met.
@@ -33,6 +33,38 @@ pub(crate) struct Ways {
     made: usize,
     /// Statements the runs after the first may still execute.
     steps_left: usize,
+}
+
+/// Whether `way` decides alike in every thread a test of the ticket each
+/// of the `ctas` modelled CTAs draws that no dealing of the tickets passes
+/// (or fails) in every CTA: `if ticket != 0:` false everywhere.
+pub(crate) fn no_run_takes(way: &Scenario, met: &[OpenCondition], ctas: u32) -> bool {
+    let all = if ctas >= 64 { u64::MAX } else { (1u64 << ctas) - 1 };
+    way.iter().any(|(stmt, decision)| {
+        let Some(c) = met.iter().find(|c| c.stmt == *stmt && !c.cta_masks.is_empty()) else { return false };
+        match decision {
+            Decision::Alike(taken) => !c.cta_masks.contains(&if *taken { all } else { 0 }),
+            Decision::InCtas(_) => false,
+        }
+    })
+}
+
+/// The decisions of condition `c`, the first run's (false in every thread)
+/// first: then true in every thread, or, for a test of the ticket each CTA
+/// draws, each other set of CTAs it can hold in.
+fn decisions(c: &OpenCondition) -> Vec<Decision> {
+    let mut out = vec![Decision::Alike(false)];
+    if c.cta_masks.is_empty() {
+        out.push(Decision::Alike(true));
+    } else {
+        out.extend(c.cta_masks.iter().filter(|&&mask| mask != 0).map(|&mask| Decision::InCtas(mask)));
+    }
+    out
+}
+
+/// The ways besides the first run's that deciding `conditions` makes.
+fn other_ways(conditions: &[&OpenCondition]) -> usize {
+    conditions.iter().fold(1usize, |n, c| n.saturating_mul(decisions(c).len())) - 1
 }
 
 impl Ways {
@@ -73,17 +105,28 @@ impl Ways {
         let room = MAX_OPEN_CONDITIONS.saturating_sub(way.len());
         let mut branch_on = if may_branch { new.len().min(room) } else { 0 };
         // Each other way of the new conditions costs a run like this one.
-        while branch_on > 0 && ((1usize << branch_on) - 1).saturating_mul(steps) > self.steps_left {
+        while branch_on > 0 && other_ways(&new[..branch_on]).saturating_mul(steps) > self.steps_left {
             branch_on -= 1;
         }
-        for bits in 1..1u32 << branch_on {
-            let mut other = way.clone();
-            other.extend(new.iter().take(branch_on).enumerate().map(|(i, c)| (c.stmt, bits & (1 << i) != 0)));
-            self.pending.push_back(other);
+        // Every combination of the decisions of the conditions branched on
+        // but the first run's (each false in every thread).
+        let mut combinations: Vec<Scenario> = vec![way.clone()];
+        for c in &new[..branch_on] {
+            combinations = combinations
+                .into_iter()
+                .flat_map(|w| {
+                    decisions(c).into_iter().map(move |d| {
+                        let mut w = w.clone();
+                        w.insert(c.stmt, d);
+                        w
+                    })
+                })
+                .collect();
         }
-        let other_ways = (1usize << branch_on) - 1;
-        self.made += other_ways;
-        self.steps_left -= other_ways * steps;
+        let made = combinations.len() - 1;
+        self.pending.extend(combinations.into_iter().skip(1));
+        self.made += made;
+        self.steps_left -= made * steps;
         if may_branch {
             for c in &new[branch_on..] {
                 if !self.one_way.iter().any(|o| o.stmt == c.stmt) {
@@ -91,7 +134,7 @@ impl Ways {
                 }
             }
         }
-        way.extend(new.iter().map(|c| (c.stmt, false)));
+        way.extend(new.iter().map(|c| (c.stmt, Decision::Alike(false))));
         way
     }
 
@@ -118,7 +161,7 @@ mod tests {
     use cute_syntax::TextRange;
 
     fn condition(stmt: u32) -> OpenCondition {
-        OpenCondition { stmt, site: TextRange::default(), why: "a runtime value".into(), on_memory: false }
+        OpenCondition { stmt, site: TextRange::default(), why: "a runtime value".into(), on_memory: false, cta_masks: Vec::new() }
     }
 
     fn options(max_steps_total: usize) -> InstantiateOptions {
@@ -137,7 +180,7 @@ mod tests {
     }
 
     fn decided(way: &Scenario, stmt: u32) -> Option<bool> {
-        way.get(&stmt).copied()
+        way.get(&stmt).map(|d| d.holds_in(0))
     }
 
     #[test]

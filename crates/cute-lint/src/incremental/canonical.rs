@@ -99,7 +99,7 @@ pub struct Key {
     pub kept: Vec<StmtId>,
     pub memory_only: Vec<StmtId>,
     pub memory_controls: Vec<StmtId>,
-    pub scenario: Vec<(StmtId, bool)>,
+    pub scenario: Vec<(StmtId, cute_check::Decision)>,
     pub launch: Launch,
     pub options: InstOptions,
 }
@@ -577,7 +577,7 @@ pub fn key(
     let kept: Vec<StmtId> = kept.iter().map(|&i| encode.id(i)).collect();
     let memory_only: Vec<StmtId> = memory_only.iter().map(|&i| encode.id(i)).collect();
     let memory_controls: Vec<StmtId> = kept_all.memory_controls.iter().map(|&i| encode.id(i)).collect();
-    let scenario: Vec<(StmtId, bool)> = scenario.iter().map(|(&i, &b)| (encode.id(i), b)).collect();
+    let scenario: Vec<(StmtId, cute_check::Decision)> = scenario.iter().map(|(&i, &b)| (encode.id(i), b)).collect();
     if !encode.1 {
         return None;
     }

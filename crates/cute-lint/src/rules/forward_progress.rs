@@ -63,12 +63,8 @@ impl ForwardProgress {
         if residency.cooperative || residency.from_device.is_some() {
             return Vec::new();
         }
-        let target = options.target.clone().or_else(|| std::env::var("CUTE_DSL_ARCH").ok()).unwrap_or_else(|| DEFAULT_TARGET.to_string());
         let mut notes: Vec<String> = Vec::new();
-        let arch = progress::arch(&target).unwrap_or_else(|| {
-            notes.push(format!("the target `{target}` is not in the table of GPUs: taking {DEFAULT_TARGET}'s"));
-            progress::arch(DEFAULT_TARGET).expect("the default target is in the table")
-        });
+        let arch = target_arch(options, &mut notes);
         let fits = progress::residency(arch, model.threads_per_cta, residency.smem, residency.min_blocks_per_mp);
         notes.push(format!("at most {} CTAs are resident at once: {}", fits.max, fits.how));
         if residency.smem.is_none() {
@@ -134,6 +130,55 @@ impl ForwardProgress {
         }
         out
     }
+}
+
+/// The GPU of the target (`target`, else `CUTE_DSL_ARCH`, else
+/// [`DEFAULT_TARGET`]); one not in the table is said in `notes`.
+fn target_arch(options: &AnalysisOptions, notes: &mut Vec<String>) -> &'static progress::Arch {
+    let target = options.target.clone().or_else(|| std::env::var("CUTE_DSL_ARCH").ok()).unwrap_or_else(|| DEFAULT_TARGET.to_string());
+    progress::arch(&target).unwrap_or_else(|| {
+        notes.push(format!("the target `{target}` is not in the table of GPUs: taking {DEFAULT_TARGET}'s"));
+        progress::arch(DEFAULT_TARGET).expect("the default target is in the table")
+    })
+}
+
+/// What an editor shows on hover over the read an inter-CTA spin waits on
+/// (`hover.rs`): whom it waits for, and whether the grid lets it end, with
+/// what that rests on. A grid computed from the device (the persistent
+/// idiom) is taken to fit, and the hover says that it is an assumption,
+/// which no diagnostic does on a kernel that is clean.
+pub(crate) fn describe_wait(model: &Model, site: TextRange, options: &AnalysisOptions) -> Option<String> {
+    let w = progress::inter_cta_waits(model).into_iter().find(|w| w.site == site)?;
+    let buffer = &w.buffer;
+    let shape = match w.shape {
+        WaitShape::AllToAll => format!("every CTA arrives on `{buffer}` and waits here for every other (a grid barrier)"),
+        WaitShape::Later => format!("CTAs wait here for a CTA of a higher block index to set `{buffer}`"),
+        WaitShape::Earlier => format!("CTAs wait here for a CTA of a lower block index to set `{buffer}`"),
+        WaitShape::Ticket => format!("each CTA waits here for the CTA that drew the ticket before its own to set `{buffer}`: that CTA has started"),
+        WaitShape::Unknown => format!("CTAs wait here on `{buffer}` for a CTA known neither by block index nor by a ticket"),
+    };
+    let residency = &model.grid.residency;
+    let mut notes = Vec::new();
+    let arch = target_arch(options, &mut notes);
+    let fits = progress::residency(arch, model.threads_per_cta, residency.smem, residency.min_blocks_per_mp);
+    let verdict = if w.shape.terminates(ProgressModel::Obe) == Some(true) {
+        "It terminates under OBE, what CUDA gives, whatever the grid.".to_string()
+    } else if residency.cooperative {
+        "The launch is cooperative: every CTA is resident at once (or the launch fails), so it terminates.".to_string()
+    } else if let Some(from) = &residency.from_device {
+        format!(
+            "**Assumed** to terminate: the grid is computed from `{from}` (the persistent idiom), taken to be at most the {} CTAs that fit at once on {} ({}), so every CTA is resident. A grid larger than what fits would hang under OBE.",
+            fits.max, arch.name, fits.how
+        )
+    } else {
+        match model.grid.ctas() {
+            Some(grid) if grid <= fits.min => format!("All {grid} CTAs of the grid are resident at once ({}), so it terminates.", fits.how),
+            Some(grid) => format!("The grid has {grid} CTAs and at most {} are resident at once ({}): see `forward-progress`. {}.", fits.max, fits.how, verdicts(w.shape)),
+            None => "The grid is not known statically: whether every CTA it waits for can run is not decided.".to_string(),
+        }
+    };
+    let notes: String = notes.iter().map(|n| format!("\n\n_{n}_")).collect();
+    Some(format!("**inter-CTA wait** in `{}`: {shape}.\n\n{verdict}{notes}", model.kernel))
 }
 
 fn diagnostic(
