@@ -148,6 +148,10 @@ impl<'m> Execution<'m> {
                     let all_done = c.updates.len() >= c.total_updates;
                     let holds = match (c.value, guard.target) {
                         (Some(v), Some(t)) => guard.exit_when.holds(v, t),
+                        // A branch on a value compared with one not known
+                        // (`if load(gen) == old:`) is taken on whatever the
+                        // read sees: it waits for nothing, as a single check.
+                        (_, None) if !guard.spin => true,
                         _ => all_done,
                     };
                     if !holds && self.unmodelled_pass != Some(a) {

@@ -75,7 +75,11 @@ impl<'m> Execution<'m> {
                         && o.stmt < read.stmt
                 })
                 .collect();
-            let Some(obs) = observes.iter().find(|o| o.actor == q).or(observes.first()).copied() else { continue };
+            // The consumer's last read of the counter before its read of
+            // the data, a guarded one first: the check that should have
+            // waited (not `old = load(gen)` before `if load(gen) == old:`).
+            let last_of = |of: &dyn Fn(&&&Event) -> bool| observes.iter().filter(|o| of(o)).max_by_key(|o| (matches!(o.kind, MemKind::Observe { guard: Some(_), .. }), o.stmt)).copied();
+            let Some(obs) = last_of(&|o| o.actor == q).or_else(|| last_of(&|_| true)) else { continue };
             let MemKind::Update { order: u_order, scope: u_scope, .. } = u.kind else { continue };
             let MemKind::Observe { order: o_order, scope: o_scope, guard: ref o_guard, .. } = obs.kind else { continue };
             let step_update = (u.site, format!("{} updates the counter ({}, scope {})", self.who(model, u.actor), u_order.name(), u_scope.name()));
