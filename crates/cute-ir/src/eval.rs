@@ -170,6 +170,8 @@ pub enum Value {
     /// `functools.partial(func, *args, **kwargs)` of a function of this
     /// file: calling it calls `func` with those arguments first.
     Partial(std::sync::Arc<Partial>),
+    /// A dict display's pairs, in order (see `objects.rs`).
+    Dict(std::sync::Arc<Vec<(Value, Value)>>),
     /// A value produced at run time, unknown here. The string says where it
     /// came from, for diagnostics that must explain an assumption; shared,
     /// since an unknown value flows through every expression that reads it.
@@ -196,6 +198,7 @@ impl Value {
             Value::None => Some(false),
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(t) => Some(!t.is_empty()),
+            Value::Dict(d) => Some(!d.is_empty()),
             Value::Object(o) if o.class == RUNTIME_VALUE => None,
             Value::Smem(_) | Value::Gmem(_) | Value::Object(_) | Value::Function { .. } | Value::Partial(_) => Some(true),
             _ => None,
@@ -324,6 +327,16 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
             }
             attribute(&b, attr, expr)
         }
+        // An object of `objects::OBJECTS`: a value whatever the handler. A
+        // dict display is one only where it is read at once (indexed, or
+        // tested for a key): bound to a name, it may be changed in ways not
+        // followed (`d[k] = v`, `d.update(...)`).
+        Expr::Call(call) if crate::objects::is_lowered_value(call) => {
+            match crate::objects::lowered_value(call, call.args.iter().map(|a| eval(a, env, handler)).collect()) {
+                Value::Dict(_) => Value::unknown("a dict, which the model does not follow once it is bound"),
+                v => v,
+            }
+        }
         Expr::Call(call) => {
             let func = match &call.func {
                 // A CuTe DSL function: its meaning comes from the API table,
@@ -364,7 +377,10 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
         }
         Expr::Compare { op, lhs, rhs } => {
             let l = eval(lhs, env, handler);
-            let r = eval(rhs, env, handler);
+            let r = match op {
+                CmpOp::In | CmpOp::NotIn => read_at_once(rhs, env, handler),
+                _ => eval(rhs, env, handler),
+            };
             compare(*op, &l, &r)
         }
         Expr::BoolOp { and, lhs, rhs } => {
@@ -397,7 +413,7 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
             }
         },
         Expr::Subscript { base, index } => {
-            let b = eval(base, env, handler);
+            let b = read_at_once(base, env, handler);
             let i = eval(index, env, handler);
             match (&b, &i) {
                 // An element of a global tensor (`counts[0]`): data, named
@@ -428,6 +444,17 @@ pub fn eval(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
             Value::Tuple(out)
         }
         Expr::Unknown(text) => Value::unknown(format!("`{}`", short(text))),
+    }
+}
+
+/// The value of an expression read at once where it is written: a dict
+/// display is its dict there (see [`eval`]).
+fn read_at_once(expr: &Expr, env: &Env, handler: &mut dyn CallHandler) -> Value {
+    match expr {
+        Expr::Call(call) if crate::objects::is_lowered_value(call) => {
+            crate::objects::lowered_value(call, call.args.iter().map(|a| eval(a, env, handler)).collect())
+        }
+        _ => eval(expr, env, handler),
     }
 }
 
@@ -498,6 +525,7 @@ fn subscript(base: &Value, index: &Value) -> Value {
         (Value::Gmem(g), Value::Tuple(_)) if stage_of_view(index).is_some() => {
             Value::Gmem(GmemRef { stage: g.stage.or(stage_of_view(index)), ..g.clone() })
         }
+        (Value::Dict(pairs), _) => crate::objects::lookup(pairs, index),
         (Value::Unknown(w), _) => Value::Unknown(w.clone()),
         _ => unknown_from(index),
     }
@@ -618,12 +646,38 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
     match (op, l, r) {
         (_, Value::Unknown(w), _) | (_, _, Value::Unknown(w)) => Value::Unknown(w.clone()),
         _ if runtime(l) || runtime(r) => runtime_unknown(l).or_else(|| runtime_unknown(r)).unwrap_or(Value::None),
+        // A membership test is known when the test of each item is: found
+        // once one is equal, absent when none may be.
+        (CmpOp::In | CmpOp::NotIn, a, Value::Tuple(_) | Value::Dict(_)) => {
+            let keys: Vec<&Value> = match r {
+                Value::Tuple(items) => items.iter().collect(),
+                Value::Dict(pairs) => pairs.iter().map(|(k, _)| k).collect(),
+                _ => unreachable!("matched"),
+            };
+            let mut not_known = None;
+            for k in keys {
+                match compare(CmpOp::Eq, a, k) {
+                    Value::Bool(true) => return Value::Bool(op == CmpOp::In),
+                    Value::Bool(false) => {}
+                    Value::Unknown(w) => not_known = not_known.or(Some(Value::Unknown(w))),
+                    _ => not_known = not_known.or(Some(Value::unknown("a membership test"))),
+                }
+            }
+            not_known.unwrap_or(Value::Bool(op == CmpOp::NotIn))
+        }
+        (CmpOp::In | CmpOp::NotIn, Value::Str(a), Value::Str(b)) => Value::Bool(b.contains(a.as_str()) == (op == CmpOp::In)),
+        // A float of no known value equals nothing known.
+        (_, Value::Float, _) | (_, _, Value::Float) => Value::unknown("a comparison of floats"),
+        (CmpOp::Eq | CmpOp::Ne | CmpOp::Is | CmpOp::IsNot, a, b) if crate::objects::name_of(a).is_some() || crate::objects::name_of(b).is_some() => {
+            match crate::objects::equal(a, b) {
+                Some(same) => Value::Bool(same == matches!(op, CmpOp::Eq | CmpOp::Is)),
+                None => Value::unknown("a comparison with a Python object"),
+            }
+        }
+        // Dicts are equal whatever the order of their pairs.
+        (CmpOp::Eq | CmpOp::Ne, Value::Dict(_), _) | (CmpOp::Eq | CmpOp::Ne, _, Value::Dict(_)) => Value::unknown("a comparison of dicts"),
         (CmpOp::Eq | CmpOp::Is, a, b) => Value::Bool(a == b),
         (CmpOp::Ne | CmpOp::IsNot, a, b) => Value::Bool(a != b),
-        (CmpOp::In | CmpOp::NotIn, a, Value::Tuple(items)) => {
-            let found = items.contains(a);
-            Value::Bool(if op == CmpOp::In { found } else { !found })
-        }
         _ => Value::unknown("a comparison of non-numbers"),
     }
 }
@@ -777,6 +831,8 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
         }
         "len" => Some(match args.first() {
             Some(Value::Tuple(t)) => Value::Int(t.len() as i64),
+            // Equal keys are one key: the pairs' count is an upper bound.
+            Some(Value::Dict(d)) if d.iter().enumerate().all(|(i, (k, _))| d[..i].iter().all(|(k2, _)| compare(CmpOp::Eq, k, k2) == Value::Bool(false))) => Value::Int(d.len() as i64),
             Some(Value::Range { start, stop, step }) => Value::Int(range_items(*start, *stop, *step).count() as i64),
             _ => Value::unknown("`len(...)`"),
         }),
@@ -785,6 +841,7 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
         "tuple" | "list" => Some(match args {
             [] => Value::Tuple(Vec::new()),
             [Value::Tuple(t)] => Value::Tuple(t.clone()),
+            [d @ Value::Dict(_)] => Value::Tuple(d.iteration().unwrap_or_default()),
             [Value::Range { start, stop, step }] if range_items(*start, *stop, *step).count() as i64 <= MAX_REPEATED_ITEMS => {
                 Value::Tuple(range_items(*start, *stop, *step).map(Value::Int).collect())
             }
@@ -811,6 +868,8 @@ impl Value {
                 Some(out)
             }
             Value::Tuple(items) => Some(items.clone()),
+            // A dict's keys, in order.
+            Value::Dict(pairs) => Some(pairs.iter().map(|(k, _)| k.clone()).collect()),
             _ => None,
         }
     }
@@ -859,6 +918,100 @@ mod tests {
         assert_eq!(value_of("len(range(0, 5, 2))", &env), Value::Int(3));
         assert!(value_of("tuple(range(0, 10 ** 9))", &env).is_unknown());
         assert!(value_of("(1, 2) * 100000", &env).is_unknown());
+    }
+
+    /// The value of the last statement `x = ...` of a file.
+    fn last_value(src: &str, env: &Env) -> Value {
+        let m = crate::lower_text(src).unwrap();
+        let StmtKind::Assign { value, .. } = &m.top_level.last().unwrap().kind else { panic!() };
+        eval(value, env, &mut NoCalls)
+    }
+
+    /// A dict display indexed: the value of the last key equal to the
+    /// index; unknown for a key not held or one whose equality with the
+    /// index is not known.
+    #[test]
+    fn dict_displays_indexed() {
+        let mut env = Env::default();
+        env.insert("k".into(), Value::Int(3));
+        assert_eq!(value_of("{1: 2, 3: 4}[k]", &env), Value::Int(4));
+        assert_eq!(value_of("{'add': 1, 'max': 2}['max']", &env), Value::Int(2));
+        assert_eq!(value_of("{3: 1, k: 2}[3]", &env), Value::Int(2), "a later equal key replaces an earlier one");
+        assert_eq!(value_of("{(1, 2): 'a', (1, 3): 'b'}[(1, k)]", &env), Value::Str("b".into()));
+        assert!(value_of("{1: 2}[k]", &env).is_unknown(), "a key not held");
+        assert!(value_of("{1: 2, 3: 4}[t[0]]", &env).is_unknown());
+        assert!(value_of("{t[0]: 2, 3: 4}[3]", &env).is_unknown(), "an earlier key may equal it too");
+        assert!(value_of("{**base, 3: 4}[3]", &env).is_unknown());
+        assert!(value_of("{i: i for i in range(4)}[3]", &env).is_unknown());
+        assert_eq!(value_of("{1: 2, 3: 4}[1] + {1: 2, 3: 4}[k]", &env), Value::Int(6));
+        assert_eq!(value_of("3 in {1: 2, 3: 4}", &env), Value::Bool(true));
+        assert_eq!(value_of("4 not in {1: 2, 3: 4}", &env), Value::Bool(true));
+        // Bound to a name, a dict may be changed in ways not followed
+        // (`d[k] = v`, `d.update(...)`): it is not known.
+        assert!(value_of("{1: 2, 3: 4}", &env).is_unknown());
+        assert!(value_of("len({1: 2})", &env).is_unknown());
+        assert!(value_of("{}", &env).as_bool().is_none());
+        let m = crate::lower_text("d = {1: 2}\nd[1] = 5\nx = d[1]\n").unwrap();
+        let mut local = Env::default();
+        for s in &m.top_level {
+            if let StmtKind::Assign { targets, value } = &s.kind {
+                let v = eval(value, &local, &mut NoCalls);
+                targets.iter().for_each(|t| assign(t, v.clone(), &mut local));
+            }
+        }
+        assert!(local["x"].is_unknown(), "{:?}", local["x"]);
+    }
+
+    /// Objects of the table are one another only by the same name; a name
+    /// not in the table, or a number an `IntEnum` member may equal, is not
+    /// known to be one or not.
+    #[test]
+    fn identity_of_python_objects() {
+        let env = Env::default();
+        let head = "import operator\nimport cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute import ReductionOp\n";
+        let v = |expr: &str| last_value(&format!("{head}x = {expr}\n"), &env);
+        assert_eq!(v("operator.add is operator.add"), Value::Bool(true));
+        assert_eq!(v("operator.add is not operator.mul"), Value::Bool(true));
+        assert_eq!(v("cute.ReductionOp.MAX is ReductionOp.MAX"), Value::Bool(true), "one member, two spellings");
+        assert_eq!(v("cute.ReductionOp.MAX == cute.ReductionOp.MIN"), Value::Bool(false));
+        assert_eq!(v("max is cutlass.max"), Value::Bool(false));
+        assert_eq!(v("cute.arch.fmax is max or cute.arch.fmax is cute.arch.fmin"), Value::Bool(false));
+        assert_eq!(v("operator.add is None"), Value::Bool(false));
+        assert_eq!(v("{cute.ReductionOp.ADD: operator.add, cute.ReductionOp.MAX: max}[ReductionOp.MAX] is max"), Value::Bool(true));
+        assert_eq!(v("cute.ReductionOp.MUL in (cute.ReductionOp.ADD, cute.ReductionOp.MUL)"), Value::Bool(true));
+        assert_eq!(v("cute.ReductionOp.MUL in {cute.ReductionOp.ADD: 0}"), Value::Bool(false));
+        assert!(v("cute.ReductionOp.ADD == 0").is_unknown(), "an IntEnum member equals a number");
+        assert!(v("operator.add is cute.arch.exp2").is_unknown(), "not in the table");
+        assert!(v("operator.add is op").is_unknown());
+        // A module's attribute probed for.
+        assert_eq!(v("getattr(operator, 'max', None) is None"), Value::Bool(true));
+        assert_eq!(v("getattr(operator, 'add', None) is operator.add"), Value::Bool(true));
+        assert_eq!(v("getattr(cutlass, 'min', None) is cutlass.min"), Value::Bool(true));
+        assert!(v("getattr(operator, 'index', None)").is_unknown(), "it has one, not in the table");
+        assert!(v("getattr(operator, '__max__', None)").is_unknown());
+        assert!(v("getattr(obj, 'max', None)").is_unknown());
+        // Called, they are calls as before.
+        assert_eq!(v("max(2, 5)"), Value::Int(5));
+        // A file that binds `max` reads its own.
+        let own = last_value("from mymod import max\nx = max\n", &env);
+        assert_eq!(own, Value::unknown("`max`"));
+        let param = crate::lower_text("def f(min):\n    return min\n").unwrap();
+        let StmtKind::Return(Some(e)) = &param.functions[0].body[0].kind else { panic!() };
+        assert_eq!(e, &Expr::Name("min".into()));
+    }
+
+    /// A membership test is known when each item's equality is: an item
+    /// not known leaves an absent value not known.
+    #[test]
+    fn membership_with_unknown_items() {
+        let mut env = Env::default();
+        env.insert("n".into(), Value::Int(3));
+        assert_eq!(value_of("n in (1, 3)", &env), Value::Bool(true));
+        assert_eq!(value_of("n in (1, t[0], 3)", &env), Value::Bool(true));
+        assert!(value_of("n in (1, t[0])", &env).is_unknown());
+        assert!(value_of("n not in (1, t[0])", &env).is_unknown());
+        assert_eq!(value_of("'ab' in 'cabd'", &env), Value::Bool(true));
+        assert!(value_of("1.5 == 1.5", &env).is_unknown(), "floats of no known value");
     }
 
     /// A block index known modulo the cluster's extent: its residue modulo

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod link;
 mod lower;
 pub mod module;
+pub mod objects;
 pub mod ptx;
 pub mod slice;
 

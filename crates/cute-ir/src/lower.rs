@@ -29,7 +29,7 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
 /// already, and a query over the whole tree is most of a lowering's cost).
 pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
     let mut lower =
-        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new(), expr_depth: 0 };
+        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new(), expr_depth: 0, callee: false };
     let mut module = Module::default();
     let root = tree.root();
     let mut cursor = root.walk();
@@ -38,6 +38,7 @@ pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
     }
     module.closures = lower.closures;
     module.imports = imports;
+    crate::objects::unbind_builtins(&mut module);
     module.syntax_errors = tree.error_ranges();
     module.sync_helpers = crate::slice::sync_helpers(&module);
     crate::module::Closure::mark_synchronizing(&mut module.closures, &module.sync_helpers);
@@ -93,6 +94,9 @@ struct Lowerer<'a> {
     closures: Vec<crate::module::Closure>,
     /// Expressions being lowered, outermost first (see [`Lowerer::expr`]).
     expr_depth: u32,
+    /// The expression about to be lowered is a call's callee: a name of
+    /// [`crate::objects`] there stays a name (`max(a, b)`, `operator.add(a, b)`).
+    callee: bool,
 }
 
 /// Levels of nested expressions lowered, at most (see [`Lowerer::expr`]).
@@ -642,7 +646,14 @@ impl<'a> Lowerer<'a> {
 
     fn expr_within_depth(&mut self, node: Node<'_>) -> Expr {
         let b = |e: Expr| Box::new(e);
+        let callee = std::mem::take(&mut self.callee);
         match node.kind() {
+            // Python's `max` read as a value (see `objects::unbind_builtins`
+            // for a file that binds the name).
+            "identifier" if !callee && crate::objects::BUILTINS.contains(&self.text(node)) && self.imports.get(self.text(node)).is_none() => {
+                let name = self.text(node);
+                crate::objects::object_expr(Expr::Name(name.to_string()), &format!("builtins.{name}"), TextRange::of(&node))
+            }
             "identifier" => Expr::Name(self.text(node).to_string()),
             "integer" => parse_int(self.text(node)).map(Expr::Int).unwrap_or(Expr::Float),
             "float" => Expr::Float,
@@ -657,12 +668,33 @@ impl<'a> Lowerer<'a> {
                 Expr::Str(parts.concat())
             }
             "parenthesized_expression" => node.named_child(0).map(|c| self.expr(c)).unwrap_or(Expr::None),
-            "attribute" => Expr::Attr {
-                base: b(self.opt_expr(field(node, "object"))),
-                attr: field(node, "attribute").map(|a| self.text(a).to_string()).unwrap_or_default(),
-            },
+            "attribute" => {
+                let attr = Expr::Attr {
+                    base: b(self.opt_expr(field(node, "object"))),
+                    attr: field(node, "attribute").map(|a| self.text(a).to_string()).unwrap_or_default(),
+                };
+                // `operator.add`, `cute.ReductionOp.MAX` as values.
+                let may_be_object = !callee && matches!(&attr, Expr::Attr { attr, .. } if crate::objects::may_name_object(attr));
+                match attr.dotted().filter(|_| may_be_object).and_then(|d| self.qualify(&d)).and_then(|q| crate::objects::object_named(&q)) {
+                    Some(object) => crate::objects::object_expr(attr, object, TextRange::of(&node)),
+                    _ => attr,
+                }
+            }
+            // `{k: v, ...}`; with `**` or a comprehension, not read.
+            "dictionary" => {
+                let mut cursor = node.walk();
+                let items: Vec<_> = node.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+                if items.iter().all(|i| i.kind() == "pair") {
+                    let pairs = items.into_iter().map(|p| (self.opt_expr(field(p, "key")), self.opt_expr(field(p, "value")))).collect();
+                    crate::objects::dict_expr(pairs, TextRange::of(&node))
+                } else {
+                    Expr::Unknown(self.text(node).to_string())
+                }
+            }
             "call" => {
+                self.callee = true;
                 let func = self.opt_expr(field(node, "function"));
+                self.callee = false;
                 let qualname = func.dotted().and_then(|d| self.qualify(&d));
                 let mut args = Vec::new();
                 let mut kwargs = Vec::new();
@@ -677,6 +709,21 @@ impl<'a> Lowerer<'a> {
                             }
                             "comment" => {}
                             _ => args.push(self.expr(a)),
+                        }
+                    }
+                }
+                // `getattr(operator, "max", None)`: a module's attribute,
+                // or the default where it has none (`objects.rs`).
+                if let (Expr::Name(f), None, [Expr::Attr { .. } | Expr::Name(_), Expr::Str(attr), default]) = (&func, &qualname, args.as_slice()) {
+                    if f == "getattr" && kwargs.is_empty() {
+                        let qualified = args[0].dotted().and_then(|d| self.qualify(&format!("{d}.{attr}")));
+                        if let Some(mut value) = qualified.and_then(|q| crate::objects::getattr_of_module(&q, default)) {
+                            if let Expr::Call(c) = &mut value {
+                                if crate::objects::is_lowered_value(c) {
+                                    c.range = TextRange::of(&node);
+                                }
+                            }
+                            return value;
                         }
                     }
                 }

@@ -786,7 +786,15 @@ pub fn handed_on_sync_helper<'c>(call: &'c crate::ast::Call, sync_helpers: &BTre
     if sync_helpers.is_empty() {
         return None;
     }
-    call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).find_map(|a| sync_helper_named(a, sync_helpers))
+    // Also one inside a tuple, and a value of a dict display
+    // (`{op: self.load}`, lowered to the pairs `(op, self.load)`).
+    fn within<'e>(e: &'e Expr, sync_helpers: &BTreeSet<String>) -> Option<&'e str> {
+        match e {
+            Expr::Tuple(items) => items.iter().find_map(|i| within(i, sync_helpers)),
+            _ => sync_helper_named(e, sync_helpers),
+        }
+    }
+    call.args.iter().chain(call.kwargs.iter().map(|(_, a)| a)).find_map(|a| within(a, sync_helpers))
 }
 
 /// The helper of this file that synchronizes that `e` names (`helper`,

@@ -473,6 +473,7 @@ pub(super) fn handed_synchronizing_object(call: &Call, args: &[Value], kwargs: &
         match v {
             Value::Object(o) => [crate::pipeline::PIPELINE, crate::pipeline::PARTICIPANT, eval::NAMED_BARRIER].contains(&o.class.as_str()),
             Value::Tuple(items) => items.iter().any(synchronizes),
+            Value::Dict(pairs) => pairs.iter().any(|(k, v)| synchronizes(k) || synchronizes(v)),
             _ => false,
         }
     }
@@ -494,6 +495,7 @@ fn handed_shared_memory(call: &Call, args: &[Value], kwargs: &[(String, Value)])
         match v {
             Value::Smem(s) => Some(&s.alloc),
             Value::Tuple(items) => items.iter().find_map(shared),
+            Value::Dict(pairs) => pairs.iter().find_map(|(k, v)| shared(k).or_else(|| shared(v))),
             _ => None,
         }
     }

@@ -249,6 +249,7 @@ fn partly_unknown(v: &Value) -> bool {
     match v {
         Value::Unknown(_) => true,
         Value::Tuple(items) => items.iter().any(partly_unknown),
+        Value::Dict(pairs) => pairs.iter().any(|(k, v)| partly_unknown(k) || partly_unknown(v)),
         _ => false,
     }
 }

@@ -264,6 +264,10 @@ fn function_values(v: &cute_ir::eval::Value, out: &mut BTreeSet<String>) {
             }
         }
         Value::Tuple(items) => items.iter().for_each(|i| function_values(i, out)),
+        Value::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
+            function_values(k, out);
+            function_values(v, out);
+        }),
         Value::Object(o) => o.attrs.values().for_each(|i| function_values(i, out)),
         _ => {}
     }
