@@ -102,3 +102,54 @@ fn a_library_in_the_environment_is_read_when_the_package_searches_it() {
     assert!(found.contains(&"named-barrier-count-mismatch"), "{found:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A script in a directory that is no package imports its sibling through
+/// the directories above it (`from cute.fmha import helpers`, run with the
+/// directory above `cute` on the path, as the CUTLASS examples are): the
+/// sibling is read, so a barrier it waits at with a count fewer threads
+/// reach is a hang, and the right count is silent.
+#[test]
+fn a_sibling_imported_through_a_namespace_package_is_read() {
+    let dir = std::env::temp_dir().join(format!("cute-lint-namespace-package-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let module = dir.join("examples/cute/fmha");
+    std::fs::create_dir_all(&module).unwrap();
+    std::fs::write(
+        module.join("helpers.py"),
+        "import cutlass\nimport cutlass.cute as cute\n\n\n@cute.jit\ndef meet(threads: cutlass.Constexpr):\n    cute.arch.barrier(barrier_id=1, number_of_threads=threads)\n",
+    )
+    .unwrap();
+    let kernel = |threads: u32| {
+        format!(
+            r#"import cutlass
+import cutlass.cute as cute
+
+from cute.fmha import helpers as fmha_helpers
+
+
+@cute.kernel
+def k(x: cute.Tensor):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    if warp < 2:
+        fmha_helpers.meet({threads})
+
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#
+        )
+    };
+    let path = module.join("kernel.py");
+    let check = |text: &str| -> Vec<(&'static str, usize)> {
+        analyze_file(&path, text, &AnalysisOptions::default(), &DiskSources::default())
+            .into_iter()
+            .map(|d| (d.name, text[..d.range.start as usize].matches('\n').count() + 1))
+            .collect()
+    };
+    let bug = kernel(128);
+    let call = bug[..bug.find("fmha_helpers.meet(").unwrap()].matches('\n').count() + 1;
+    assert_eq!(check(&bug), vec![("named-barrier-deadlock", call)]);
+    assert_eq!(check(&kernel(64)), vec![]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -7,7 +7,10 @@
 //! found under the search roots, in order: the directory above the importing
 //! file's outermost package (walking up the directories that hold an
 //! `__init__.py`), the importing file's own directory (a script's siblings are
-//! importable), then the roots the configuration names. A dotted path names a
+//! importable), then the roots the configuration names, and last the
+//! directory above the nearest directory of the importer named as the
+//! import's top package (a namespace package: a script run with that
+//! directory on the path, as the CUTLASS examples are). A dotted path names a
 //! module when `a/b/c.py` or `a/b/c/__init__.py` exists; the longest such
 //! prefix is the module, and what follows it is an attribute of it
 //! (`from pkg.mod import name` is the module `pkg.mod.name` if there is one,
@@ -88,7 +91,20 @@ pub fn find(importer: &Path, importer_module: Option<&str>, qualified: &str, sou
         }
         return longest_module(&dir, &package.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &parts, sources);
     }
-    search_roots(importer, sources).iter().find_map(|root| longest_module(root, &[], &parts, sources))
+    search_roots(importer, sources)
+        .iter()
+        .find_map(|root| longest_module(root, &[], &parts, sources))
+        .or_else(|| namespace_root(importer, &parts).and_then(|root| longest_module(&root, &[], &parts, sources)))
+}
+
+/// The directory an absolute import is made from when its top package is
+/// a directory the importer lies in (a namespace package, PEP 420): a script at `root/a/b/x.py` importing `a.b.y` or `a.c.z` is run
+/// with `root` on the path (`from cute.blackwell.kernel.attention.fmha
+/// import helpers` in a script of that directory). The nearest such
+/// directory; only for an import that names something inside it.
+fn namespace_root(importer: &Path, parts: &[&str]) -> Option<PathBuf> {
+    let top = parts.first().filter(|_| parts.len() > 1)?;
+    importer.parent()?.ancestors().find(|a| a.file_name().is_some_and(|n| n == *top)).and_then(Path::parent).map(Path::to_path_buf)
 }
 
 /// The longest prefix of `parts` that is a module file under `dir`.
@@ -116,6 +132,31 @@ fn longest_module(dir: &Path, package: &[String], parts: &[&str], sources: &dyn 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Files(Vec<&'static str>);
+    impl Sources for Files {
+        fn read(&self, _: &Path) -> Option<std::sync::Arc<str>> {
+            None
+        }
+        fn exists(&self, path: &Path) -> bool {
+            self.0.iter().any(|f| Path::new(f) == path)
+        }
+    }
+
+    /// A script in a directory that is no package imports its sibling by
+    /// the dotted path of the directories above it (`root` on the path).
+    #[test]
+    fn an_import_through_the_directories_of_a_namespace_package() {
+        let files = Files(vec!["/r/ex/cute/fmha/prefill.py", "/r/ex/cute/fmha/helpers.py", "/r/ex/cute/other/util.py"]);
+        let importer = Path::new("/r/ex/cute/fmha/prefill.py");
+        let found = find(importer, Some("prefill"), "cute.fmha.helpers.dequant", &files).expect("found");
+        assert_eq!((found.path.as_path(), found.module.as_str(), found.rest.as_slice()), (Path::new("/r/ex/cute/fmha/helpers.py"), "cute.fmha.helpers", ["dequant".to_string()].as_slice()));
+        // Another directory of the same tree, through the part they share.
+        assert_eq!(find(importer, Some("prefill"), "cute.other.util", &files).map(|f| f.path), Some(PathBuf::from("/r/ex/cute/other/util.py")));
+        // A path the importer's directories do not end with is not guessed.
+        assert_eq!(find(importer, Some("prefill"), "other.util", &files), None);
+        assert_eq!(find(importer, Some("prefill"), "fmha2.helpers", &files), None);
+    }
 
     #[test]
     fn module_names_follow_the_directories_under_the_root() {
