@@ -29,16 +29,19 @@ pub fn lower_module(tree: &SyntaxTree) -> Module {
 /// already, and a query over the whole tree is most of a lowering's cost).
 pub fn lower_module_importing(tree: &SyntaxTree, imports: ImportMap) -> Module {
     let mut lower =
-        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new(), expr_depth: 0, callee: false };
+        Lowerer { text: &tree.text, imports: &imports, next_id: 0, enclosing: Vec::new(), hoisted: Vec::new(), closures: Vec::new(), expr_depth: 0, callee: false, read_builtins: false };
     let mut module = Module::default();
     let root = tree.root();
     let mut cursor = root.walk();
     for child in root.named_children(&mut cursor) {
         lower.module_item(child, &mut module);
     }
+    let read_builtins = lower.read_builtins;
     module.closures = lower.closures;
     module.imports = imports;
-    crate::objects::unbind_builtins(&mut module);
+    if read_builtins {
+        crate::objects::unbind_builtins(&mut module);
+    }
     module.syntax_errors = tree.error_ranges();
     module.sync_helpers = crate::slice::sync_helpers(&module);
     crate::module::Closure::mark_synchronizing(&mut module.closures, &module.sync_helpers);
@@ -97,6 +100,9 @@ struct Lowerer<'a> {
     /// The expression about to be lowered is a call's callee: a name of
     /// [`crate::objects`] there stays a name (`max(a, b)`, `operator.add(a, b)`).
     callee: bool,
+    /// A builtin of [`crate::objects::BUILTINS`] was read as a value: whether
+    /// the file binds it is asked once it is read whole.
+    read_builtins: bool,
 }
 
 /// Levels of nested expressions lowered, at most (see [`Lowerer::expr`]).
@@ -652,6 +658,7 @@ impl<'a> Lowerer<'a> {
             // for a file that binds the name).
             "identifier" if !callee && crate::objects::BUILTINS.contains(&self.text(node)) && self.imports.get(self.text(node)).is_none() => {
                 let name = self.text(node);
+                self.read_builtins = true;
                 crate::objects::object_expr(Expr::Name(name.to_string()), &format!("builtins.{name}"), TextRange::of(&node))
             }
             "identifier" => Expr::Name(self.text(node).to_string()),
