@@ -1,0 +1,135 @@
+//! Quick fixes that change which threads run a synchronizing operation (a
+//! collective out of a lane test, a member mask named, an arrive taken out
+//! of its `if`), on variants of the fixtures that differ in shape: the fix
+//! removes the finding, and the shapes it cannot repair get none.
+
+use cute_lint::{analyze_text, AnalysisOptions, Applicability, Diagnostic};
+
+fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn apply(text: &str, fix: &cute_lint::Fix) -> String {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    let mut out = text.to_string();
+    for e in edits {
+        out.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
+    }
+    out
+}
+
+fn of_rule(src: &str, rule: &str) -> Vec<Diagnostic> {
+    analyze_text(src, &AnalysisOptions::default()).into_iter().filter(|d| d.name == rule).collect()
+}
+
+/// The one finding of `rule` in `src`, its fix titled `title` applied: the
+/// fixed text, with no finding at all left in it.
+fn fixed_by(src: &str, rule: &str, title: &str) -> (cute_lint::Fix, String) {
+    let found = of_rule(src, rule);
+    assert_eq!(found.len(), 1, "{found:?}\n{src}");
+    let titles: Vec<&str> = found[0].fixes.iter().map(|f| f.title.as_str()).collect();
+    let fix = found[0].fixes.iter().find(|f| f.title.contains(title)).unwrap_or_else(|| panic!("{titles:?}\n{src}")).clone();
+    let out = apply(src, &fix);
+    let left: Vec<Diagnostic> = analyze_text(&out, &AnalysisOptions::default());
+    assert_eq!(left, [], "{out}");
+    (fix, out)
+}
+
+/// `src` with the one finding of `rule`, offered no fix titled `title`.
+fn no_fix(src: &str, rule: &str, title: &str) {
+    let found = of_rule(src, rule);
+    assert_eq!(found.len(), 1, "{found:?}\n{src}");
+    assert!(found[0].fixes.iter().all(|f| !f.title.contains(title)), "{:?}\n{src}", found[0].fixes);
+}
+
+fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from}");
+    text.replacen(from, to, 1)
+}
+
+const SHUFFLE: &str = "single_lane_collective/warp_shuffle_bug.py";
+const SHUFFLE_BLOCK: &str = "    if lane == 0:\n        # Only lane 0 reduces: the other 31 lanes of the mask never shuffle.\n        for i in cutlass.range_constexpr(5):\n            other = cute.arch.shuffle_sync_bfly(val, offset=16 >> i)  # expect: single-lane-collective\n            val = cute.arch.fmax(val, other)\n        y[warp_idx] = val\n";
+const HOISTED: &str = "Run the collective with the whole warp";
+
+/// A reduction that lane 0 alone runs is moved before the lane test, which
+/// then guards the store only, whatever the collective and the test are
+/// written as.
+#[test]
+fn a_lane_guarded_reduction_is_run_by_the_whole_warp() {
+    let text = fixture(SHUFFLE);
+    let (fix, out) = fixed_by(&text, "single-lane-collective", HOISTED);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("    val = x[tidx]\n    # Only lane 0 reduces: the other 31 lanes of the mask never shuffle.\n    for i in cutlass.range_constexpr(5):\n        other = cute.arch.shuffle_sync_bfly(val, offset=16 >> i)  # expect: single-lane-collective\n        val = cute.arch.fmax(val, other)\n    if lane == 0:\n        y[warp_idx] = val\n"), "{out}");
+
+    // The package's reduction, the test on the thread index, two warps.
+    let reduction = replaced(&text, SHUFFLE_BLOCK, "    if tidx % 32 == 0:\n        best = cute.arch.warp_reduction_max(val)\n        y[warp_idx] = best\n");
+    let reduction = replaced(&reduction, "NUM_THREADS = 128\n", "NUM_THREADS = 64\n");
+    let (_, out) = fixed_by(&reduction, "single-lane-collective", HOISTED);
+    assert!(out.contains("    val = x[tidx]\n    best = cute.arch.warp_reduction_max(val)\n    if tidx % 32 == 0:\n        y[warp_idx] = best\n"), "{out}");
+
+    // A shuffle written out, the test the other way round.
+    let unrolled = replaced(
+        &text,
+        SHUFFLE_BLOCK,
+        "    if 0 == lane:\n        val = val + cute.arch.shuffle_sync_down(val, 16)\n        y[warp_idx] = val\n",
+    );
+    let (_, out) = fixed_by(&unrolled, "single-lane-collective", HOISTED);
+    assert!(out.contains("    val = x[tidx]\n    val = val + cute.arch.shuffle_sync_down(val, 16)\n    if 0 == lane:\n        y[warp_idx] = val\n"), "{out}");
+}
+
+/// What the lanes that skip the test would now run differently (a store,
+/// a read of memory, a value they read after the `if`), or an `else`
+/// beside it: no move.
+#[test]
+fn a_lane_guarded_reduction_with_effects_is_not_moved() {
+    let text = fixture(SHUFFLE);
+    let store_first = replaced(&text, "    if lane == 0:\n        # Only lane 0", "    if lane == 0:\n        y[warp_idx] = val\n        # Only lane 0");
+    no_fix(&store_first, "single-lane-collective", HOISTED);
+    let load = replaced(&text, "            val = cute.arch.fmax(val, other)\n", "            val = cute.arch.fmax(val, other) + x[i]\n");
+    no_fix(&load, "single-lane-collective", HOISTED);
+    let read_after = replaced(&text, "        y[warp_idx] = val\n", "        y[warp_idx] = val\n    if lane == 1:\n        y[warp_idx] = val\n");
+    no_fix(&read_after, "single-lane-collective", HOISTED);
+    let other = replaced(&text, "        y[warp_idx] = val\n", "        y[warp_idx] = val\n    else:\n        val = val + 1.0\n");
+    no_fix(&other, "single-lane-collective", HOISTED);
+}
+
+const VOTE: &str = "single_lane_collective/half_warp_vote_bug.py";
+const VOTE_CALL: &str = "        ballot = cute.arch.vote_ballot_sync(positive)  # expect: single-lane-collective\n";
+const MASK: &str = "Name the lanes that reach it";
+
+/// A vote or warp barrier that the same lanes of every warp reach, with
+/// the default mask, gets the mask of those lanes.
+#[test]
+fn a_vote_of_part_of_a_warp_names_its_lanes() {
+    let text = fixture(VOTE);
+    let (fix, out) = fixed_by(&text, "single-lane-collective", MASK);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("        ballot = cute.arch.vote_ballot_sync(positive, mask=0x0000ffff)  # expect"), "{out}");
+
+    // The upper half, another vote, a trailing comma, four warps.
+    let upper = replaced(&text, "    if lane < ROW:\n        positive = x[warp_idx * ROW + lane]", "    if lane >= ROW:\n        positive = x[warp_idx * ROW + lane - ROW]");
+    let upper = replaced(&upper, VOTE_CALL, "        ballot = cute.arch.vote_any_sync(positive,)\n");
+    let upper = replaced(&upper, "        if lane == 0:\n", "        if lane == ROW:\n");
+    let upper = replaced(&upper, "NUM_THREADS = 64\n", "NUM_THREADS = 128\n");
+    let (_, out) = fixed_by(&upper, "single-lane-collective", MASK);
+    assert!(out.contains("cute.arch.vote_any_sync(positive, mask=0xffff0000)\n"), "{out}");
+
+    // A warp barrier among a quarter of the lanes.
+    let sync = replaced(&text, "    if lane < ROW:\n", "    if lane < 8:\n");
+    let sync = replaced(&sync, VOTE_CALL, "        cute.arch.sync_warp()\n        ballot = positive\n");
+    let (_, out) = fixed_by(&sync, "single-lane-collective", MASK);
+    assert!(out.contains("        cute.arch.sync_warp(mask=0x000000ff)\n"), "{out}");
+}
+
+/// A mask already written (wrong), or lanes that differ from warp to
+/// warp: no mask is offered.
+#[test]
+fn a_vote_whose_lanes_no_one_mask_names_gets_none() {
+    let text = fixture(VOTE);
+    let written = replaced(&text, VOTE_CALL, "        ballot = cute.arch.vote_ballot_sync(positive, 0xffffffff)\n");
+    no_fix(&written, "single-lane-collective", MASK);
+    let skewed = replaced(&text, "    if lane < ROW:\n", "    if lane < ROW + warp_idx:\n");
+    no_fix(&skewed, "single-lane-collective", MASK);
+}
