@@ -133,3 +133,82 @@ fn a_vote_whose_lanes_no_one_mask_names_gets_none() {
     let skewed = replaced(&text, "    if lane < ROW:\n", "    if lane < ROW + warp_idx:\n");
     no_fix(&skewed, "single-lane-collective", MASK);
 }
+
+const HALF_CTA: &str = "divergent_barrier/half_cta_sync_bug.py";
+const HALF_CTA_BLOCK: &str = "    if tidx < HALF:\n        stage[tidx] = x[tidx]\n        cute.arch.sync_threads()  # expect: divergent-barrier\n";
+const AFTER_IF: &str = "Move the barrier after the `if`";
+
+/// A CTA-wide barrier that ends an `if` on the thread moves right after
+/// it, whatever the barrier is written as and whichever threads take it.
+#[test]
+fn a_cta_barrier_ending_a_thread_branch_moves_after_it() {
+    let text = fixture(HALF_CTA);
+    let (fix, out) = fixed_by(&text, "divergent-barrier", AFTER_IF);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("    if tidx < HALF:\n        stage[tidx] = x[tidx]\n    cute.arch.sync_threads()  # expect: divergent-barrier\n    y[tidx]"), "{out}");
+
+    // The upper half writes, the module spelled in full, 256 threads.
+    let upper = replaced(&text, HALF_CTA_BLOCK, "    if tidx >= NUM_THREADS - HALF:\n        stage[tidx - (NUM_THREADS - HALF)] = x[tidx]\n        cutlass.cute.arch.sync_threads()\n");
+    let upper = replaced(&upper, "NUM_THREADS = 128\n", "NUM_THREADS = 256\n");
+    let (_, out) = fixed_by(&upper, "divergent-barrier", AFTER_IF);
+    assert!(out.contains("        stage[tidx - (NUM_THREADS - HALF)] = x[tidx]\n    cutlass.cute.arch.sync_threads()\n    y[tidx]"), "{out}");
+
+    // The pipeline's barrier, in a loop every thread runs.
+    let looped = replaced(
+        &text,
+        HALF_CTA_BLOCK,
+        "    for k in cutlass.range_constexpr(2):\n        if tidx < HALF:\n            stage[tidx] = x[tidx] + k\n            cutlass.pipeline.sync(barrier_id=2)\n",
+    );
+    let (_, out) = fixed_by(&looped, "divergent-barrier", AFTER_IF);
+    assert!(out.contains("            stage[tidx] = x[tidx] + k\n        cutlass.pipeline.sync(barrier_id=2)\n    y[tidx]"), "{out}");
+}
+
+/// Not the last statement of its `if`, an `else` beside it, or another
+/// thread-dependent branch around the `if`: no move.
+#[test]
+fn a_cta_barrier_the_move_cannot_reach_every_thread_with_gets_none() {
+    let text = fixture(HALF_CTA);
+    let not_last = replaced(&text, "        cute.arch.sync_threads()  # expect: divergent-barrier\n", "        cute.arch.sync_threads()\n        stage[tidx] = stage[tidx] + 1.0\n");
+    no_fix(&not_last, "divergent-barrier", AFTER_IF);
+    let other = replaced(&text, "        cute.arch.sync_threads()  # expect: divergent-barrier\n", "        cute.arch.sync_threads()\n    else:\n        stage[0] = 0.0\n");
+    no_fix(&other, "divergent-barrier", AFTER_IF);
+    let nested = replaced(&text, HALF_CTA_BLOCK, "    if tidx < 96:\n        if tidx < HALF:\n            stage[tidx] = x[tidx]\n            cute.arch.sync_threads()\n");
+    no_fix(&nested, "divergent-barrier", AFTER_IF);
+}
+
+const UNALIGNED: &str = "divergent_barrier/unaligned_arrive_bug.py";
+const ONCE: &str = "Arrive once after the `if`/`else`";
+
+/// An aligned arrive that ends both branches of a lane test alike is
+/// written once after them; each lane arrives in the same order as before.
+#[test]
+fn an_arrive_ending_both_lane_branches_is_made_once_after_them() {
+    let text = fixture(UNALIGNED);
+    let found = of_rule(&text, "divergent-barrier");
+    assert_eq!(found.len(), 2, "{found:?}");
+    let fix = found[0].fixes.iter().find(|f| f.title.contains(ONCE)).expect("fix").clone();
+    assert_eq!(fix.applicability, Applicability::Safe);
+    assert_eq!(found[1].fixes, found[0].fixes);
+    let out = apply(&text, &fix);
+    assert_eq!(analyze_text(&out, &AnalysisOptions::default()), [], "{out}");
+    assert!(out.contains("            stage[lane] = b[lane - HALF]\n        cute.arch.barrier_arrive(barrier_id=STAGED, number_of_threads=NUM_THREADS)  # expect: divergent-barrier\n    else:\n"), "{out}");
+    assert_eq!(out.matches("barrier_arrive(").count(), 1, "{out}");
+
+    // Branches the other way round, the keywords in another order, literals.
+    let swapped = text.replace("if lane < HALF:", "if lane >= HALF:").replace("stage[lane] = a[lane]", "stage[lane] = b[lane - HALF]x").replace("stage[lane] = b[lane - HALF]\n", "stage[lane] = a[lane]\n").replace("b[lane - HALF]x", "b[lane - HALF]");
+    let swapped = swapped.replace("cute.arch.barrier_arrive(barrier_id=STAGED, number_of_threads=NUM_THREADS)", "cute.arch.barrier_arrive(number_of_threads=64, barrier_id=1)");
+    let swapped = swapped.replace("cute.arch.barrier(barrier_id=STAGED, number_of_threads=NUM_THREADS)", "cute.arch.barrier(barrier_id=1, number_of_threads=64)");
+    let found = of_rule(&swapped, "divergent-barrier");
+    assert_eq!(found.len(), 2, "{found:?}\n{swapped}");
+    let fix = found[1].fixes.iter().find(|f| f.title.contains(ONCE)).expect("fix").clone();
+    let out = apply(&swapped, &fix);
+    assert_eq!(analyze_text(&out, &AnalysisOptions::default()), [], "{out}");
+    assert!(out.contains("            stage[lane] = a[lane]\n        cute.arch.barrier_arrive(number_of_threads=64, barrier_id=1)  # expect: divergent-barrier\n    else:\n"), "{out}");
+
+    // Arrives written differently in the two branches, or a branch with the
+    // arrive alone: none.
+    let differ = replaced(&text, "            cute.arch.barrier_arrive(barrier_id=STAGED, number_of_threads=NUM_THREADS)  # expect: divergent-barrier\n        else:", "            cute.arch.barrier_arrive(barrier_id=1, number_of_threads=NUM_THREADS)\n        else:");
+    assert!(of_rule(&differ, "divergent-barrier").iter().all(|d| d.fixes.iter().all(|f| !f.title.contains(ONCE))));
+    let alone = replaced(&text, "            stage[lane] = a[lane]\n", "");
+    assert!(of_rule(&alone, "divergent-barrier").iter().all(|d| d.fixes.iter().all(|f| !f.title.contains(ONCE))));
+}

@@ -34,6 +34,7 @@ const RULES_WITH_FIXES: &[&str] = &[
     "barrier-recycling",
     "tmem-lifetime",
     "bulk-group-in-flight",
+    "divergent-barrier",
 ];
 
 fn bug_twins() -> Vec<PathBuf> {

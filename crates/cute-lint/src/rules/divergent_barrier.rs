@@ -9,7 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::ops::Not;
+
 use cute_check::model::Model;
+use cute_ir::ast::{Expr, Stmt, StmtKind};
 use cute_syntax::TextRange;
 
 use super::Rule;
@@ -135,6 +138,66 @@ pub fn diagnostic(
         } else {
             "branch on the warp index (not the lane or thread index) around aligned barriers, so whole warps take the same path".to_string()
         }),
-        fixes: Vec::new(),
+        fixes: if returned { Vec::new() } else { out_of_branch(ctx, d).into_iter().collect() },
     }
+}
+
+/// The barrier as the last statement of an `if` on the thread: a CTA-wide
+/// one, in an `if` with no `else` whose surroundings every thread runs
+/// alike (no other thread-dependent branch or loop around it), is moved
+/// right after the `if`, where every thread reaches it, in the same order
+/// with the branch's statements for the threads that take it; an aligned
+/// one that ends both branches of an `if`/`else` alike is written once
+/// after them, which each thread runs in the same order as before.
+fn out_of_branch(ctx: &KernelContext<'_>, d: &Divergent) -> Option<crate::Fix> {
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= d.site.start && d.site.end <= kernel.end) || ctx.module.linked_file(d.site).is_some() {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(d.site)?;
+    let [outer @ .., guard, stmt] = chain.as_slice() else { return None };
+    let StmtKind::Expr(Expr::Call(call)) = &stmt.kind else { return None };
+    let StmtKind::If { cond, then, orelse } = &guard.kind else { return None };
+    if call.range != d.site || !ctx.varies_across_threads(cond) || ctx.slice(ctx.full_line(guard.range.start)).trim_end().ends_with(':').not() {
+        return None;
+    }
+    let lines = |s: &Stmt| TextRange { start: ctx.full_line(s.range.start).start, end: ctx.next_line_start(s.range.end.saturating_sub(1)) };
+    let (indent, inner) = (ctx.indentation_at(guard.range.start), ctx.indentation_at(stmt.range.start));
+    let dedented = |range: TextRange| -> String {
+        ctx.slice(range)
+            .split_inclusive('\n')
+            .map(|line| match line.strip_prefix(inner.as_str()) {
+                Some(rest) => format!("{indent}{rest}"),
+                None => line.to_string(),
+            })
+            .collect()
+    };
+    if d.cta_wide {
+        let uniform = outer.iter().all(|s| match &s.kind {
+            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => !ctx.varies_across_threads(cond),
+            StmtKind::For { iter, .. } => !ctx.varies_across_threads(iter),
+            _ => true,
+        });
+        if !uniform || !orelse.is_empty() || then.len() < 2 || then.last().map(|s| s.id) != Some(stmt.id) {
+            return None;
+        }
+        let range = lines(stmt);
+        return Some(crate::Fix {
+            title: "Move the barrier after the `if`, where every thread reaches it".to_string(),
+            edits: vec![crate::Edit { range, new_text: dedented(range) }],
+            applicability: crate::Applicability::Unsafe,
+        });
+    }
+    // Both branches end with the same barrier: it goes after them.
+    let (Some(a), Some(b)) = (then.last(), orelse.last()) else { return None };
+    let same = |x: &Stmt, y: &Stmt| matches!((&x.kind, &y.kind), (StmtKind::Expr(Expr::Call(p)), StmtKind::Expr(Expr::Call(q))) if p.written_like(q));
+    if then.len() < 2 || orelse.len() < 2 || !same(a, b) || !(a.id == stmt.id || b.id == stmt.id) || ctx.indentation_at(b.range.start) != inner {
+        return None;
+    }
+    let kept = lines(b);
+    Some(crate::Fix {
+        title: "Arrive once after the `if`/`else`, from every lane together".to_string(),
+        edits: vec![crate::Edit { range: lines(a), new_text: String::new() }, crate::Edit { range: kept, new_text: dedented(kept) }],
+        applicability: crate::Applicability::Safe,
+    })
 }
