@@ -212,3 +212,45 @@ fn an_arrive_ending_both_lane_branches_is_made_once_after_them() {
     let alone = replaced(&text, "            stage[lane] = a[lane]\n", "");
     assert!(of_rule(&alone, "divergent-barrier").iter().all(|d| d.fixes.iter().all(|f| !f.title.contains(ONCE))));
 }
+
+const CP_ASYNC: &str = "pipeline/cp_async_commit_bug.py";
+const LANE_COMMIT: &str = "            if lane == 0:\n                ring_pipe.producer_commit(prod_state)\n";
+const UNGUARD: &str = "take the arrive out of its `if`";
+
+/// A `PipelineCpAsync` commit, one arrival of each producer thread, made
+/// by lane 0 alone: the fix takes it out of the lane test, so that every
+/// lane of the producer warps arrives, however the test is written and
+/// however many producer warps there are.
+#[test]
+fn a_cp_async_commit_of_one_lane_is_made_by_every_lane() {
+    let text = fixture(CP_ASYNC);
+    let (fix, out) = fixed_by(&text, "arrive-count-mismatch", UNGUARD);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("            cute.copy(tiled_copy, from_tile, to_slot)\n            # Wrong: every producer thread must arrive.\n            ring_pipe.producer_commit(prod_state)\n            prod_state.advance()\n"), "{out}");
+
+    // The test on the thread index, and three stages.
+    let tidx = replaced(&text, LANE_COMMIT, "            if tidx % 32 == 0:\n                ring_pipe.producer_commit(prod_state)\n");
+    let tidx = replaced(&tidx, "STAGES = 2\n", "STAGES = 3\n");
+    let (_, out) = fixed_by(&tidx, "arrive-count-mismatch", UNGUARD);
+    assert!(out.contains("            # Wrong: every producer thread must arrive.\n            ring_pipe.producer_commit(prod_state)\n"), "{out}");
+
+    // The lane asked for in the test itself, the other way round.
+    let inline = replaced(&text, LANE_COMMIT, "            if 0 == cute.arch.lane_idx():\n                ring_pipe.producer_commit(prod_state)\n");
+    let (_, out) = fixed_by(&inline, "arrive-count-mismatch", UNGUARD);
+    assert!(!out.contains("if 0 == cute.arch.lane_idx()"), "{out}");
+}
+
+/// An `if` that holds more than the commit, or an `else` beside it: no
+/// commit is taken out.
+#[test]
+fn a_lane_commit_among_other_statements_is_not_taken_out() {
+    let text = fixture(CP_ASYNC);
+    let busy = replaced(&text, LANE_COMMIT, "            if lane == 0:\n                ring_pipe.producer_commit(prod_state)\n                cute.arch.sync_warp()\n");
+    for d in of_rule(&busy, "arrive-count-mismatch") {
+        assert!(d.fixes.iter().all(|f| !f.title.contains(UNGUARD)), "{:?}", d.fixes);
+    }
+    let other = replaced(&text, LANE_COMMIT, "            if lane == 0:\n                ring_pipe.producer_commit(prod_state)\n            else:\n                cute.arch.sync_warp()\n");
+    for d in of_rule(&other, "arrive-count-mismatch") {
+        assert!(d.fixes.iter().all(|f| !f.title.contains(UNGUARD)), "{:?}", d.fixes);
+    }
+}

@@ -264,6 +264,24 @@ fn unguarded(ctx: &KernelContext<'_>, model: &Model, m: &Mismatch, clean: &mut d
         OpKind::Arrive { bar, count } if bar == m.bar && o.site == *site => Some(count),
         _ => None,
     })?;
+    // The other lanes of the warps that arrive skip the `if` but run the
+    // protocol with their lane 0, which stands for them in the model: out
+    // of the `if`, each of the warp's lanes arrives there. (A thread that
+    // stands for a warp taking the `if` whole arrives for all its lanes.)
+    if count == 1 && lanes_skip(ctx, model, m) {
+        let mut repaired = model.clone();
+        for g in &mut repaired.groups {
+            for op in g.ops.iter_mut().filter(|o| o.site == *site) {
+                // Every barrier the arrive signals there (each stage of a ring).
+                if let OpKind::Arrive { count: c, .. } = &mut op.kind {
+                    *c *= 32.min(model.threads_per_cta);
+                }
+            }
+        }
+        if find(&repaired).iter().all(|r| r.bar != m.bar) && clean(&repaired) {
+            return Some(guard.range);
+        }
+    }
     let arrives = |g: &cute_check::model::Group| g.ops.iter().any(|o| matches!(o.kind, OpKind::Arrive { bar, .. } if bar == m.bar));
     let waits_of_arrivers: Vec<TextRange> = model
         .groups
