@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use cute_check::model::{describe_threads, BarrierUse, Model};
-use cute_ir::ast::{Stmt, StmtKind};
+use cute_ir::ast::{Expr, Stmt, StmtKind};
 use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
@@ -154,4 +154,54 @@ pub fn returns_before(ctx: &KernelContext<'_>, site: TextRange) -> Vec<TextRange
     let mut rets = Vec::new();
     returns(&f.body, site.start, &mut rets);
     rets.into_iter().map(|r| first_line(ctx, r)).collect()
+}
+
+/// Where the thread count of the named-barrier call at `site` is written:
+/// its `number_of_threads=`, or the `num_threads=` of the one
+/// `NamedBarrier(...)` of this file assigned to the name the call is made
+/// on (`epilogue_sync.arrive_and_wait()`), directly or through the
+/// `barrier_for_retrieve=` of a `TmemAllocator` (`tmem.wait_for_alloc()`).
+pub fn thread_count_argument(ctx: &KernelContext<'_>, site: TextRange) -> Option<TextRange> {
+    if ctx.module.linked_file(site).is_some() {
+        return None;
+    }
+    let call = ctx.call_at(site)?;
+    if let Some(range) = ctx.argument_range(call.range, &["number_of_threads"], usize::MAX) {
+        return Some(range);
+    }
+    let Expr::Attr { base, .. } = &call.func else { return None };
+    let made_as = |object: &str| -> Option<cute_ir::ast::Call> {
+        let mut made = Vec::new();
+        for f in ctx.module.functions.iter().filter(|f| ctx.module.linked_file(f.range).is_none()) {
+            cute_ir::ast::for_each_binding(&f.body, &mut |t, v| {
+                let mut defs = Vec::new();
+                t.collect_defs(&mut defs);
+                if defs.iter().any(|d| d == object) {
+                    made.push(v.cloned());
+                }
+            });
+        }
+        match made.as_slice() {
+            [Some(Expr::Call(construction))] => Some((**construction).clone()),
+            _ => None,
+        }
+    };
+    let mut construction = made_as(&base.dotted()?)?;
+    if construction.name() == "TmemAllocator" {
+        let barrier = construction
+            .kwargs
+            .iter()
+            .find(|(k, _)| k == "barrier_for_retrieve")
+            .map(|(_, v)| v)
+            .or_else(|| construction.args.get(1))?
+            .clone();
+        construction = match barrier {
+            Expr::Call(inline) => *inline,
+            other => made_as(&other.dotted()?)?,
+        };
+    }
+    if construction.name() != "NamedBarrier" {
+        return None;
+    }
+    ctx.argument_range(construction.range, &["num_threads"], 1)
 }

@@ -254,3 +254,83 @@ fn a_lane_commit_among_other_statements_is_not_taken_out() {
         assert!(d.fixes.iter().all(|f| !f.title.contains(UNGUARD)), "{:?}", d.fixes);
     }
 }
+
+const OBJECTS: &str = "named_barrier_deadlock/epilogue_objects_bug.py";
+const EPILOGUE_OBJECT: &str = "    epilogue_sync = pipeline.NamedBarrier(barrier_id=EPILOGUE, num_threads=NUM_THREADS)\n";
+const COUNT: &str = "count the";
+
+/// A `NamedBarrier` object counted for more threads than ever register:
+/// the count is written where the object is made, however it is written.
+#[test]
+fn a_named_barrier_object_counted_too_high_gets_the_count_where_it_is_made() {
+    let text = fixture(OBJECTS);
+    let (fix, out) = fixed_by(&text, "named-barrier-deadlock", COUNT);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("    epilogue_sync = pipeline.NamedBarrier(barrier_id=EPILOGUE, num_threads=128)\n"), "{out}");
+    assert!(out.contains("    tile_ready = pipeline.NamedBarrier(barrier_id=TILE_READY, num_threads=NUM_THREADS)\n"), "{out}");
+
+    for (written, expect) in [
+        ("pipeline.NamedBarrier(EPILOGUE, NUM_THREADS)", "pipeline.NamedBarrier(EPILOGUE, 128)"),
+        ("pipeline.NamedBarrier(num_threads=32 * 5, barrier_id=EPILOGUE)", "pipeline.NamedBarrier(num_threads=128, barrier_id=EPILOGUE)"),
+    ] {
+        let src = replaced(&text, EPILOGUE_OBJECT, &format!("    epilogue_sync = {written}\n"));
+        let (_, out) = fixed_by(&src, "named-barrier-deadlock", COUNT);
+        assert!(out.contains(&format!("    epilogue_sync = {expect}\n")), "{written}: {out}");
+    }
+
+    // Two objects bound to the name: which one the call uses, the text
+    // alone does not say.
+    let twice = replaced(&text, EPILOGUE_OBJECT, &format!("{EPILOGUE_OBJECT}    if warp == 0:\n        epilogue_sync = pipeline.NamedBarrier(barrier_id=EPILOGUE, num_threads=NUM_THREADS)\n"));
+    no_fix(&twice, "named-barrier-deadlock", COUNT);
+}
+
+const RETRIEVE: &str = "named_barrier_deadlock/tmem_retrieve_bug.py";
+const RETRIEVE_BARRIER: &str = "    tmem_alloc_barrier = pipeline.NamedBarrier(\n        barrier_id=1,\n        num_threads=32 * len((MMA_WARP, LOAD_WARP, *EPILOGUE_WARPS)),\n    )\n";
+
+/// The barrier a `TmemAllocator` retrieves its address on, counting a warp
+/// that never retrieves: the count of its `NamedBarrier`, bound to a name
+/// or written in the allocator's call.
+#[test]
+fn a_retrieve_barrier_counting_a_warp_that_never_waits_gets_the_count() {
+    let text = fixture(RETRIEVE);
+    let (_, out) = fixed_by(&text, "named-barrier-deadlock", COUNT);
+    assert!(out.contains("        num_threads=160,\n"), "{out}");
+
+    let inline = replaced(&text, RETRIEVE_BARRIER, "");
+    let inline = replaced(&inline, "        barrier_for_retrieve=tmem_alloc_barrier,\n", "        barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=192),\n");
+    let (_, out) = fixed_by(&inline, "named-barrier-deadlock", COUNT);
+    assert!(out.contains("        barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=1, num_threads=160),\n"), "{out}");
+
+    // Two epilogue warps fewer: 96 threads reach it.
+    let fewer = replaced(&text, "EPILOGUE_WARPS = (1, 2, 3, 4)", "EPILOGUE_WARPS = (1, 2)");
+    let fewer = replaced(&fewer, "LOAD_WARP = 5", "LOAD_WARP = 3");
+    let fewer = replaced(&fewer, "NUM_THREADS = 192", "NUM_THREADS = 128");
+    let (_, out) = fixed_by(&fewer, "named-barrier-deadlock", COUNT);
+    assert!(out.contains("        num_threads=96,\n"), "{out}");
+}
+
+const ENUM_IDS: &str = "named_barrier_deadlock/enum_ids_shared_bug.py";
+const OWN_ID: &str = "a barrier id of its own";
+
+/// Two names of one id used by groups that count differently: the name
+/// the blocked group uses gets a free id, in a class or as a constant of
+/// the module, whichever member comes first.
+#[test]
+fn two_names_of_one_barrier_id_get_ids_of_their_own() {
+    let text = fixture(ENUM_IDS);
+    let (fix, out) = fixed_by(&text, "named-barrier-deadlock", OWN_ID);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("    TILE_READY = 1\n    EPILOGUE = 2\n"), "{out}");
+
+    let swapped = replaced(&text, "    TILE_READY = 1\n    EPILOGUE = 1\n", "    EPILOGUE = 1  # the epilogue's\n    TILE_READY = 1\n");
+    let (_, out) = fixed_by(&swapped, "named-barrier-deadlock", OWN_ID);
+    assert!(out.contains("    EPILOGUE = 2  # the epilogue's\n    TILE_READY = 1\n"), "{out}");
+
+    let constants = replaced(&text, "CONSUMERS = 128\n", "CONSUMERS = 128\nTILE_READY = 3\nEPILOGUE = 3\n").replace("Barrier.TILE_READY", "TILE_READY").replace("Barrier.EPILOGUE", "EPILOGUE");
+    let (_, out) = fixed_by(&constants, "named-barrier-deadlock", OWN_ID);
+    assert!(out.contains("TILE_READY = 3\nEPILOGUE = 1\n"), "{out}");
+
+    // The alias written as the other name: no literal to change.
+    let alias = replaced(&text, "    EPILOGUE = 1\n", "    EPILOGUE = TILE_READY\n");
+    no_fix(&alias, "named-barrier-deadlock", OWN_ID);
+}

@@ -272,29 +272,7 @@ fn one_site_count(ctx: &KernelContext<'_>, o: &Oversubscribed) -> Option<crate::
     if ctx.module.linked_file(*site).is_some() {
         return None;
     }
-    let call = ctx.call_at(*site)?;
-    let range = match ctx.argument_range(call.range, &["number_of_threads"], usize::MAX) {
-        Some(range) => range,
-        None => {
-            let Expr::Attr { base, .. } = &call.func else { return None };
-            let object = base.dotted()?;
-            let mut made = Vec::new();
-            for f in ctx.module.functions.iter().filter(|f| ctx.module.linked_file(f.range).is_none()) {
-                cute_ir::ast::for_each_binding(&f.body, &mut |t, v| {
-                    let mut defs = Vec::new();
-                    t.collect_defs(&mut defs);
-                    if defs.contains(&object) {
-                        made.push(v.cloned());
-                    }
-                });
-            }
-            let [Some(Expr::Call(construction))] = made.as_slice() else { return None };
-            if construction.name() != "NamedBarrier" {
-                return None;
-            }
-            ctx.argument_range(construction.range, &["num_threads"], 1)?
-        }
-    };
+    let range = crate::named::thread_count_argument(ctx, *site)?;
     Some(crate::Fix {
         title: format!("count the {} threads that register at this call", o.registered),
         edits: vec![crate::Edit { range, new_text: o.registered.to_string() }],

@@ -15,7 +15,7 @@ use cute_syntax::TextRange;
 
 use super::Rule;
 use crate::context::KernelContext;
-use crate::named::{barrier_name, by_id, describe, kwarg_value};
+use crate::named::{barrier_name, by_id, describe, thread_count_argument};
 use crate::{Edit, Fix, Related, Severity};
 
 pub const RULE: Rule = Rule {
@@ -109,16 +109,17 @@ pub fn diagnostic(
         .map(|(site, count, who)| Related { range: *site, message: format!("{who} register here (number_of_threads={count})"), file: None, event: None })
         .collect();
     related.extend(trace);
-    let edits: Vec<Edit> = s
-        .fix_sites
-        .iter()
-        .filter_map(|&site| kwarg_value(ctx, site, "number_of_threads").map(|range| Edit { range, new_text: s.registered.to_string() }))
-        .collect();
-    let fixes = if !edits.is_empty() && edits.len() == s.fix_sites.len() {
+    // Each site's count where it is written: sites on one `NamedBarrier`
+    // object share the count of its construction.
+    let ranges: Vec<Option<TextRange>> = s.fix_sites.iter().map(|&site| thread_count_argument(ctx, site)).collect();
+    let written: BTreeSet<TextRange> = ranges.iter().flatten().copied().collect();
+    let mut fixes = if !written.is_empty() && ranges.iter().all(Option::is_some) {
+        let edits = written.into_iter().map(|range| Edit { range, new_text: s.registered.to_string() }).collect();
         vec![Fix { title: format!("count the {} threads that reach {name}", s.registered), edits, applicability: crate::Applicability::Unsafe }]
     } else {
         Vec::new()
     };
+    fixes.extend(own_id(ctx, model, s));
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,
@@ -134,4 +135,64 @@ pub fn diagnostic(
         ),
         fixes,
     }
+}
+
+/// Two groups that register at the barrier with different counts,
+/// the id written differently in each (`Barrier.TILE_READY` and
+/// `Barrier.EPILOGUE`, two names of one value): the name the blocked
+/// group's id is written with is given an id of its own, the lowest that
+/// no named barrier of the kernel uses, where that name is bound to an
+/// integer literal (a member of a class of the file, `EPILOGUE = 1`, or a
+/// constant of the module). Unsafe: it changes which barrier threads meet at.
+fn own_id(ctx: &KernelContext<'_>, model: &Model, s: &Stuck) -> Option<Fix> {
+    let id_text = |site: TextRange| ctx.argument_range(site, &["barrier_id"], 0).map(|r| ctx.slice(r).trim().to_string());
+    let blocked = id_text(s.site)?;
+    let mut counts: std::collections::BTreeMap<String, BTreeSet<u32>> = std::collections::BTreeMap::new();
+    let ids = by_id(model).into_iter().find(|u| u.cta == s.cta && u.id == s.id)?;
+    for u in ids.rounds.values().flatten() {
+        counts.entry(id_text(u.site)?).or_default().insert(u.count);
+    }
+    let [a, b] = counts.values().collect::<Vec<_>>()[..] else { return None };
+    if a.len() != 1 || b.len() != 1 || a == b || !counts.contains_key(&blocked) {
+        return None;
+    }
+    // Where the name is bound to its literal.
+    let literal = |line: &str, name: &str| -> Option<(usize, usize)> {
+        let rest = line.trim_start();
+        let indent = line.len() - rest.len();
+        let after = rest.strip_prefix(name)?.trim_start().strip_prefix('=')?;
+        let value = after.split('#').next()?.trim();
+        (!value.is_empty() && value.bytes().all(|c| c.is_ascii_digit())).then(|| {
+            let at = indent + rest.len() - after.len() + after.find(value).unwrap_or(0);
+            (at, at + value.len())
+        })
+    };
+    let in_range = |range: TextRange, name: &str| -> Vec<TextRange> {
+        let text = ctx.slice(range);
+        let mut out = Vec::new();
+        let mut offset = 0usize;
+        for line in text.split_inclusive('\n') {
+            if let Some((a, b)) = literal(line.trim_end_matches('\n'), name) {
+                out.push(TextRange { start: range.start + (offset + a) as u32, end: range.start + (offset + b) as u32 });
+            }
+            offset += line.len();
+        }
+        out
+    };
+    let places: Vec<TextRange> = match blocked.split_once('.') {
+        Some((class, member)) if !member.contains('.') => {
+            let class = ctx.module.class(class).filter(|c| ctx.module.linked_file(c.range).is_none())?;
+            in_range(class.range, member)
+        }
+        None => ctx.module.top_level.iter().filter(|st| matches!(st.kind, cute_ir::ast::StmtKind::Assign { .. })).flat_map(|st| in_range(ctx.full_line(st.range.start), &blocked)).collect(),
+        _ => return None,
+    };
+    let [place] = places[..] else { return None };
+    let used: BTreeSet<i64> = model.barriers.iter().filter_map(|b| if let BarrierKind::NamedBarrier(id) = b.kind { Some(id) } else { None }).collect();
+    let free = (1..16).find(|i| !used.contains(i))?;
+    Some(Fix {
+        title: format!("Give `{blocked}` a barrier id of its own ({free})"),
+        edits: vec![Edit { range: place, new_text: free.to_string() }],
+        applicability: crate::Applicability::Unsafe,
+    })
 }
