@@ -77,6 +77,7 @@ fn diagnostic(ctx: &KernelContext<'_>, model: &Model, f: MemoryFinding, notes: &
     let severity = if notes.is_empty() { rule.default_severity } else { Severity::Warning };
     let fixes = match f.rule {
         MemoryRule::ReadBeforeWait => read_before_wait::fix(ctx, model, &f.repair),
+        MemoryRule::TmemLifetime => fix(ctx, f.rule, &f.repair).or_else(|| wait_for_alloc_first(ctx, f.site)),
         _ => fix(ctx, f.rule, &f.repair),
     }
     .into_iter()
@@ -488,3 +489,54 @@ fn value_len(s: &str) -> usize {
     s.trim_end().len()
 }
 
+
+/// The address read back (`tmem.retrieve_ptr(...)`) before the
+/// `tmem.wait_for_alloc()` that follows it in the same block: the wait is
+/// moved up to the line before the read's statement, when nothing between
+/// them synchronizes (no call the API table knows) or touches the
+/// allocator. Each thread waits at the same barrier the same number of
+/// times, earlier: safe.
+fn wait_for_alloc_first(ctx: &KernelContext<'_>, site: TextRange) -> Option<Fix> {
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= site.start && site.end <= kernel.end) || ctx.module.linked_file(site).is_some() {
+        return None;
+    }
+    let call = ctx.call_at(site)?;
+    let cute_ir::ast::Expr::Attr { base, attr } = &call.func else { return None };
+    let object = base.dotted()?;
+    if attr != "retrieve_ptr" {
+        return None;
+    }
+    let (function, chain) = ctx.ancestors(site)?;
+    let stmt = *chain.last()?;
+    let block: &[cute_ir::ast::Stmt] = match chain.len().checked_sub(2).map(|i| &chain[i].kind) {
+        None => &function.body,
+        Some(StmtKind::If { then, orelse, .. }) => if then.iter().any(|s| s.id == stmt.id) { then } else { orelse },
+        Some(StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. }) => body,
+        Some(_) => return None,
+    };
+    let i = block.iter().position(|s| s.id == stmt.id)?;
+    let is_wait = |s: &cute_ir::ast::Stmt| {
+        matches!(&s.kind, StmtKind::Expr(cute_ir::ast::Expr::Call(c))
+            if matches!(&c.func, cute_ir::ast::Expr::Attr { base, attr } if attr == "wait_for_alloc" && base.dotted().as_deref() == Some(object.as_str())))
+    };
+    let j = i + 1 + block[i + 1..].iter().position(is_wait)?;
+    let between = &block[i + 1..j];
+    let mut uses = Vec::new();
+    cute_ir::ast::for_each_expr(between, &mut |e| e.collect_uses(&mut uses));
+    let root = |n: &String| n.split('.').next().unwrap_or_default().to_string();
+    let object_root = object.split('.').next().unwrap_or_default().to_string();
+    let mut bound = Vec::new();
+    cute_ir::ast::for_each_binding(between, &mut |t, _| bound.extend(t.bound_names()));
+    if uses.iter().any(|n| root(n) == object_root) || bound.contains(&object_root) || cute_ir::ast::any_call(between, |c| c.api.is_some()) {
+        return None;
+    }
+    let wait = &block[j];
+    let lines = TextRange { start: ctx.full_line(wait.range.start).start, end: ctx.next_line_start(wait.range.end.saturating_sub(1)) };
+    let at = ctx.full_line(stmt.range.start).start;
+    Some(Fix {
+        title: format!("Wait for the allocation (`{object}.wait_for_alloc()`) before reading its address"),
+        edits: vec![Edit { range: TextRange { start: at, end: at }, new_text: ctx.slice(lines).to_string() }, Edit { range: lines, new_text: String::new() }],
+        applicability: crate::Applicability::Safe,
+    })
+}

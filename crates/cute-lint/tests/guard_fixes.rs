@@ -334,3 +334,41 @@ fn two_names_of_one_barrier_id_get_ids_of_their_own() {
     let alias = replaced(&text, "    EPILOGUE = 1\n", "    EPILOGUE = TILE_READY\n");
     no_fix(&alias, "named-barrier-deadlock", OWN_ID);
 }
+
+const RETRIEVE_EARLY: &str = "tmem_lifetime/retrieve_before_wait_bug.py";
+const READ_THEN_WAIT: &str = "        tCtAcc = cute.make_tensor(tmem.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)  # expect: tmem-lifetime\n        tmem.wait_for_alloc()\n";
+const WAIT_FIRST: &str = "before reading its address";
+
+/// The address of the tensor memory read back before the allocator's
+/// `wait_for_alloc()` that follows it: the wait moves up, whatever the
+/// allocator is called and with statements that do not synchronize between.
+#[test]
+fn an_address_read_before_wait_for_alloc_gets_the_wait_first() {
+    let text = fixture(RETRIEVE_EARLY);
+    let (fix, out) = fixed_by(&text, "tmem-lifetime", WAIT_FIRST);
+    assert_eq!(fix.applicability, Applicability::Safe);
+    assert!(out.contains("        tmem.wait_for_alloc()\n        tCtAcc = cute.make_tensor(tmem.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)  # expect: tmem-lifetime\n        tiled_mma.set("), "{out}");
+
+    let renamed = text.replace("tmem.", "allocator.").replace("    tmem = utils.TmemAllocator(", "    allocator = utils.TmemAllocator(");
+    let apart = replaced(&renamed, "        allocator.wait_for_alloc()\n        tiled_mma.set(", "        n_tiles = K_TILES * 2\n        allocator.wait_for_alloc()\n        tiled_mma.set(");
+    let (_, out) = fixed_by(&apart, "tmem-lifetime", WAIT_FIRST);
+    assert!(out.contains("        allocator.wait_for_alloc()\n        tCtAcc = cute.make_tensor(allocator.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)  # expect: tmem-lifetime\n        n_tiles = K_TILES * 2\n        tiled_mma.set("), "{out}");
+
+    // The pointer bound on a line of its own.
+    let bound = replaced(&text, READ_THEN_WAIT, "        acc_ptr = tmem.retrieve_ptr(ACC_DTYPE)\n        tCtAcc = cute.make_tensor(acc_ptr, tCtAcc_fake.layout)\n        tmem.wait_for_alloc()\n");
+    let (_, out) = fixed_by(&bound, "tmem-lifetime", WAIT_FIRST);
+    assert!(out.contains("        tmem.wait_for_alloc()\n        acc_ptr = tmem.retrieve_ptr(ACC_DTYPE)\n        tCtAcc = cute.make_tensor(acc_ptr, tCtAcc_fake.layout)\n        tiled_mma.set("), "{out}");
+}
+
+/// A barrier between the read and the wait (the wait would move over it),
+/// or the wait in a block of its own: no move.
+#[test]
+fn a_wait_for_alloc_the_move_would_reorder_gets_none() {
+    let text = fixture(RETRIEVE_EARLY);
+    let barrier = replaced(&text, READ_THEN_WAIT, "        tCtAcc = cute.make_tensor(tmem.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)\n        cute.arch.sync_warp()\n        tmem.wait_for_alloc()\n");
+    no_fix(&barrier, "tmem-lifetime", WAIT_FIRST);
+    let nested = replaced(&text, READ_THEN_WAIT, "        tCtAcc = cute.make_tensor(tmem.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)\n        if K_TILES > 0:\n            tmem.wait_for_alloc()\n");
+    for d in of_rule(&nested, "tmem-lifetime") {
+        assert!(d.fixes.iter().all(|f| !f.title.contains(WAIT_FIRST)), "{:?}", d.fixes);
+    }
+}
