@@ -460,6 +460,16 @@ fn check_ways(
                                     matches!(outcome.verdict, Verdict::Clean) && outcome.hazards.is_empty()
                                 }));
                             }
+                            // Commits that signal another CTA's barrier:
+                            // its own never completes (a hang), or, where
+                            // the other CTA's barrier gets two commits, its
+                            // phases run ahead of its waits.
+                            if (found.name == deadlock::RULE.name || found.name == vacuous_wait::RULE.name) && found.fixes.is_empty() {
+                                found.fixes.extend(deadlock::commit_mask(ctx, explored, &mut |repaired| {
+                                    let outcome = explorer(repaired, &explore_options);
+                                    matches!(outcome.verdict, Verdict::Clean) && outcome.hazards.is_empty()
+                                }));
+                            }
                             findings.push(found)
                         }
                     },

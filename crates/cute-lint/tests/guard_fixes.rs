@@ -372,3 +372,34 @@ fn a_wait_for_alloc_the_move_would_reorder_gets_none() {
         assert!(d.fixes.iter().all(|f| !f.title.contains(WAIT_FIRST)), "{:?}", d.fixes);
     }
 }
+
+const COMMIT_MASK: &str = "deadlock/primitives_commit_mask_bug.py";
+const OWN_BARRIER: &str = "Signal each CTA's own barrier";
+
+/// A `tcgen05` commit multicast to one fixed CTA, where each CTA waits on
+/// its own barrier: the mask names the committing CTA, whichever CTA the
+/// literal names, however many CTAs the cluster has and whatever the rank
+/// is called.
+#[test]
+fn a_commit_multicast_to_one_fixed_cta_signals_each_ctas_own_barrier() {
+    let text = fixture(COMMIT_MASK);
+    let (fix, out) = fixed_by(&text, "deadlock", OWN_BARRIER);
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    assert!(out.contains("            prims.tcgen05_commit(done, multicast_mask=1 << rank)\n"), "{out}");
+
+    // The rank under another name, the mask in hex.
+    let renamed = replaced(&text, "multicast_mask=1)", "multicast_mask=0x1)");
+    let renamed = replaced(&renamed, "    rank = cute.arch.block_idx_in_cluster()\n", "    cta_rank = cute.arch.block_idx_in_cluster()\n").replace("dst[rank] = rank", "dst[cta_rank] = cta_rank");
+    let (_, out) = fixed_by(&renamed, "deadlock", OWN_BARRIER);
+    assert!(out.contains("            prims.tcgen05_commit(done, multicast_mask=1 << cta_rank)\n"), "{out}");
+
+    // Both commits on CTA 1's barrier: its phases run ahead of its waits
+    // (`vacuous-wait`); the same mask repairs it.
+    let other = replaced(&text, "multicast_mask=1)", "multicast_mask=2)");
+    let (_, out) = fixed_by(&other, "vacuous-wait", OWN_BARRIER);
+    assert!(out.contains("            prims.tcgen05_commit(done, multicast_mask=1 << rank)\n"), "{out}");
+
+    // No name for the rank: nothing to write the mask with.
+    let unnamed = replaced(&text, "    rank = cute.arch.block_idx_in_cluster()\n", "").replace("dst[rank] = rank", "dst[0] = 0");
+    no_fix(&unnamed, "deadlock", OWN_BARRIER);
+}

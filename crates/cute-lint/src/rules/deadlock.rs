@@ -280,3 +280,61 @@ fn over_release(ctx: &KernelContext<'_>, model: &Model, bar: u32, stuck: &str, b
     }
     None
 }
+
+/// A `tcgen05` commit whose `multicast_mask=` is one literal bit, so that
+/// the commits of other CTAs of the cluster land on that CTA's mbarrier
+/// and their own never completes: the mask `1 << rank` (the CTA's rank in
+/// the cluster, under the name the kernel binds it to; none where it binds
+/// none) signals each CTA's
+/// own barrier. Offered where the model with each such arrive moved to the
+/// barrier of the same name in the committing CTA runs clean (`clean`).
+/// Unsafe: it changes which barrier is signalled.
+pub fn commit_mask(ctx: &KernelContext<'_>, model: &Model, clean: &mut dyn FnMut(&Model) -> bool) -> Option<crate::Fix> {
+    if model.ctas < 2 {
+        return None;
+    }
+    let mut repaired = model.clone();
+    let mut site = None;
+    for g in &mut repaired.groups {
+        let Some(&(cta, _)) = g.threads.first() else { continue };
+        if g.threads.iter().any(|t| t.0 != cta) {
+            continue;
+        }
+        for op in &mut g.ops {
+            let OpKind::Arrive { bar, .. } = &mut op.kind else { continue };
+            let target = &model.barriers[*bar as usize];
+            if target.cta == cta || target.kind != cute_check::model::BarrierKind::Mbarrier {
+                continue;
+            }
+            let call = ctx.call_at(op.site)?;
+            if !call.name().ends_with("commit") || ctx.module.linked_file(op.site).is_some() {
+                return None;
+            }
+            let mask = call.kwargs.iter().find(|(k, _)| k == "multicast_mask").map(|(_, v)| v)?;
+            if !matches!(mask, cute_ir::ast::Expr::Int(v) if v.count_ones() == 1) || site.is_some_and(|s| s != op.site) {
+                return None;
+            }
+            site = Some(op.site);
+            *bar = model.barriers.iter().position(|b| b.cta == cta && b.name == target.name && b.kind == target.kind)? as u32;
+        }
+    }
+    let site = site?;
+    if !clean(&repaired) {
+        return None;
+    }
+    let mut rank = None;
+    cute_ir::ast::for_each_binding(&ctx.kernel.body, &mut |t, v| {
+        if let (cute_ir::ast::Target::Name(n), Some(cute_ir::ast::Expr::Call(c))) = (t, v) {
+            if c.api == Some(cute_ir::api::Api::ClusterRank) && c.args.is_empty() {
+                rank = Some(n.clone());
+            }
+        }
+    });
+    let rank = rank?;
+    let range = ctx.argument_range(site, &["multicast_mask"], usize::MAX)?;
+    Some(crate::Fix {
+        title: format!("Signal each CTA's own barrier: `multicast_mask=1 << {rank}`"),
+        edits: vec![crate::Edit { range, new_text: format!("1 << {rank}") }],
+        applicability: crate::Applicability::Unsafe,
+    })
+}
