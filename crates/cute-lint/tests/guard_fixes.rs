@@ -93,6 +93,12 @@ fn a_lane_guarded_reduction_with_effects_is_not_moved() {
     no_fix(&read_after, "single-lane-collective", HOISTED);
     let other = replaced(&text, "        y[warp_idx] = val\n", "        y[warp_idx] = val\n    else:\n        val = val + 1.0\n");
     no_fix(&other, "single-lane-collective", HOISTED);
+    // An `elif`: nothing can go between it and its `if`.
+    let elif = replaced(&text, "    if lane == 0:\n        # Only lane 0", "    if lane == 31:\n        y[warp_idx] = val\n    elif lane == 0:\n        # Only lane 0");
+    assert!(!of_rule(&elif, "single-lane-collective").is_empty(), "{elif}");
+    for d in of_rule(&elif, "single-lane-collective") {
+        assert!(d.fixes.iter().all(|f| !f.title.contains(HOISTED)), "{:?}\n{elif}", d.fixes);
+    }
 }
 
 const VOTE: &str = "single_lane_collective/half_warp_vote_bug.py";
@@ -174,6 +180,13 @@ fn a_cta_barrier_the_move_cannot_reach_every_thread_with_gets_none() {
     no_fix(&other, "divergent-barrier", AFTER_IF);
     let nested = replaced(&text, HALF_CTA_BLOCK, "    if tidx < 96:\n        if tidx < HALF:\n            stage[tidx] = x[tidx]\n            cute.arch.sync_threads()\n");
     no_fix(&nested, "divergent-barrier", AFTER_IF);
+    // The other threads take a CTA barrier of their own: moved, this one
+    // would be a barrier too many for them.
+    let own = replaced(&text, HALF_CTA_BLOCK, &format!("{HALF_CTA_BLOCK}    if tidx >= HALF:\n        cute.arch.sync_threads()\n"));
+    assert!(!of_rule(&own, "divergent-barrier").is_empty(), "{own}");
+    for d in of_rule(&own, "divergent-barrier") {
+        assert!(d.fixes.iter().all(|f| !f.title.contains(AFTER_IF)), "{:?}\n{own}", d.fixes);
+    }
 }
 
 const UNALIGNED: &str = "divergent_barrier/unaligned_arrive_bug.py";
@@ -246,10 +259,12 @@ fn a_cp_async_commit_of_one_lane_is_made_by_every_lane() {
 fn a_lane_commit_among_other_statements_is_not_taken_out() {
     let text = fixture(CP_ASYNC);
     let busy = replaced(&text, LANE_COMMIT, "            if lane == 0:\n                ring_pipe.producer_commit(prod_state)\n                cute.arch.sync_warp()\n");
+    assert!(!of_rule(&busy, "arrive-count-mismatch").is_empty(), "{busy}");
     for d in of_rule(&busy, "arrive-count-mismatch") {
         assert!(d.fixes.iter().all(|f| !f.title.contains(UNGUARD)), "{:?}", d.fixes);
     }
     let other = replaced(&text, LANE_COMMIT, "            if lane == 0:\n                ring_pipe.producer_commit(prod_state)\n            else:\n                cute.arch.sync_warp()\n");
+    assert!(!of_rule(&other, "arrive-count-mismatch").is_empty(), "{other}");
     for d in of_rule(&other, "arrive-count-mismatch") {
         assert!(d.fixes.iter().all(|f| !f.title.contains(UNGUARD)), "{:?}", d.fixes);
     }
@@ -330,6 +345,11 @@ fn two_names_of_one_barrier_id_get_ids_of_their_own() {
     let (_, out) = fixed_by(&constants, "named-barrier-deadlock", OWN_ID);
     assert!(out.contains("TILE_READY = 3\nEPILOGUE = 1\n"), "{out}");
 
+    // Another member holds id 2: the next free one.
+    let member = replaced(&text, "    EPILOGUE = 1\n", "    EPILOGUE = 1\n    SPARE = 2\n");
+    let (_, out) = fixed_by(&member, "named-barrier-deadlock", OWN_ID);
+    assert!(out.contains("    EPILOGUE = 3\n    SPARE = 2\n"), "{out}");
+
     // The alias written as the other name: no literal to change.
     let alias = replaced(&text, "    EPILOGUE = 1\n", "    EPILOGUE = TILE_READY\n");
     no_fix(&alias, "named-barrier-deadlock", OWN_ID);
@@ -368,6 +388,7 @@ fn a_wait_for_alloc_the_move_would_reorder_gets_none() {
     let barrier = replaced(&text, READ_THEN_WAIT, "        tCtAcc = cute.make_tensor(tmem.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)\n        cute.arch.sync_warp()\n        tmem.wait_for_alloc()\n");
     no_fix(&barrier, "tmem-lifetime", WAIT_FIRST);
     let nested = replaced(&text, READ_THEN_WAIT, "        tCtAcc = cute.make_tensor(tmem.retrieve_ptr(ACC_DTYPE), tCtAcc_fake.layout)\n        if K_TILES > 0:\n            tmem.wait_for_alloc()\n");
+    assert!(!of_rule(&nested, "tmem-lifetime").is_empty(), "{nested}");
     for d in of_rule(&nested, "tmem-lifetime") {
         assert!(d.fixes.iter().all(|f| !f.title.contains(WAIT_FIRST)), "{:?}", d.fixes);
     }

@@ -138,18 +138,19 @@ pub fn diagnostic(
         } else {
             "branch on the warp index (not the lane or thread index) around aligned barriers, so whole warps take the same path".to_string()
         }),
-        fixes: if returned { Vec::new() } else { out_of_branch(ctx, d).into_iter().collect() },
+        fixes: if returned { Vec::new() } else { out_of_branch(ctx, model, d).into_iter().collect() },
     }
 }
 
 /// The barrier as the last statement of an `if` on the thread: a CTA-wide
 /// one, in an `if` with no `else` whose surroundings every thread runs
-/// alike (no other thread-dependent branch or loop around it), is moved
+/// alike (no other thread-dependent branch or loop around it, and no other
+/// CTA-wide barrier that only some threads reach), is moved
 /// right after the `if`, where every thread reaches it, in the same order
 /// with the branch's statements for the threads that take it; an aligned
 /// one that ends both branches of an `if`/`else` alike is written once
 /// after them, which each thread runs in the same order as before.
-fn out_of_branch(ctx: &KernelContext<'_>, d: &Divergent) -> Option<crate::Fix> {
+fn out_of_branch(ctx: &KernelContext<'_>, model: &Model, d: &Divergent) -> Option<crate::Fix> {
     let kernel = ctx.kernel.range;
     if !(kernel.start <= d.site.start && d.site.end <= kernel.end) || ctx.module.linked_file(d.site).is_some() {
         return None;
@@ -179,6 +180,12 @@ fn out_of_branch(ctx: &KernelContext<'_>, d: &Divergent) -> Option<crate::Fix> {
             _ => true,
         });
         if !uniform || !orelse.is_empty() || then.len() < 2 || then.last().map(|s| s.id) != Some(stmt.id) {
+            return None;
+        }
+        // The threads that skip it must take no CTA-wide barrier of their
+        // own elsewhere (another branch's): moved, this one would be a
+        // barrier too many for them.
+        if find(model).iter().any(|o| o.cta_wide && o.site != d.site) {
             return None;
         }
         let range = lines(stmt);

@@ -179,9 +179,13 @@ fn own_id(ctx: &KernelContext<'_>, model: &Model, s: &Stuck) -> Option<Fix> {
         }
         out
     };
+    // Ids the class's other members hold are not free either: a member
+    // given one would be an alias of it.
+    let mut taken: BTreeSet<i64> = BTreeSet::new();
     let places: Vec<TextRange> = match blocked.split_once('.') {
         Some((class, member)) if !member.contains('.') => {
             let class = ctx.module.class(class).filter(|c| ctx.module.linked_file(c.range).is_none())?;
+            taken.extend(class.attrs.iter().filter_map(|(_, v)| if let cute_ir::ast::Expr::Int(i) = v { Some(*i) } else { None }));
             in_range(class.range, member)
         }
         None => ctx.module.top_level.iter().filter(|st| matches!(st.kind, cute_ir::ast::StmtKind::Assign { .. })).flat_map(|st| in_range(ctx.full_line(st.range.start), &blocked)).collect(),
@@ -189,7 +193,7 @@ fn own_id(ctx: &KernelContext<'_>, model: &Model, s: &Stuck) -> Option<Fix> {
     };
     let [place] = places[..] else { return None };
     let used: BTreeSet<i64> = model.barriers.iter().filter_map(|b| if let BarrierKind::NamedBarrier(id) = b.kind { Some(id) } else { None }).collect();
-    let free = (1..16).find(|i| !used.contains(i))?;
+    let free = (1..16).find(|i| !used.contains(i) && !taken.contains(i))?;
     Some(Fix {
         title: format!("Give `{blocked}` a barrier id of its own ({free})"),
         edits: vec![Edit { range: place, new_text: free.to_string() }],

@@ -194,10 +194,11 @@ fn out_of_lane_test(ctx: &KernelContext<'_>, site: TextRange) -> Option<crate::F
     if reads.iter().any(|n| bound.contains(&root(n))) {
         return None;
     }
-    // The `if` on one line of its own; its body on the lines after it.
+    // The `if` (not an `elif`) on one line of its own; its body on the
+    // lines after it.
     let header = ctx.full_line(guard.range.start);
     let header_text = ctx.slice(header);
-    if !header_text.trim_end().ends_with(':') || then[0].range.start < header.end {
+    if !header_text.trim_start().starts_with("if ") || !header_text.trim_end().ends_with(':') || then[0].range.start < header.end {
         return None;
     }
     let (outer, inner) = (ctx.indentation_at(guard.range.start), ctx.indentation_at(then[0].range.start));
