@@ -325,34 +325,36 @@ fn a_retrieve_barrier_counting_a_warp_that_never_waits_gets_the_count() {
 }
 
 const ENUM_IDS: &str = "named_barrier_deadlock/enum_ids_shared_bug.py";
-const OWN_ID: &str = "a barrier id of its own";
+const OWN_ID: &str = "an id of their own";
 
-/// Two names of one id used by groups that count differently: the name
-/// the blocked group uses gets a free id, in a class or as a constant of
-/// the module, whichever member comes first.
+/// Two names of one id used by groups that count differently: the calls
+/// that write the blocked group's name get a free id, however the name is
+/// written (a member of a class, a constant of the module), whichever
+/// member comes first, and with another id taken.
 #[test]
 fn two_names_of_one_barrier_id_get_ids_of_their_own() {
     let text = fixture(ENUM_IDS);
     let (fix, out) = fixed_by(&text, "named-barrier-deadlock", OWN_ID);
     assert_eq!(fix.applicability, Applicability::Unsafe);
-    assert!(out.contains("    TILE_READY = 1\n    EPILOGUE = 2\n"), "{out}");
+    assert!(out.contains("        cute.arch.barrier(barrier_id=2, number_of_threads=CONSUMERS)  # expect"), "{out}");
+    assert_eq!(out.matches("barrier_id=Barrier.TILE_READY").count(), 2, "{out}");
 
     let swapped = replaced(&text, "    TILE_READY = 1\n    EPILOGUE = 1\n", "    EPILOGUE = 1  # the epilogue's\n    TILE_READY = 1\n");
     let (_, out) = fixed_by(&swapped, "named-barrier-deadlock", OWN_ID);
-    assert!(out.contains("    EPILOGUE = 2  # the epilogue's\n    TILE_READY = 1\n"), "{out}");
+    assert!(out.contains("cute.arch.barrier(barrier_id=2, number_of_threads=CONSUMERS)"), "{out}");
 
     let constants = replaced(&text, "CONSUMERS = 128\n", "CONSUMERS = 128\nTILE_READY = 3\nEPILOGUE = 3\n").replace("Barrier.TILE_READY", "TILE_READY").replace("Barrier.EPILOGUE", "EPILOGUE");
     let (_, out) = fixed_by(&constants, "named-barrier-deadlock", OWN_ID);
-    assert!(out.contains("TILE_READY = 3\nEPILOGUE = 1\n"), "{out}");
+    assert!(out.contains("cute.arch.barrier(barrier_id=1, number_of_threads=CONSUMERS)"), "{out}");
 
-    // Another member holds id 2: the next free one.
-    let member = replaced(&text, "    EPILOGUE = 1\n", "    EPILOGUE = 1\n    SPARE = 2\n");
-    let (_, out) = fixed_by(&member, "named-barrier-deadlock", OWN_ID);
-    assert!(out.contains("    EPILOGUE = 3\n    SPARE = 2\n"), "{out}");
+    // Id 1 and 2 both in use: the epilogue's barrier takes 3.
+    let busy = replaced(&text, "        y[c] = acc[(c + 1) % CONSUMERS]\n", "        y[c] = acc[(c + 1) % CONSUMERS]\n        cute.arch.barrier(barrier_id=2, number_of_threads=CONSUMERS)\n");
+    let (_, out) = fixed_by(&busy, "named-barrier-deadlock", OWN_ID);
+    assert!(out.contains("cute.arch.barrier(barrier_id=3, number_of_threads=CONSUMERS)  # expect"), "{out}");
 
-    // The alias written as the other name: no literal to change.
-    let alias = replaced(&text, "    EPILOGUE = 1\n", "    EPILOGUE = TILE_READY\n");
-    no_fix(&alias, "named-barrier-deadlock", OWN_ID);
+    // Both groups write the same literal: nothing tells them apart.
+    let literal = text.replace("Barrier.TILE_READY", "1").replace("Barrier.EPILOGUE", "1");
+    no_fix(&literal, "named-barrier-deadlock", OWN_ID);
 }
 
 const RETRIEVE_EARLY: &str = "tmem_lifetime/retrieve_before_wait_bug.py";

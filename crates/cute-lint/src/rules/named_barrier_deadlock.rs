@@ -137,66 +137,37 @@ pub fn diagnostic(
     }
 }
 
-/// Two groups that register at the barrier with different counts,
-/// the id written differently in each (`Barrier.TILE_READY` and
-/// `Barrier.EPILOGUE`, two names of one value): the name the blocked
-/// group's id is written with is given an id of its own, the lowest that
-/// no named barrier of the kernel uses, where that name is bound to an
-/// integer literal (a member of a class of the file, `EPILOGUE = 1`, or a
-/// constant of the module). Unsafe: it changes which barrier threads meet at.
+/// Two groups that register at the barrier with different counts, the id
+/// written differently in each (`Barrier.TILE_READY` and
+/// `Barrier.EPILOGUE`, two names of one value): the calls that write the
+/// blocked group's id get an id of their own, the lowest that no named
+/// barrier of the kernel uses, written in place of the name at each of
+/// them. (The name's own definition may lie outside what the kernel's
+/// check reads, a class of constants: the calls are what is edited.)
+/// Unsafe: it changes which barrier threads meet at.
 fn own_id(ctx: &KernelContext<'_>, model: &Model, s: &Stuck) -> Option<Fix> {
-    let id_text = |site: TextRange| ctx.argument_range(site, &["barrier_id"], 0).map(|r| ctx.slice(r).trim().to_string());
-    let blocked = id_text(s.site)?;
-    let mut counts: std::collections::BTreeMap<String, BTreeSet<u32>> = std::collections::BTreeMap::new();
+    let id_range = |site: TextRange| ctx.argument_range(site, &["barrier_id"], 0);
+    let blocked = ctx.slice(id_range(s.site)?).trim().to_string();
     let ids = by_id(model).into_iter().find(|u| u.cta == s.cta && u.id == s.id)?;
+    let mut counts: std::collections::BTreeMap<String, (BTreeSet<u32>, BTreeSet<TextRange>)> = std::collections::BTreeMap::new();
     for u in ids.rounds.values().flatten() {
-        counts.entry(id_text(u.site)?).or_default().insert(u.count);
+        let range = id_range(u.site)?;
+        let entry = counts.entry(ctx.slice(range).trim().to_string()).or_default();
+        entry.0.insert(u.count);
+        entry.1.insert(range);
     }
-    let [a, b] = counts.values().collect::<Vec<_>>()[..] else { return None };
-    if a.len() != 1 || b.len() != 1 || a == b || !counts.contains_key(&blocked) {
+    let [a, b] = counts.values().map(|(c, _)| c).collect::<Vec<_>>()[..] else { return None };
+    // A name (a constant, a member), not a literal or an expression.
+    let named = blocked.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_') && !p.starts_with(|c: char| c.is_ascii_digit()));
+    if a.len() != 1 || b.len() != 1 || a == b || !named {
         return None;
     }
-    // Where the name is bound to its literal.
-    let literal = |line: &str, name: &str| -> Option<(usize, usize)> {
-        let rest = line.trim_start();
-        let indent = line.len() - rest.len();
-        let after = rest.strip_prefix(name)?.trim_start().strip_prefix('=')?;
-        let value = after.split('#').next()?.trim();
-        (!value.is_empty() && value.bytes().all(|c| c.is_ascii_digit())).then(|| {
-            let at = indent + rest.len() - after.len() + after.find(value).unwrap_or(0);
-            (at, at + value.len())
-        })
-    };
-    let in_range = |range: TextRange, name: &str| -> Vec<TextRange> {
-        let text = ctx.slice(range);
-        let mut out = Vec::new();
-        let mut offset = 0usize;
-        for line in text.split_inclusive('\n') {
-            if let Some((a, b)) = literal(line.trim_end_matches('\n'), name) {
-                out.push(TextRange { start: range.start + (offset + a) as u32, end: range.start + (offset + b) as u32 });
-            }
-            offset += line.len();
-        }
-        out
-    };
-    // Ids the class's other members hold are not free either: a member
-    // given one would be an alias of it.
-    let mut taken: BTreeSet<i64> = BTreeSet::new();
-    let places: Vec<TextRange> = match blocked.split_once('.') {
-        Some((class, member)) if !member.contains('.') => {
-            let class = ctx.module.class(class).filter(|c| ctx.module.linked_file(c.range).is_none())?;
-            taken.extend(class.attrs.iter().filter_map(|(_, v)| if let cute_ir::ast::Expr::Int(i) = v { Some(*i) } else { None }));
-            in_range(class.range, member)
-        }
-        None => ctx.module.top_level.iter().filter(|st| matches!(st.kind, cute_ir::ast::StmtKind::Assign { .. })).flat_map(|st| in_range(ctx.full_line(st.range.start), &blocked)).collect(),
-        _ => return None,
-    };
-    let [place] = places[..] else { return None };
+    let (_, ranges) = counts.get(&blocked)?;
     let used: BTreeSet<i64> = model.barriers.iter().filter_map(|b| if let BarrierKind::NamedBarrier(id) = b.kind { Some(id) } else { None }).collect();
-    let free = (1..16).find(|i| !used.contains(i) && !taken.contains(i))?;
+    let free = (1..16).find(|i| !used.contains(i))?;
     Some(Fix {
-        title: format!("Give `{blocked}` a barrier id of its own ({free})"),
-        edits: vec![Edit { range: place, new_text: free.to_string() }],
+        title: format!("Give the barriers written `{blocked}` an id of their own ({free})"),
+        edits: ranges.iter().map(|&range| Edit { range, new_text: free.to_string() }).collect(),
         applicability: crate::Applicability::Unsafe,
     })
 }
