@@ -224,7 +224,10 @@ impl<'m> Execution<'m> {
             // A wait the whole grid never satisfies: a hang, or a branch no
             // run takes (the threads blocked on a barrier behind it are
             // stuck too).
-            if let Some(stopped) = stuck.iter().find_map(|&a| exec.never_satisfied(a, model, &counters)) {
+            // What the modelled threads add, gathered once (the schedule
+            // gathered it already for a grid larger than the CTAs modelled).
+            let adds = if model.grid.stands_in.is_some() { adds } else { CounterAdds::of(model) };
+            if let Some(stopped) = stuck.iter().find_map(|&a| exec.never_satisfied(a, model, &counters, &adds)) {
                 return Err(stopped);
             }
             let stuck = &exec.actors[first];

@@ -46,14 +46,20 @@ impl From<String> for Stopped {
 
 impl<'m> Execution<'m> {
     /// Whether actor `a`, stuck on a read of a counter that waits, waits for
-    /// a value the grid never gives the counter; and if so, what that means.
-    pub(super) fn never_satisfied(&self, a: usize, model: &Model, counters: &HashMap<(BufferIx, Option<i64>), CounterRun>) -> Option<Stopped> {
+    /// a value the grid never gives the counter (`adds`: what the modelled
+    /// threads add to each counter); and if so, what that means.
+    pub(super) fn never_satisfied(
+        &self,
+        a: usize,
+        model: &Model,
+        counters: &HashMap<(BufferIx, Option<i64>), CounterRun>,
+        adds: &HashMap<(BufferIx, Option<i64>), CounterAdds>,
+    ) -> Option<Stopped> {
         let actor = &self.actors[a];
         let read = actor.mem.get(actor.next_mem)?;
         let MemKind::Observe { buffer, offset, guard: Some(guard), ticket: None, .. } = &read.kind else { return None };
         let target = guard.target?;
         let run = counters.get(&(*buffer, *offset)).filter(|c| c.total_updates > 0 && c.updates.len() >= c.total_updates)?;
-        let adds = CounterAdds::of(model);
         let added = adds.get(&(*buffer, *offset)).filter(|c| c.only_positive_adds())?;
         let value = run.value?;
         let grid = i64::try_from(model.grid.ctas()?).ok()?;
