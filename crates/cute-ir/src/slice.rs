@@ -127,9 +127,10 @@ pub struct Kept {
     /// them.
     pub memory_only: BTreeSet<StmtId>,
     /// The `if`, loop and `with` headers kept for the memory-ordering
-    /// analysis alone: no synchronization, no value it reads and no exit
-    /// it depends on lies under them, so which way such a condition goes
-    /// changes which memory is accessed, never how the threads
+    /// analysis alone: no synchronization, no binding of a name a kept
+    /// statement reads (unless one branch of an `if` alone binds it) and no
+    /// exit it depends on lies under them, so which way such a condition
+    /// goes changes which memory is accessed, never how the threads
     /// synchronize.
     pub memory_controls: BTreeSet<StmtId>,
 }
@@ -235,7 +236,7 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
         .filter(|&(i, _)| matches!(reason[i], Some(Reason::Memory(_))) && sync_only[i].is_none())
         .map(|(_, f)| f.id)
         .collect();
-    let memory_controls = memory_controls(&flat, &sync_only, &reason);
+    let memory_controls = memory_controls(kernel, &flat, &sync_only, &reason);
 
     let entries = flat
         .iter()
@@ -256,22 +257,56 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
 /// The headers the closure with the memory seeds keeps (`with_memory`) only
 /// because they enclose what it keeps, and the synchronization closure
 /// (`sync_only`) does not keep at all; and under which nothing binds a name
-/// a kept statement reads (`if p: i = j` before `buf[i] = v`, or in a loop
-/// around it): a thread runs both branches of such a header, and a name
-/// they leave with two values would be known after it in neither.
-fn memory_controls(flat: &[Flat], sync_only: &[Option<Reason>], with_memory: &[Option<Reason>]) -> BTreeSet<StmtId> {
+/// a kept statement reads with a value the thread would not know after it
+/// (`if p: i = j` before `buf[i] = v`, or in a loop around it): a thread
+/// runs both branches of such a header, and a name they leave with two
+/// values would be known after it in neither.
+///
+/// A name that only one branch of an `if` binds, and nothing outside that
+/// branch (not a parameter, no statement before or after), is known after
+/// it: where the other branch runs, nothing reads it, or the kernel would
+/// not compile (`if const_expr(mRes is not None): sRes = smem.allocate(...)`
+/// and, later, `if const_expr(mRes is not None): copy(sRes, ...)`).
+fn memory_controls(f: &FunctionDef, flat: &[Flat], sync_only: &[Option<Reason>], with_memory: &[Option<Reason>]) -> BTreeSet<StmtId> {
     let read: BTreeSet<&str> =
         flat.iter().zip(with_memory).filter(|(_, r)| r.is_some()).flat_map(|(s, _)| s.uses.iter().map(String::as_str)).collect();
     let index: HashMap<StmtId, usize> = flat.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    let branches = Branches::of(&f.body);
+    let params: BTreeSet<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+    let mut binders: HashMap<&str, Vec<StmtId>> = HashMap::new();
+    for s in flat {
+        for name in &s.binds {
+            binders.entry(name.as_str()).or_default().push(s.id);
+        }
+    }
+    // The branch of header `p` that statement `id` lies in, if it lies
+    // under `p`.
+    let branch_under = |id: StmtId, p: StmtId| {
+        let mut child = id;
+        loop {
+            let parent = index.get(&child).and_then(|&i| flat[i].parent)?;
+            if parent == p {
+                return Some(branches.in_orelse.contains(&child));
+            }
+            child = parent;
+        }
+    };
     // The headers some statement binding a read name lies under.
     let mut binding_under: BTreeSet<StmtId> = BTreeSet::new();
-    for s in flat.iter().filter(|s| s.binds.iter().any(|d| read.contains(d.as_str()))) {
-        let mut parent = s.parent;
-        while let Some(p) = parent {
-            if !binding_under.insert(p) {
-                break;
+    for s in flat {
+        for name in s.binds.iter().filter(|d| read.contains(d.as_str())) {
+            let all = &binders[name.as_str()];
+            let mut parent = s.parent;
+            while let Some(p) = parent {
+                let one_branch = branches.ifs.contains(&p) && !params.contains(name.as_str()) && {
+                    let branch = branch_under(s.id, p);
+                    all.iter().all(|&b| branch_under(b, p) == branch)
+                };
+                if !one_branch {
+                    binding_under.insert(p);
+                }
+                parent = index.get(&p).and_then(|&i| flat[i].parent);
             }
-            parent = index.get(&p).and_then(|&i| flat[i].parent);
         }
     }
     flat.iter()
@@ -279,6 +314,27 @@ fn memory_controls(flat: &[Flat], sync_only: &[Option<Reason>], with_memory: &[O
         .filter(|&(i, f)| matches!(with_memory[i], Some(Reason::Controls(_))) && sync_only[i].is_none() && !binding_under.contains(&f.id))
         .map(|(_, f)| f.id)
         .collect()
+}
+
+/// The `if` statements of a body, and the statements that lie directly in
+/// the `else` of one.
+#[derive(Default)]
+struct Branches {
+    ifs: BTreeSet<StmtId>,
+    in_orelse: BTreeSet<StmtId>,
+}
+
+impl Branches {
+    fn of(body: &[Stmt]) -> Branches {
+        let mut out = Branches::default();
+        for s in crate::module::nested_statements(body) {
+            if let StmtKind::If { orelse, .. } = &s.kind {
+                out.ifs.insert(s.id);
+                out.in_orelse.extend(orelse.iter().map(|o| o.id));
+            }
+        }
+        out
+    }
 }
 
 /// The statements of helper `f` that a thread inlining it runs: those its
@@ -297,7 +353,7 @@ fn memory_controls(flat: &[Flat], sync_only: &[Option<Reason>], with_memory: &[O
 pub fn slice_helper(f: &FunctionDef, helpers: &Helpers) -> Kept {
     let (flat, reason) = helper_closure(f, helpers);
     let sync_only = backward_closure(&flat, false);
-    let memory_controls = memory_controls(&flat, &sync_only, &reason);
+    let memory_controls = memory_controls(f, &flat, &sync_only, &reason);
     let ids = flat.iter().zip(reason).filter(|(_, r)| r.is_some()).map(|(s, _)| s.id).collect();
     Kept { ids, memory_only: BTreeSet::new(), memory_controls }
 }

@@ -178,3 +178,39 @@ fn a_pipeline_bundled_in_a_simple_namespace_is_followed() {
     assert_eq!((found[0].0.as_str(), found[0].1), ("deadlock", Severity::Error));
     assert!(blocked.contains(&found[0].2), "{found:?} not at {blocked:?}");
 }
+
+/// The kernel's consumer calls a helper that waits, then walks the subtiles
+/// of a tile of a size not known statically (`n = cute.size(t, mode=[1])`,
+/// `for i in cutlass.range(n):`, as the Blackwell GEMM epilogues of
+/// `cutlass.utils.gemm.sm100` do), and releases the stage and advances at
+/// `LAST` (`i == n - 1`: the last subtile).
+fn last_subtile_kernel(last: &str) -> String {
+    let helper = r#"
+@cute.jit
+def consume_subtiles(pipe, state, t):
+    n = cute.size(t, mode=[1])
+    pipe.consumer_wait(state)
+    for i in cutlass.range(n):
+        if LAST:
+            pipe.consumer_release(state)
+            state.advance()
+
+
+@cute.kernel"#
+        .replace("LAST", last);
+    kernel("state.advance()")
+        .replacen("\n@cute.kernel", &helper, 1)
+        .replace("consume(pipe, state, frag, n)\n            state.advance()\n", "consume_subtiles(pipe, state, x)\n")
+}
+
+/// In the iterations of a helper's loop over a count not known statically,
+/// that count is the one they are explored for: `i == n - 1` holds in the
+/// last of them alone, so the stage is released once per tile, as the
+/// code does for any `n`. Never releasing is still a hang.
+#[test]
+fn a_helpers_test_of_its_last_iteration_holds_in_the_last_explored() {
+    let clean = findings(&last_subtile_kernel("i == n - 1"));
+    assert!(clean.iter().all(|(name, _, _)| name == "analysis-incomplete"), "{clean:?}");
+    let never = findings(&last_subtile_kernel("i == n"));
+    assert!(never.iter().any(|(name, _, _)| name != "analysis-incomplete"), "{never:?}");
+}

@@ -171,3 +171,61 @@ fn the_barrier_taken_whatever_the_data_is_silent() {
         assert!(found.is_empty(), "{body}: {found:?}");
     }
 }
+
+/// More optional buffers than one way of running the threads decides
+/// conditions for, each named under its own condition on a runtime value
+/// (`if n > i: ci = b`, as `if const_expr(mRes is not None): sRes =
+/// smem.allocate_tensor(...)`) and used only under it: a name one branch
+/// alone binds is known after it, so the conditions are run both ways, and
+/// the kernel is checked in full; without the barrier, the race is found.
+fn optional_buffers(rounds: usize, barrier: &str) -> String {
+    let mut body = String::from("a[tidx] = x[tidx]\n");
+    for i in 0..rounds {
+        body.push_str(&format!("if n > {i}:\n    c{i} = b\n"));
+    }
+    for i in 0..rounds {
+        body.push_str(&format!("if n > {i}:\n    c{i}[tidx] = x[tidx + {i}]\n"));
+    }
+    body.push_str(barrier);
+    for i in 0..rounds {
+        body.push_str(&format!("if n > {i}:\n    y[tidx] = c{i}[127 - tidx]\n"));
+    }
+    body.push_str("y[tidx] = a[127 - tidx]\n");
+    body
+}
+
+#[test]
+fn a_name_one_branch_binds_for_later_accesses_keeps_its_value() {
+    let rounds = cute_check::MAX_OPEN_CONDITIONS + 2;
+    let clean = optional_buffers(rounds, "cute.arch.sync_threads()\n");
+    assert_eq!(memory_controls(&clean).len(), 3 * rounds);
+    let found = check(&clean);
+    assert!(found.is_empty(), "{found:?}");
+    let found = check(&optional_buffers(rounds, ""));
+    assert!(found.iter().any(|(line, d)| d.name == "smem-race" && line.contains("c0[")), "{found:?}");
+    assert!(found.iter().all(|(_, d)| d.name != "analysis-incomplete"), "{found:?}");
+    // Bound before the condition too, the name would have two values after
+    // it: decided per run, as before (the second `if` binds nothing).
+    assert_eq!(memory_controls("c = a\nif n > 0:\n    c = b\nif n > 0:\n    c[tidx] = x[tidx]\n").len(), 1);
+    // So when the other branch binds it as well.
+    assert!(memory_controls("if n > 0:\n    c = b\nelse:\n    c = a\nc[tidx] = x[tidx]\n").is_empty());
+}
+
+/// A tensor chosen under a test of a type not known statically (`if
+/// isinstance(layout, cute.ComposedLayout): layout = layout.outer`, as the
+/// epilogues of `cutlass.utils.gemm.sm100` rebuild a layout), more times
+/// than one way decides conditions for: a branch that only binds values is
+/// run both ways, and the kernel is checked in full; a name it leaves with
+/// two values is not known after it.
+#[test]
+fn a_test_that_only_chooses_a_value_is_not_decided_per_run() {
+    let rounds = cute_check::MAX_OPEN_CONDITIONS + 2;
+    let mut body = String::new();
+    for i in 0..rounds {
+        body.push_str(&format!(
+            "t{i} = a\nif {i} < 100 and isinstance(x, cute.ComposedLayout):\n    t{i} = a\nt{i}[tidx] = x[tidx]\ncute.arch.sync_threads()\ny[tidx] = t{i}[127 - tidx]\ncute.arch.sync_threads()\n"
+        ));
+    }
+    let found = check(&body);
+    assert!(found.is_empty(), "{found:?}");
+}

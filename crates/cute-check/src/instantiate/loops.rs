@@ -45,6 +45,23 @@ pub(super) fn count_taken_note(name: &str, options: &InstantiateOptions) -> Stri
 /// The call a range's stop is, less or plus a constant (`range(cute.size(t)
 /// - 1)`), and that constant (`-1`).
 pub(super) fn stop_call(iter: &Expr) -> Option<(&Call, i64)> {
+    match stop_of(iter)? {
+        (Expr::Call(call), offset) => Some((call, offset)),
+        _ => None,
+    }
+}
+
+/// The name a range's stop is, less or plus a constant (`range(n - 1)`),
+/// and that constant.
+pub(super) fn stop_name(iter: &Expr) -> Option<(&str, i64)> {
+    match stop_of(iter)? {
+        (Expr::Name(name), offset) => Some((name.as_str(), offset)),
+        _ => None,
+    }
+}
+
+/// A range's stop less or plus constants: the expression and the constant.
+fn stop_of(iter: &Expr) -> Option<(&Expr, i64)> {
     let Expr::Call(range) = iter else { return None };
     let mut stop = match range.args.as_slice() {
         [stop] | [_, stop] | [_, stop, _] => stop,
@@ -58,8 +75,7 @@ pub(super) fn stop_call(iter: &Expr) -> Option<(&Call, i64)> {
                 offset += if *op == BinOp::Add { c } else { -c };
                 stop = lhs;
             }
-            Expr::Call(call) => return Some((call, offset)),
-            _ => return None,
+            other => return Some((other, offset)),
         }
     }
 }
@@ -110,6 +126,23 @@ impl<'a> ThreadRun<'a> {
             None => (0..trips).map(|_| Value::unknown(UNKNOWN_LOOP_COUNTER)).collect(),
         };
         (values, stop_known)
+    }
+
+    /// A name the loop over `iter` runs up to (`for i in range(n):`) that is
+    /// not known statically, and the value it has in the `trips` iterations
+    /// explored: they are the loop's first, so where its start and step are
+    /// known, the stop is where they end (`if i == n - 1:` holds in the last
+    /// one explored). In the loop alone: after it, the name is as unknown
+    /// as before (a helper's `subtile_cnt = cute.size(...)`; a kernel's own
+    /// counts are taken as explored throughout, see
+    /// [`Self::take_unknown_count_as_explored`]).
+    pub(super) fn stop_name_in_loop(&mut self, iter: &'a Expr, trips: usize, env: &Env) -> Option<(&'a str, Value)> {
+        let (name, offset) = stop_name(iter)?;
+        if !env.get(name).is_some_and(Value::is_unknown) || self.lane_varying.contains(name) {
+            return None;
+        }
+        let (start, step) = self.known_start_and_step(iter, env)?;
+        Some((name, Value::Int(start + trips as i64 * step - offset)))
     }
 
     /// For `range(stop)` / `range(start, stop)` (`cutlass.range` too) whose

@@ -170,7 +170,9 @@ impl<'a> ThreadRun<'a> {
                 let c = eval(cond, env, self);
                 self.note_lane_varying_condition(cond, &c, env);
                 self.record_reads(cond, env, s.range);
-                if c.as_bool().is_none() && self.memory_control(s.id, body) {
+                if c.as_bool().is_none()
+                    && (self.memory_control(s.id, body) || binds_values_only(then) && binds_values_only(orelse) && !self.is_lane_varying(cond))
+                {
                     return self.exec_both_ways(s, &c, then, orelse, env, body);
                 }
                 let taken = match c.as_bool() {
@@ -199,6 +201,11 @@ impl<'a> ThreadRun<'a> {
                     Some(v) => (v, false),
                     None => self.explored_iterations(iter, &it, env),
                 };
+                let stop_name = if trips_known { None } else { self.stop_name_in_loop(iter, values.len(), env) };
+                let unknown_stop = stop_name.map(|(name, count)| {
+                    self.bind_same_in_stood_in_lanes(&Target::Name(name.to_string()));
+                    (name, env.insert(name.to_string(), count))
+                });
                 let mut flow = Flow::Normal;
                 self.loops_of_unknown_length += u32::from(!trips_known);
                 for v in values {
@@ -216,6 +223,10 @@ impl<'a> ThreadRun<'a> {
                     }
                 }
                 self.loops_of_unknown_length -= u32::from(!trips_known);
+                if let Some((name, Some(before))) = unknown_stop {
+                    self.bind_same_in_stood_in_lanes(&Target::Name(name.to_string()));
+                    env.insert(name.to_string(), before);
+                }
                 if stop_known {
                     self.known_stops.pop();
                 }
@@ -436,6 +447,39 @@ impl<'a> ThreadRun<'a> {
     }
 }
 
+/// Whether a branch only binds names to values computed without a call that
+/// could synchronize (`layout = layout.outer`, `new_layout =
+/// cute.make_composed_layout(...)` under `if isinstance(layout,
+/// cute.ComposedLayout):`): an `if` on a runtime value alike in every lane
+/// whose branches do no more is run both ways (see [`ThreadRun::exec_both_ways`]) instead of
+/// being decided per run. The threads synchronize alike either way; a name
+/// the branches leave with two values is not known after it, and where it
+/// decides how they synchronize, that is reported as any value not known
+/// statically is.
+fn binds_values_only(block: &[Stmt]) -> bool {
+    block.iter().all(|s| match &s.kind {
+        StmtKind::Pass => true,
+        StmtKind::Assign { targets, value } => targets.iter().all(|t| matches!(t, Target::Name(_) | Target::Tuple(_))) && calls_only_the_dsl(value),
+        StmtKind::If { cond, then, orelse } => calls_only_the_dsl(cond) && binds_values_only(then) && binds_values_only(orelse),
+        _ => false,
+    })
+}
+
+/// Whether every call in `e` is a function of the DSL the API table does not
+/// list as synchronizing (its layout algebra, `isinstance`, `min`).
+fn calls_only_the_dsl(e: &Expr) -> bool {
+    let mut calls = Vec::new();
+    e.calls(&mut calls);
+    calls.iter().all(|c| {
+        const BUILTINS: &[&str] = &["isinstance", "hasattr", "getattr", "len", "min", "max", "abs", "int", "float", "bool", "tuple", "list"];
+        let library = match &c.func {
+            Expr::Name(n) if BUILTINS.contains(&n.as_str()) => true,
+            _ => c.qualname.as_deref().is_some_and(|q| q.starts_with("cutlass.")),
+        };
+        library && matches!(Api::of_call(c), None | Some(Api::IntCast | Api::ConstExpr | Api::Range))
+    })
+}
+
 impl<'a> ThreadRun<'a> {
     /// Whether statement `id` of `body` is a header only memory accesses
     /// depend on (`cute_ir::Kept::memory_controls`).
@@ -454,7 +498,8 @@ impl<'a> ThreadRun<'a> {
     /// memory analysis sees every access either branch makes, between the
     /// same synchronization operations. (Deciding it per run would cost a
     /// run of every thread per way, for the same synchronization.) A name
-    /// the branches leave with different values is not known after it.
+    /// the branches leave with different values is not known after it; one
+    /// only a branch binds holds what that branch gave it.
     ///
     /// The lanes this one stands in for run both branches too, so they
     /// stay stood in for: a name not known after it is not known in them
@@ -472,11 +517,16 @@ impl<'a> ThreadRun<'a> {
         let taken = self.exec_block(then, env, body);
         let not_taken = self.exec_block(orelse, &mut other, body);
         self.divergence -= splits_warp as u32;
+        // A name only one branch binds keeps the value it gave: the slice
+        // runs both branches only where nothing reads it in the other
+        // (see `cute_ir::slice::Kept::memory_controls`).
+        let only_other: Vec<(String, Value)> =
+            other.iter().filter(|(name, _)| !env.contains_key(*name)).map(|(n, v)| (n.clone(), v.clone())).collect();
+        env.extend(only_other);
         let differ: Vec<String> = env
             .iter()
-            .filter(|(name, v)| other.get(*name) != Some(*v))
+            .filter(|(name, v)| other.get(*name).is_some_and(|o| o != *v))
             .map(|(name, _)| name.clone())
-            .chain(other.keys().filter(|name| !env.contains_key(*name)).cloned())
             .collect();
         for name in differ {
             self.bind_same_in_stood_in_lanes(&Target::Name(name.clone()));
