@@ -27,14 +27,15 @@
 //!
 //! Every function, class and method of the package whose signature takes a
 //! barrier or a pipeline (`barrier_calls` in the dump) is in this table, or
-//! in [`NOT_SYNCHRONIZATION`] or [`COMPLETES_BYTES`] with the reason; `tests/api_surface.rs` holds the dump to that.
+//! in [`NOT_SYNCHRONIZATION`] or [`COMPLETES_BYTES`] with the reason, or in a
+//! helper module of the DSL that is linked from its source
+//! (`crate::link::DSL_HELPER_MODULES`: the epilogues of
+//! `cutlass.utils.gemm.sm100`); `tests/api_surface.rs` holds the dump to that.
 //!
 //! The synchronization of modules that are not modelled (the other primitives
 //! that synchronize, `cutlass.experimental.task_scheduling`, the pipelines of
-//! `cutlass.cute.experimental`, the epilogues of
-//! `cutlass.utils.gemm.sm100`) is
-//! [`Api::Unmodelled`]: it makes a kernel not checked where it is reached,
-//! never passed over.
+//! `cutlass.cute.experimental`) is [`Api::Unmodelled`]: it makes a kernel not
+//! checked where it is reached, never passed over.
 
 use crate::ast::{Call, Expr};
 
@@ -488,11 +489,6 @@ pub fn nvgpu_function(qualname: &str) -> Option<&'static str> {
     nvgpu_entry(qualname)?.names.iter().copied().find(|n| n.split_once('.') == Some((family, name)))
 }
 
-/// Functions of `cutlass` outside the modules above that synchronize
-/// through the pipelines they are handed: the epilogues of
-/// `cutlass.utils.gemm.sm100` run the accumulator pipeline's consumer side.
-const UNMODELLED_FUNCTIONS: &[&str] = &["cutlass.utils.gemm.sm100.epilogue", "cutlass.utils.gemm.sm100.epilogue_tma_store"];
-
 /// `cutlass.cute.experimental`: kernels written against its own pipelines
 /// (`create_pipeline`, `producer_acquire(pipe, state)`, the
 /// `TMAToUMMAPipeline`-style classes), TMA loads on their stage's barrier
@@ -579,7 +575,7 @@ fn is_unmodelled_sync(qualname: &str) -> bool {
     }
     match primitive_name(qualname) {
         Some(name) => !PRIMITIVES_DATAPATH.contains(&name) && PRIMITIVES_SYNC.iter().any(|p| name.starts_with(p)),
-        None => qualname.starts_with("cutlass.experimental.task_scheduling.") || UNMODELLED_FUNCTIONS.contains(&qualname),
+        None => qualname.starts_with("cutlass.experimental.task_scheduling."),
     }
 }
 
@@ -596,7 +592,9 @@ impl Api {
         match qualname {
             "range" | "cutlass.range" | "cutlass.range_constexpr" | "cutlass.range_dynamic" | "cutlass.cute.range"
             | "cutlass.cute.range_constexpr" | "cutlass.cute.range_dynamic" => return Some(Api::Range),
-            "cutlass.const_expr" | "cutlass.cute.const_expr" => return Some(Api::ConstExpr),
+            // Re-exported from `cutlass.cutlass_dsl`, where the DSL's own
+            // helpers import it from.
+            "cutlass.const_expr" | "cutlass.cute.const_expr" | "cutlass.cutlass_dsl.const_expr" => return Some(Api::ConstExpr),
             "cutlass.cute.copy" => return Some(Api::Copy),
             // `cute.arch.barrier(barrier_id=...)` under another name.
             PIPELINE_SYNC => return Some(Api::Barrier),

@@ -55,6 +55,26 @@ pub const MAX_LINKED_FILES: usize = 64;
 /// models, and Python's.
 const NOT_LINKED: &[&str] = &["cutlass", "cuda", "torch", "numpy", "triton", "jax", "typing", "enum", "functools", "math", "operator"];
 
+/// Modules of the DSL that are helpers written on the API the table models
+/// (the Blackwell GEMM epilogues of `cutlass.utils.gemm.sm100`: a pipeline's
+/// waits and releases, a named barrier, TMA stores), and that the table does
+/// not model itself: linked from the installed package's source where a
+/// Python environment is found, as a package's own helpers are. Only what a
+/// kernel reads under them is linked; every other name of `cutlass` stays the
+/// API table's.
+pub const DSL_HELPER_MODULES: &[&str] = &["cutlass.utils.gemm"];
+
+/// Whether `rest` read of the DSL module `qualified` (`gemm.sm100.epilogue`
+/// of `cutlass.utils`) lies in one of [`DSL_HELPER_MODULES`].
+pub fn dsl_helper(qualified: &str, rest: &[&str]) -> bool {
+    let mut path = qualified.to_string();
+    for r in rest {
+        path.push('.');
+        path.push_str(r);
+    }
+    DSL_HELPER_MODULES.iter().any(|m| path.strip_prefix(m).is_some_and(|after| after.starts_with('.') && after.len() > 1))
+}
+
 /// Whether an import's qualified path may name a module of the package:
 /// any relative import, and an absolute one outside the DSL's and Python's.
 pub fn may_link(qualified: &str) -> bool {
@@ -62,10 +82,16 @@ pub fn may_link(qualified: &str) -> bool {
 }
 
 /// Whether any import of the file at `path` names a module of its package.
+/// (An import of a package that holds one of [`DSL_HELPER_MODULES`] counts
+/// where that module is found.)
 pub fn imports_package(path: &Path, imports: &cute_syntax::ImportMap, sources: &dyn Sources) -> bool {
     let roots = resolve::search_roots(path, sources);
     let own = roots.iter().find_map(|r| resolve::module_name(r, path));
-    imports.iter().any(|(_, q)| may_link(q) && resolve::find(path, own.as_deref(), q, sources).is_some())
+    let holds_dsl_helper = |q: &str| {
+        let related = |m: &str| m == q || m.starts_with(&format!("{q}.")) || q.starts_with(&format!("{m}."));
+        DSL_HELPER_MODULES.iter().any(|m| related(m) && resolve::find(path, own.as_deref(), m, sources).is_some())
+    };
+    imports.iter().any(|(_, q)| (may_link(q) && resolve::find(path, own.as_deref(), q, sources).is_some()) || holds_dsl_helper(q))
 }
 
 /// Where the texts of other files come from, and which may be read.

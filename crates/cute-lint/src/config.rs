@@ -321,6 +321,10 @@ impl Config {
             .chain(std::iter::once(env.join("Lib").join("site-packages")))
             .filter(|d| d.is_dir())
             .collect();
+        // nvidia-cutlass-dsl puts its `cutlass` package on the path through
+        // a `.pth` file that runs code; its place is known.
+        let dsl: Vec<PathBuf> = roots.iter().map(|r| r.join("nvidia_cutlass_dsl").join("dsl_packages")).filter(|d| d.is_dir()).collect();
+        roots.extend(dsl);
         roots.sort();
         roots.dedup();
         roots

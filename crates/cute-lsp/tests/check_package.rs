@@ -164,3 +164,85 @@ fn cycles_missing_modules_and_broken_modules_degrade_to_what_is_known() {
     assert!(notes[0].contains("`pkg.missing` is not found"), "{notes:?}");
     assert!(notes[0].contains("`pkg.broken` does not parse, and `nothing` is not among what could be read of it"), "{notes:?}");
 }
+
+/// A Blackwell GEMM's epilogue warps take each accumulator through
+/// `utils.gemm.sm100.epilogue(...)`, the installed nvidia-cutlass-dsl's
+/// helper (its waits and releases on the accumulator pipeline), `EXTRA`
+/// after their loop; warp 4 produces one accumulator per tile.
+const SM100_EPILOGUE_KERNEL: &str = r#"import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+class Gemm:
+    def __init__(self):
+        self.c_dtype = cutlass.Float32
+        self.use_2cta_instrs = False
+
+    @cute.kernel
+    def kernel(self, tCtAcc_base: cute.Tensor, tCgC: cute.Tensor, epi_tile: cute.Tile, tiles: cutlass.Int32):
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        tidx, _, _ = cute.arch.thread_idx()
+        storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+        acc_pipeline = pipeline.PipelineUmmaAsync.create(
+            barrier_storage=storage,
+            num_stages=2,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4),
+        )
+        if warp_idx == 4:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+            for t in cutlass.range(tiles, unroll=1):
+                acc_pipeline.producer_acquire(state)
+                acc_pipeline.producer_commit(state)
+                state.advance()
+            acc_pipeline.producer_tail(state)
+        if warp_idx < 4:
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+            for t in cutlass.range(tiles, unroll=1):
+                state = utils.gemm.sm100.epilogue(self, tidx, tCtAcc_base, tCgC, epi_tile, None, (t, 0, 0), state, acc_pipeline)
+EXTRA
+
+    @cute.jit
+    def __call__(self, tCtAcc_base: cute.Tensor, tCgC: cute.Tensor, epi_tile: cute.Tile, tiles: cutlass.Int32):
+        self.kernel(tCtAcc_base, tCgC, epi_tile, tiles).launch(grid=[1, 1, 1], block=[160, 1, 1])
+"#;
+
+/// The helpers of the DSL that the API table does not model
+/// (`cutlass.utils.gemm.sm100`'s epilogues) are read from the installed
+/// package's source, found in the Python environment: a kernel built on
+/// them is checked, and a hang inside them is found. Without the
+/// environment, the kernel is not checked, and says why.
+#[test]
+fn the_installed_dsl_s_helpers_are_read_from_its_source() {
+    let venv = root().join(".venv");
+    assert!(venv.join("bin/python").exists(), "the README's setup makes {} with nvidia-cutlass-dsl", venv.display());
+    let dir = scratch("dsl-helper");
+    write(&dir, "clean.py", &SM100_EPILOGUE_KERNEL.replace("EXTRA\n", ""));
+    let extra = "            state = utils.gemm.sm100.epilogue(self, tidx, tCtAcc_base, tCgC, epi_tile, None, (0, 0, 0), state, acc_pipeline)\n";
+    write(&dir, "bug.py", &SM100_EPILOGUE_KERNEL.replace("EXTRA\n", extra));
+    let check = |file: &str, env: Option<&Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cute-lsp"));
+        cmd.args(["check", "--format", "json", file]).current_dir(&dir).env_remove("VIRTUAL_ENV");
+        if let Some(env) = env {
+            cmd.env("VIRTUAL_ENV", env);
+        }
+        json(&cmd.output().expect("cute-lsp runs"))
+    };
+    for file in ["clean.py", "bug.py"] {
+        let alone = check(file, None);
+        assert!(
+            alone.len() == 1 && alone[0]["name"] == "analysis-incomplete" && alone[0]["message"].as_str().unwrap().contains("`utils.gemm.sm100.epilogue(...)`"),
+            "{file}: {alone:?}"
+        );
+    }
+    let clean = check("clean.py", Some(&venv));
+    assert!(clean.iter().all(|d| d["name"] == "analysis-incomplete" && d["message"].as_str().unwrap().contains("bounded number of loop iterations")), "{clean:?}");
+    let bug = check("bug.py", Some(&venv));
+    let hang = bug.iter().find(|d| d["name"] == "deadlock").unwrap_or_else(|| panic!("{bug:?}"));
+    // On a call of the helper: the kernel's line that reaches the wait.
+    let at = hang["range"]["start"]["line"].as_u64().unwrap() as usize;
+    let text = SM100_EPILOGUE_KERNEL.replace("EXTRA\n", extra);
+    assert!(text.lines().nth(at).unwrap().contains("utils.gemm.sm100.epilogue("), "{hang}");
+}

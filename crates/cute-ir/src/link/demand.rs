@@ -162,7 +162,7 @@ impl<'s> Demand<'s> {
             self.need(unit, head);
             return;
         }
-        let Some(target) = self.import(unit, head) else {
+        let Some(target) = self.import(unit, head, &parts[1..]) else {
             // A module that does not parse may have lost the definition.
             let broken = &self.units[unit];
             if unit != 0 && !broken.lowered.syntax_errors.is_empty() && broken.lowered.imports.get(head).is_none() {
@@ -183,8 +183,15 @@ impl<'s> Demand<'s> {
     }
 
     /// What the name `local` at the module level of `unit` imports, or, in
-    /// a package's `__init__.py`, the submodule of that name.
-    fn import(&mut self, unit: usize, local: &str) -> Option<Target> {
+    /// a package's `__init__.py`, the submodule of that name; `rest` is
+    /// what is read of it (`gemm.sm100.epilogue` of `utils`).
+    fn import(&mut self, unit: usize, local: &str, rest: &[&str]) -> Option<Target> {
+        // A helper module of the DSL is followed for what is read of it
+        // alone: the other names of its packages stay the API table's.
+        let dsl = self.units[unit].lowered.imports.get(local).filter(|q| !super::may_link(q)).map(str::to_string);
+        if dsl.as_deref().is_some_and(|q| !super::dsl_helper(q, rest)) {
+            return None;
+        }
         if let Some(t) = self.imports.get(&(unit, local.to_string())) {
             return Some(t.clone());
         }
@@ -200,7 +207,7 @@ impl<'s> Demand<'s> {
             None if self.units[unit].path.file_name().is_some_and(|n| n == "__init__.py") => (format!(".{local}"), true),
             None => return None,
         };
-        if !super::may_link(&qualified) {
+        if !super::may_link(&qualified) && dsl.is_none() {
             return None;
         }
         let Some(found) = resolve::find(&self.units[unit].path, self.units[unit].module.as_deref(), &qualified, self.sources) else {
