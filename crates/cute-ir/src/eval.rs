@@ -746,6 +746,27 @@ pub fn struct_definition(fields: &[(String, Value)]) -> Value {
     Value::Object(std::sync::Arc::new(Object { class: crate::layout::STRUCT.to_string(), attrs }))
 }
 
+/// `isinstance(x, T)` where what `x` is decides it: a layout known here
+/// (`cute.make_layout(...)`) is a `cute.Layout` and no `cute.ComposedLayout`
+/// (a swizzled layout stays unknown); a tuple, an integer and a bool are
+/// what Python says they are. `None` for anything else.
+fn isinstance(call: &Call, args: &[Value]) -> Option<Value> {
+    if !matches!(&call.func, Expr::Name(n) if n == "isinstance") {
+        return None;
+    }
+    let ([value, _], [_, ty]) = (args, call.args.as_slice()) else { return None };
+    let ty = ty.dotted()?;
+    let ty = ty.rsplit('.').next().unwrap_or(&ty);
+    let is = match (value, ty) {
+        (Value::Object(o), "Layout") if o.class == crate::layout::LAYOUT => true,
+        (Value::Object(o), "ComposedLayout") if o.class == crate::layout::LAYOUT => false,
+        (Value::Tuple(_), "tuple") | (Value::Int(_) | Value::Bool(_), "int") | (Value::Bool(_), "bool") => true,
+        (Value::Tuple(_), "int" | "bool") | (Value::Int(_), "tuple" | "bool") | (Value::Bool(_), "tuple") => false,
+        _ => return None,
+    };
+    Some(Value::Bool(is))
+}
+
 pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
     use crate::api::Api;
     if call.qualname.as_deref() == Some(crate::layout::STRUCT_DEFINITION) {
@@ -782,6 +803,9 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     if call.qualname.as_deref() == Some("types.SimpleNamespace") && args.is_empty() {
         let attrs = kwargs.iter().cloned().collect();
         return Some(Value::Object(std::sync::Arc::new(Object { class: "SimpleNamespace".to_string(), attrs })));
+    }
+    if let Some(v) = isinstance(call, args) {
+        return Some(v);
     }
     // The functions evaluated at compile time, by the name they are called
     // by: Python's builtins and `math`, `cutlass.min` / `cutlass.max` (`min`

@@ -123,3 +123,40 @@ fn membership_of_an_op_in_a_tuple() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!((found[0].0.as_str(), found[0].2), ("named-barrier-deadlock", line_of(&bug, "cute.arch.barrier(")));
 }
+
+/// 128 threads; the first half takes a CTA barrier when `isinstance(layout,
+/// TYPE)` holds of a layout made in the kernel. What the layout is decides
+/// the test: a layout `cute.make_layout` made is a `cute.Layout` and no
+/// `cute.ComposedLayout`.
+fn layout_type_kernel(ty: &str) -> String {
+    r#"
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(x: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    layout = cute.make_layout((128,))
+    if isinstance(layout, TYPE):
+        if tidx < 64:
+            cute.arch.sync_threads()
+
+
+@cute.jit
+def host(x: cute.Tensor):
+    k(x).launch(grid=[1, 1, 1], block=[128, 1, 1])
+"#
+    .replace("TYPE", ty)
+}
+
+#[test]
+fn the_type_of_a_layout_made_in_the_kernel_is_known() {
+    assert_eq!(findings(&layout_type_kernel("cute.ComposedLayout")), vec![]);
+    let src = layout_type_kernel("cute.Layout");
+    let found = findings(&src);
+    assert!(
+        found.iter().any(|(name, severity, line, _)| name != "analysis-incomplete" && *severity == Severity::Error && *line == line_of(&src, "cute.arch.sync_threads()")),
+        "{found:?}"
+    );
+}

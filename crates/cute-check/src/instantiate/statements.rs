@@ -170,9 +170,7 @@ impl<'a> ThreadRun<'a> {
                 let c = eval(cond, env, self);
                 self.note_lane_varying_condition(cond, &c, env);
                 self.record_reads(cond, env, s.range);
-                if c.as_bool().is_none()
-                    && (self.memory_control(s.id, body) || binds_values_only(then) && binds_values_only(orelse) && !self.is_lane_varying(cond))
-                {
+                if c.as_bool().is_none() && (self.memory_control(s.id, body) || self.chooses_nothing_known(cond, then, orelse, env)) {
                     return self.exec_both_ways(s, &c, then, orelse, env, body);
                 }
                 let taken = match c.as_bool() {
@@ -447,22 +445,42 @@ impl<'a> ThreadRun<'a> {
     }
 }
 
-/// Whether a branch only binds names to values computed without a call that
-/// could synchronize (`layout = layout.outer`, `new_layout =
-/// cute.make_composed_layout(...)` under `if isinstance(layout,
-/// cute.ComposedLayout):`): an `if` on a runtime value alike in every lane
-/// whose branches do no more is run both ways (see [`ThreadRun::exec_both_ways`]) instead of
-/// being decided per run. The threads synchronize alike either way; a name
-/// the branches leave with two values is not known after it, and where it
-/// decides how they synchronize, that is reported as any value not known
-/// statically is.
+/// Whether a branch only binds names to values computed without reading
+/// memory or calling anything that could synchronize (`layout =
+/// layout.outer`, `new_layout = cute.make_composed_layout(...)` under `if
+/// isinstance(layout, cute.ComposedLayout):`).
 fn binds_values_only(block: &[Stmt]) -> bool {
     block.iter().all(|s| match &s.kind {
         StmtKind::Pass => true,
-        StmtKind::Assign { targets, value } => targets.iter().all(|t| matches!(t, Target::Name(_) | Target::Tuple(_))) && calls_only_the_dsl(value),
-        StmtKind::If { cond, then, orelse } => calls_only_the_dsl(cond) && binds_values_only(then) && binds_values_only(orelse),
+        StmtKind::Assign { targets, value } => {
+            targets.iter().all(|t| matches!(t, Target::Name(_) | Target::Tuple(_))) && calls_only_the_dsl(value) && !reads_an_element(value)
+        }
         _ => false,
     })
+}
+
+/// A value no decision rests on: one not known, or a float.
+fn nothing_known(v: &Value) -> bool {
+    matches!(v, Value::Unknown(_) | Value::Float)
+}
+
+/// Two views of one buffer: `t.layout` and `t.layout.outer` of a tensor in
+/// tensor memory are named after it. Which view a branch picks changes no
+/// buffer the threads access.
+fn same_buffer(a: &Value, b: &Value) -> bool {
+    let root = |alloc: &str| alloc.split('.').next().unwrap_or(alloc).to_string();
+    match (a, b) {
+        (Value::Smem(a), Value::Smem(b)) => root(&a.alloc) == root(&b.alloc) && a.cta == b.cta,
+        (Value::Gmem(a), Value::Gmem(b)) => root(&a.param) == root(&b.param),
+        _ => false,
+    }
+}
+
+/// Whether `e` subscripts anything (a load from a buffer, for one).
+fn reads_an_element(e: &Expr) -> bool {
+    let mut found = matches!(e, Expr::Subscript { .. });
+    e.for_each_child(&mut |child| found |= reads_an_element(child));
+    found
 }
 
 /// Whether every call in `e` is a function of the DSL the API table does not
@@ -481,6 +499,35 @@ fn calls_only_the_dsl(e: &Expr) -> bool {
 }
 
 impl<'a> ThreadRun<'a> {
+    /// Whether `if cond:` (on a runtime value alike in every lane) only
+    /// chooses between values nothing knows: its branches only bind values
+    /// (see [`binds_values_only`]), and every name they bind ends either way
+    /// with the same value, a value not known statically, or bound by one
+    /// branch alone. Such a condition is run both ways (see
+    /// [`Self::exec_both_ways`]) instead of being decided per run, and
+    /// nothing is lost: the threads synchronize alike either way, and
+    /// deciding it would know no more after it. A condition that chooses a
+    /// known value (`stages = 3` or `2`) is still decided per run.
+    fn chooses_nothing_known(&mut self, cond: &Expr, then: &'a [Stmt], orelse: &'a [Stmt], env: &Env) -> bool {
+        if !binds_values_only(then) || !binds_values_only(orelse) || self.is_lane_varying(cond) {
+            return false;
+        }
+        let mut either = [env.clone(), env.clone()];
+        for (block, scratch) in [then, orelse].into_iter().zip(either.iter_mut()) {
+            for s in block {
+                if let StmtKind::Assign { targets, value } = &s.kind {
+                    let v = eval(value, scratch, self);
+                    targets.iter().for_each(|t| assign(t, v.clone(), scratch));
+                }
+            }
+        }
+        let [taken, other] = either;
+        taken.iter().all(|(name, v)| match other.get(name) {
+            Some(o) => o == v || nothing_known(o) && nothing_known(v) || same_buffer(o, v),
+            None => true,
+        })
+    }
+
     /// Whether statement `id` of `body` is a header only memory accesses
     /// depend on (`cute_ir::Kept::memory_controls`).
     fn memory_control(&self, id: StmtId, body: Body<'a>) -> bool {
