@@ -109,6 +109,20 @@ impl Default for AnalysisOptions {
 }
 
 
+/// The file at `path` lowered as [`analyze_file`] checks it: with what it
+/// needs of its package linked in, read through `sources`; and the text its
+/// positions are in (the file's, then each linked module's at its base).
+/// `None` when the file does not parse.
+pub fn lower_linked(path: &std::path::Path, text: &str, sources: &dyn cute_ir::link::Sources) -> Option<(String, Module)> {
+    let tree = cute_syntax::parse(text).ok()?;
+    let module = cute_ir::link::link(lower_recovering(&tree), text, path, sources);
+    let text = match module.linked.is_empty() {
+        true => text.to_string(),
+        false => crate::linked::linked_text(text, &module),
+    };
+    Some((text, module))
+}
+
 /// Explores a model; the database memoizes it, the command line does not.
 pub type Explorer<'a> = dyn FnMut(&Model, &ExploreOptions) -> Outcome + 'a;
 

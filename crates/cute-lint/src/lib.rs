@@ -19,7 +19,7 @@ pub mod rules;
 pub mod sources;
 mod suppress;
 
-pub use analysis::{analyze_file, analyze_text, analyze_text_with, AnalysisOptions, Explorer};
+pub use analysis::{analyze_file, analyze_text, analyze_text_with, lower_linked, AnalysisOptions, Explorer};
 pub use sources::DiskSources;
 pub use config::Config;
 pub use db::{check_counts, line_index, lint_file, lint_file_with, CheckCounts, Database, Db, Package, SourceFile};

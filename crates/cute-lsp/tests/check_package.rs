@@ -246,3 +246,23 @@ fn the_installed_dsl_s_helpers_are_read_from_its_source() {
     let text = SM100_EPILOGUE_KERNEL.replace("EXTRA\n", extra);
     assert!(text.lines().nth(at).unwrap().contains("utils.gemm.sm100.epilogue("), "{hang}");
 }
+
+/// `slice` and `promela` read a file of a package as `check` does, with
+/// the device functions of its sibling modules linked in: the calls of the
+/// kernel into them are kept for the synchronization they make, and the
+/// model has their barrier.
+#[test]
+fn slice_and_promela_see_the_package_check_sees() {
+    let dir = root().join("tests/fixtures/named_barrier_count_mismatch");
+    let slice = cute_lsp_in(&dir, &["slice", "handoff_package_bug/kernel.py"]);
+    assert_eq!(slice.status.code(), Some(0), "{}", String::from_utf8_lossy(&slice.stderr));
+    let table = String::from_utf8_lossy(&slice.stdout);
+    for call in ["sync.publish_tile()", "sync.wait_for_tile()"] {
+        let row = table.lines().find(|l| l.contains(call)).unwrap_or_else(|| panic!("{call}: {table}"));
+        assert!(row.contains(" yes ") && row.contains("which synchronizes"), "{row}");
+    }
+    let promela = cute_lsp_in(&dir, &["promela", "handoff_package_bug/kernel.py"]);
+    assert_eq!(promela.status.code(), Some(0), "{}", String::from_utf8_lossy(&promela.stderr));
+    let model = String::from_utf8_lossy(&promela.stdout);
+    assert!(model.contains("#define NBARS 1") && model.contains("named barrier 1"), "{model}");
+}

@@ -302,10 +302,7 @@ fn check_file(
     }
     let config = config.with(overrides);
     let options = AnalysisOptions { workers: if cores_idle { 0 } else { 1 }, ..config.analysis_options() };
-    let virtual_env = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
-    let mut roots = config.src.clone();
-    roots.extend(config.environment_roots(config_file.as_deref(), virtual_env.as_deref()));
-    let sources = cute_lint::sources::WithRoots { sources, roots };
+    let sources = with_roots(&config, config_file.as_deref(), sources);
     Ok(match String::from_utf8(bytes) {
         Ok(text) => {
             let analyze = |t: &str| analyze_file(&absolute, t, &options, &sources);
@@ -328,6 +325,23 @@ fn check_file(
             (String::new(), config.apply(&all), facts, None)
         }
     })
+}
+
+/// Where the modules a file imports are read from: `sources`, under the
+/// configuration's `src` and the Python environment it names (or the
+/// active one).
+fn with_roots<'s>(config: &cute_lint::Config, config_file: Option<&Path>, sources: &'s cute_lint::DiskSources) -> cute_lint::sources::WithRoots<'s> {
+    let virtual_env = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
+    let mut roots = config.src.clone();
+    roots.extend(config.environment_roots(config_file, virtual_env.as_deref()));
+    cute_lint::sources::WithRoots { sources, roots }
+}
+
+/// [`with_roots`] under the configuration that applies to the file at
+/// `absolute`, with `overrides` on top.
+pub fn sources_for<'s>(absolute: &Path, overrides: &cute_lint::Config, sources: &'s cute_lint::DiskSources) -> cute_lint::sources::WithRoots<'s> {
+    let (config, config_file, _) = cute_lint::config::discover(absolute);
+    with_roots(&config.with(overrides), config_file.as_deref(), sources)
 }
 
 /// One file's text and findings as `check` reports them with no options:

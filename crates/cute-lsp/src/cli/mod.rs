@@ -34,6 +34,18 @@ pub fn load_module(path: &std::path::Path) -> Result<(String, cute_ir::Module), 
     Ok((text, module))
 }
 
+/// [`load_module`] as `check` reads the file: with what it needs of its
+/// package linked in (found as `check` finds it: the package root, the
+/// configuration's `src`, the Python environment), and the text its
+/// positions are in. A file that does not parse is [`load_module`]'s.
+pub fn load_linked_module(path: &std::path::Path) -> Result<(String, cute_ir::Module), ExitCode> {
+    let (text, module) = load_module(path)?;
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let disk = cute_lint::DiskSources::default();
+    let sources = check::sources_for(&absolute, &cute_lint::Config::default(), &disk);
+    Ok(cute_lint::lower_linked(&absolute, &text, &sources).unwrap_or((text, module)))
+}
+
 pub fn explain(rule: &str) -> ExitCode {
     match rules::find(rule) {
         Some(r) => {

@@ -1,5 +1,6 @@
 //! `cute-lsp promela`: the model of each kernel that `check` explores, as a
-//! Promela program for SPIN (`spin -a`, `cc`, `./pan -a`).
+//! Promela program for SPIN (`spin -a`, `cc`, `./pan -a`); of the file as
+//! `check` reads it, with what it needs of its package linked in.
 
 use std::process::ExitCode;
 
@@ -29,7 +30,7 @@ pub struct PromelaArgs {
 }
 
 pub fn run(args: PromelaArgs) -> ExitCode {
-    let (text, module) = match super::load_module(&args.file) {
+    let (text, module) = match super::load_linked_module(&args.file) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };

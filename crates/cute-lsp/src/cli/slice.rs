@@ -1,7 +1,8 @@
 //! `cute-lsp slice`: the sync slice of each kernel, statement by statement
 //! (`yes`: kept for synchronization; `mem`: kept only for the
 //! memory-ordering analysis), or the statements a thread inlining a helper
-//! runs of it.
+//! runs of it; of the file as `check` reads it, with what it needs of its
+//! package linked in.
 
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ pub struct SliceArgs {
 }
 
 pub fn run(args: SliceArgs) -> ExitCode {
-    let (text, module) = match super::load_module(&args.file) {
+    let (text, module) = match super::load_linked_module(&args.file) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
