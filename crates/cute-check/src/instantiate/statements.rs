@@ -464,14 +464,18 @@ fn nothing_known(v: &Value) -> bool {
     matches!(v, Value::Unknown(_) | Value::Float)
 }
 
-/// Two views of one buffer: `t.layout` and `t.layout.outer` of a tensor in
-/// tensor memory are named after it. Which view a branch picks changes no
-/// buffer the threads access.
+/// Two views of one buffer, one an attribute of the other: `t.layout` and
+/// `t.layout.outer` of a tensor in tensor memory are named after it. Which
+/// view a branch picks changes no buffer the threads access. (Two fields of
+/// one struct, `storage.sA` and `storage.sB`, are two buffers.)
 fn same_buffer(a: &Value, b: &Value) -> bool {
-    let root = |alloc: &str| alloc.split('.').next().unwrap_or(alloc).to_string();
+    let derived = |a: &str, b: &str| {
+        let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+        long.strip_prefix(short).is_some_and(|rest| rest.starts_with('.'))
+    };
     match (a, b) {
-        (Value::Smem(a), Value::Smem(b)) => root(&a.alloc) == root(&b.alloc) && a.cta == b.cta,
-        (Value::Gmem(a), Value::Gmem(b)) => root(&a.param) == root(&b.param),
+        (Value::Smem(a), Value::Smem(b)) => derived(&a.alloc, &b.alloc) && a.cta == b.cta && a.offset == b.offset,
+        (Value::Gmem(a), Value::Gmem(b)) => derived(&a.param, &b.param),
         _ => false,
     }
 }
@@ -582,5 +586,24 @@ impl<'a> ThreadRun<'a> {
         match (taken, not_taken) {
             (Flow::Normal, flow) | (flow, _) => flow,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cute_ir::eval::SmemRef;
+
+    fn smem(name: &str) -> Value {
+        Value::Smem(SmemRef::new(name.to_string()))
+    }
+
+    #[test]
+    fn a_view_named_after_a_buffer_is_that_buffer_and_a_sibling_field_is_not() {
+        assert!(same_buffer(&smem("<tensor memory>.layout"), &smem("<tensor memory>.layout.outer")));
+        assert!(same_buffer(&smem("<tensor memory>.layout.outer"), &smem("<tensor memory>.layout")));
+        assert!(!same_buffer(&smem("storage.sA"), &smem("storage.sB")));
+        assert!(!same_buffer(&smem("storage.sA"), &smem("storage.sAB")));
+        assert!(!same_buffer(&smem("storage.sA"), &Value::unknown("`x`")));
     }
 }
