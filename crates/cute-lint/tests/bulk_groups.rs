@@ -4,9 +4,10 @@
 
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic};
 
+mod support;
+
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/bulk_group_in_flight").join(name);
-    std::fs::read_to_string(path).unwrap()
+    support::fixture(&format!("bulk_group_in_flight/{name}"))
 }
 
 fn findings(src: &str) -> Vec<Diagnostic> {

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use cute_lint::{analyze_file, AnalysisOptions, Diagnostic, DiskSources, Severity};
 use cute_syntax::LineIndex;
 
+mod support;
+use support::{apply};
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
@@ -122,16 +125,6 @@ fn pasted_blog_spellings_are_recognised() {
     assert!(!files.is_empty());
     let failures: Vec<String> = files.iter().flat_map(|f| check_file(f, false)).collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
-}
-
-fn apply(text: &str, fix: &cute_lint::Fix) -> String {
-    let mut edits = fix.edits.clone();
-    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
-    let mut out = text.to_string();
-    for e in edits {
-        out.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
-    }
-    out
 }
 
 #[test]

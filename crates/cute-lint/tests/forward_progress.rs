@@ -4,9 +4,10 @@
 
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
 
+mod support;
+
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/forward_progress").join(name);
-    std::fs::read_to_string(path).unwrap()
+    support::fixture(&format!("forward_progress/{name}"))
 }
 
 fn on(src: &str, target: &str) -> Vec<Diagnostic> {

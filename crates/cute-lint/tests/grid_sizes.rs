@@ -15,9 +15,10 @@
 
 use cute_lint::{analyze_text, AnalysisOptions};
 
+mod support;
+
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/missing_acquire").join(name);
-    std::fs::read_to_string(path).unwrap()
+    support::fixture(&format!("missing_acquire/{name}"))
 }
 
 /// The kernel of `fixture` (written for 4 CTAs, CTA 0 consuming) with `n`

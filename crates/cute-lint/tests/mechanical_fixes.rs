@@ -4,24 +4,8 @@
 
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Fix};
 
-fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
-    std::fs::read_to_string(path).unwrap()
-}
-
-fn apply(text: &str, fix: &Fix) -> String {
-    let mut edits = fix.edits.clone();
-    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
-    let mut out = text.to_string();
-    for e in edits {
-        out.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
-    }
-    out
-}
-
-fn of_rule(src: &str, rule: &str) -> Vec<Diagnostic> {
-    analyze_text(src, &AnalysisOptions::default()).into_iter().filter(|d| d.name == rule).collect()
-}
+mod support;
+use support::{fixture, apply, of_rule, replaced};
 
 /// The one finding of `rule` in `src` and its one fix, applied: the fixed
 /// text, with no finding of `rule` left in it.
@@ -53,11 +37,6 @@ fn no_fix(src: &str, rule: &str) {
     let found = of_rule(src, rule);
     assert_eq!(found.len(), 1, "{found:?}\n{src}");
     assert_eq!(found[0].fixes, [], "{src}");
-}
-
-fn replaced(text: &str, from: &str, to: &str) -> String {
-    assert!(text.contains(from), "{from}");
-    text.replacen(from, to, 1)
 }
 
 const HOISTED: &str = "read_before_wait/hoisted_read_bug.py";

@@ -6,9 +6,10 @@
 
 use cute_lint::{analyze_text, AnalysisOptions, Diagnostic, Severity};
 
+mod support;
+
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/missing_tmem_fence").join(name);
-    std::fs::read_to_string(path).unwrap()
+    support::fixture(&format!("missing_tmem_fence/{name}"))
 }
 
 fn all(src: &str) -> Vec<Diagnostic> {
