@@ -81,12 +81,15 @@ use crate::model::*;
 use functions::{FunctionIndex, KeptStatements};
 use lane_varying::{lane_varying_names, varies_across_lanes, warp_aligned_indices, LaneVarying};
 use loops::count_taken_note;
+pub use reuse::Reuse;
 use run::ThreadResult;
 use warp::partial_warp_collectives;
 
 mod functions;
 mod parallel;
+mod reuse;
 mod run;
+mod spent;
 
 mod calls;
 mod inline;
@@ -126,13 +129,30 @@ mod warp;
 /// are mostly under 20,000 statements.
 pub const MAX_OPEN_CONDITIONS: usize = 5;
 
-/// Whether running a kernel's threads again for every way of deciding its
-/// `open` conditions on runtime values beyond the first (every condition
-/// false), each costing the `steps` statements of the first run, would
-/// pass the statement budget together: the kernel cannot be checked then.
-pub fn other_ways_over_budget(steps: usize, open: usize, options: &InstantiateOptions) -> bool {
-    let other_ways = (1usize << open.min(MAX_OPEN_CONDITIONS)) - 1;
-    steps.saturating_mul(other_ways) > options.max_steps_total
+/// What running the threads of one warp cost: the statements they
+/// executed, and the conditions on runtime values they met, in the order
+/// met.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WarpCost {
+    pub steps: usize,
+    pub conditions: Vec<StmtId>,
+}
+
+/// The statements running the threads again for every other way of
+/// deciding `conditions` (condition `c` decided `ways(c)` ways) executes,
+/// warps that run alike taken up again rather than run (see
+/// [`Reuse`]): each warp runs once for each way of deciding the
+/// conditions among `conditions` it met, its first run aside. (A way may
+/// lead a warp into code the first run skipped: this is what the first run
+/// shows, not a bound.)
+pub fn cost_of_other_ways(costs: &[WarpCost], conditions: &[StmtId], ways: impl Fn(StmtId) -> usize) -> usize {
+    costs
+        .iter()
+        .map(|w| {
+            let runs = w.conditions.iter().filter(|c| conditions.contains(c)).fold(1usize, |n, &c| n.saturating_mul(ways(c)));
+            w.steps.saturating_mul(runs - 1)
+        })
+        .fold(0, usize::saturating_add)
 }
 
 /// What the counter of a loop whose trip count is not known holds: a
@@ -247,8 +267,14 @@ pub struct Instantiated {
     /// [`StandIn`]) or not reached.
     pub threads_run: u32,
     /// Statements the threads executed together (a lane stood in for counts
-    /// those of the lane that stood in): what running them again costs.
+    /// those of the lane that stood in).
     pub steps: usize,
+    /// By warp, in thread order: what running it again costs.
+    pub costs: Vec<WarpCost>,
+    /// The first run stopped once it showed that the runs the other ways of
+    /// deciding its conditions need would pass the statement budget: the
+    /// kernel cannot be checked.
+    pub other_ways_over_budget: bool,
 }
 
 pub fn instantiate(
@@ -258,6 +284,22 @@ pub fn instantiate(
     launch: &Launch,
     scenario: &Scenario,
     options: &InstantiateOptions,
+) -> Instantiated {
+    instantiate_reusing(module, kernel, kept, launch, scenario, options, None)
+}
+
+/// [`instantiate`], taking up the runs of warps that `reuse` kept from
+/// other ways of deciding the kernel's conditions, and keeping its own
+/// there: the model is the same. `reuse` must have been used for this
+/// kernel, launch and options alone.
+pub fn instantiate_reusing(
+    module: &Module,
+    kernel: &FunctionDef,
+    kept: &cute_ir::Kept,
+    launch: &Launch,
+    scenario: &Scenario,
+    options: &InstantiateOptions,
+    reuse: Option<&Reuse>,
 ) -> Instantiated {
     let mut model = Model { kernel: kernel.display_name(), ..Model::default() };
     let threads = cute_ir::launch::ASSUMED_THREADS_PER_CTA;
@@ -407,12 +449,22 @@ pub fn instantiate(
         same_conditions: &same_condition::SameConditions::of(kernel, |id| kept.contains(id)),
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
-    let (mut shared, results) = parallel::run(&setup, &threads).unwrap_or_else(|| {
+    let (mut shared, results) = parallel::run(&setup, &threads, reuse).unwrap_or_else(|| {
         let mut shared = setup.shared();
-        let results = setup.run_threads(&threads, &mut shared, 0);
+        let results = setup.run_threads(&threads, &mut shared, Default::default());
         (shared, results)
     });
     let steps = results.iter().map(|r| r.steps).sum();
+    let mut costs: Vec<WarpCost> = Vec::new();
+    for warp in results.chunk_by(|a, b| a.thread.0 == b.thread.0 && a.thread.1 / 32 == b.thread.1 / 32) {
+        let mut cost = WarpCost { steps: warp.iter().map(|r| r.steps).sum(), conditions: Vec::new() };
+        for c in warp.iter().flat_map(|r| &r.met) {
+            if !cost.conditions.contains(c) {
+                cost.conditions.push(*c);
+            }
+        }
+        costs.push(cost);
+    }
     shared.handed_barriers();
     if single_cta_mmas {
         shared.notes.insert(SINGLE_CTA_MMA.to_string());
@@ -478,7 +530,7 @@ pub fn instantiate(
     model.storage_overruns = shared.storage_overruns.into_values().collect();
     model.memory_conditions = shared.memory_conditions.into_values().collect();
     cluster::st_async_bytes_as_arrivals(&mut model);
-    Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps }
+    Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps, costs, other_ways_over_budget: shared.other_ways_over_budget }
 }
 
 /// What every thread of one instantiation shares: the kernel, its launch
@@ -601,7 +653,7 @@ fn uses_global_sync(module: &Module, kernel: &FunctionDef) -> bool {
     cute_ir::ast::any_call(&kernel.body, |c| global(c) || cute_ir::slice::callee_name(c).is_some_and(|n| helpers.contains(n)))
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct BarrierTable {
     keys: HashMap<(std::sync::Arc<str>, i64, u32, u8), BarrierIx>,
     list: Vec<Barrier>,
@@ -631,6 +683,7 @@ impl BarrierTable {
     }
 }
 
+#[derive(Clone)]
 struct Shared {
     /// [`ThreadRun::is_lane_varying`] by the address of the condition (the
     /// module and kernel are borrowed for the whole run, so addresses are
@@ -673,11 +726,24 @@ struct Shared {
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,
+    /// The first run stopped: the runs the other ways of deciding its
+    /// conditions need would pass the statement budget (`spent.rs`).
+    other_ways_over_budget: bool,
     /// No launch was found: `threads_per_cta` is a default.
     block_assumed: bool,
 }
 
 impl Shared {
+    /// Drops what the threads memoized by the address of an expression of
+    /// the module (see `reuse.rs`).
+    fn forget_addresses(&mut self) {
+        self.lane_varying_conditions.clear();
+        self.lane_dependent_exprs.clear();
+        self.helper_scopes.clear();
+        self.unknown_results.clear();
+        self.unbound_names.clear();
+    }
+
     /// The calls handed an allocation that some thread used as an mbarrier
     /// (initialised, arrived or waited on, or a pipeline's ring), as
     /// unresolved: what they do with the barrier is not modelled. Which
@@ -869,6 +935,14 @@ struct ThreadRun<'a> {
     loop_bounds: &'a BTreeSet<String>,
     /// The condition that decides each condition written like it.
     same_conditions: &'a same_condition::SameConditions,
+    /// What the names of the helper being run stand for in the kernel's
+    /// frame (`None` in the kernel's own), and what they will in the helper
+    /// about to be inlined (see `same_condition::Origins`).
+    frame_origins: Option<std::rc::Rc<same_condition::Origins>>,
+    pending_origins: Option<same_condition::Origins>,
+    /// The conditions on runtime values the thread met, in the order met
+    /// (see `run::ThreadResult::met`).
+    met: Vec<StmtId>,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,

@@ -254,7 +254,7 @@ struct Execution<'m> {
     /// Updates whose element is a ticket plus an offset, per buffer: each
     /// element one resolves to is waited on as if all of them could update
     /// it (see `mem_ops`).
-    ticket_updates: std::collections::HashMap<BufferIx, usize>,
+    ticket_updates: rustc_hash::FxHashMap<BufferIx, usize>,
     /// Why the run cannot say which element an access touches (an address
     /// computed from a ticket its thread has not drawn): the analysis stops
     /// with it.

@@ -4,7 +4,7 @@
 //! (`tests/oracle.rs`), and compare both with SPIN on the Promela export
 //! (`tests/spin.rs`).
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use crate::model::Model;
 use crate::semantics::{apply, enabled, initial_barriers, BarState};
@@ -22,7 +22,7 @@ pub fn naive_verdict(model: &Model, max_states: usize) -> NaiveVerdict {
     // Per thread: (group, position).
     let threads: Vec<usize> = model.groups.iter().enumerate().flat_map(|(g, gr)| std::iter::repeat_n(g, gr.threads.len())).collect();
     let init: (Vec<u32>, Vec<BarState>) = (vec![0; threads.len()], initial_barriers(model));
-    let mut seen: HashSet<(Vec<u32>, Vec<BarState>)> = HashSet::new();
+    let mut seen: HashSet<(Vec<u32>, Vec<BarState>)> = HashSet::default();
     let mut stack = vec![init.clone()];
     seen.insert(init);
     let mut hazard = false;

@@ -42,7 +42,7 @@
 //! barriers). Each takes the place of the generic `deadlock` and carries its
 //! trace.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::time::Instant;
 
 use crate::explore::{enabled_moves, initial_state, successor, Budget, Counterexample, Move, Reduction, State};
@@ -316,7 +316,7 @@ fn search_with(model: &Model, budget: &Budget, reduced: bool) -> Verdict {
     // What decides a finding is the order of the registrations with the
     // reused barriers: the moves in between are explored in one order.
     let mut reduction = Reduction::new(model);
-    let mut seen: HashSet<State> = HashSet::new();
+    let mut seen: HashSet<State> = HashSet::default();
     let init = initial_state(model);
     seen.insert(init.clone());
     // Depth first; each state keeps the move that reached it and its

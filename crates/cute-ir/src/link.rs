@@ -57,12 +57,14 @@ const NOT_LINKED: &[&str] = &["cutlass", "cuda", "torch", "numpy", "triton", "ja
 
 /// Modules of the DSL that are helpers written on the API the table models
 /// (the Blackwell GEMM epilogues of `cutlass.utils.gemm.sm100`: a pipeline's
-/// waits and releases, a named barrier, TMA stores), and that the table does
-/// not model itself: linked from the installed package's source where a
-/// Python environment is found, as a package's own helpers are. Only what a
-/// kernel reads under them is linked; every other name of `cutlass` stays the
-/// API table's.
-pub const DSL_HELPER_MODULES: &[&str] = &["cutlass.utils.gemm"];
+/// waits and releases, a named barrier, TMA stores; the enums and
+/// configuration functions of `cutlass.utils.mixed_input_helpers` whose
+/// values decide which roles synchronize), and that the table does not
+/// model itself: linked from the installed package's source where a Python
+/// environment is found, as a package's own helpers are. Only what a kernel
+/// reads under them is linked; every other name of `cutlass` stays the API
+/// table's.
+pub const DSL_HELPER_MODULES: &[&str] = &["cutlass.utils.gemm", "cutlass.utils.mixed_input_helpers"];
 
 /// Whether `rest` read of the DSL module `qualified` (`gemm.sm100.epilogue`
 /// of `cutlass.utils`) lies in one of [`DSL_HELPER_MODULES`].

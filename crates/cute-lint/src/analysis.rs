@@ -54,7 +54,7 @@ use std::time::Duration;
 use cute_check::explore::{Counterexample, ExploreOptions, Outcome};
 use cute_check::memory::MemoryFinding;
 use cute_check::model::{Model, OpKind};
-use cute_check::{explore, instantiate, Budget, InstantiateOptions, Scenario, Verdict, MAX_OPEN_CONDITIONS};
+use cute_check::{explore, Budget, InstantiateOptions, Scenario, Verdict, MAX_OPEN_CONDITIONS};
 use cute_ir::api::Api;
 use cute_ir::ast::FunctionDef;
 use cute_ir::launch::{Launch, Launches};
@@ -282,7 +282,7 @@ fn check_ways(
     // needs every way of the conditions the first run met, so none is run
     // when they would not fit. (The first run stops as soon as its count
     // shows it.)
-    if may_branch && cute_check::other_ways_over_budget(base.steps, base.open_conditions.len(), &inst_options) {
+    if may_branch && ways::other_ways_over_budget(&base, &inst_options) {
         let lines: Vec<crate::context::SourceLine> =
             base.open_conditions.iter().take(MAX_OPEN_CONDITIONS).map(|c| ctx.line(c.site.start)).collect();
         let ways = 1 << base.open_conditions.len().min(MAX_OPEN_CONDITIONS);
@@ -326,7 +326,7 @@ fn check_ways(
             None => instantiate(module, kernel, kept, launch, &way, &inst_options),
         };
         let model = run.model;
-        let scenario = ways.ran(way, &run.open_conditions, run.steps, may_branch);
+        let scenario = ways.ran(way, &run.open_conditions, &run.costs, may_branch);
         // The first run decides a test of the ticket each CTA draws alike
         // in every thread, as every condition: where no run deals the
         // tickets so (every CTA the first to arrive), it only served to
@@ -872,9 +872,11 @@ pub fn check_kernel(
     options: &AnalysisOptions,
     explorer: &mut Explorer<'_>,
 ) -> Vec<Diagnostic> {
+    // The runs of the ways of deciding its conditions are kept for the next.
+    let reuse = cute_check::Reuse::default();
     let mut checkers = Checkers {
         explore: explorer,
-        instantiate: &mut |m, k, kept, l, s, o| instantiate(m, k, kept, l, s, o),
+        instantiate: &mut |m, k, kept, l, s, o| cute_check::instantiate_reusing(m, k, kept, l, s, o, Some(&reuse)),
         memory: &mut |m| cute_check::memory::analyze(m),
     };
     check_kernel_with(ctx, launch, options, &mut checkers)

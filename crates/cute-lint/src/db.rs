@@ -206,8 +206,11 @@ pub fn check_counts() -> CheckCounts {
 pub struct CheckedInstance {
     pub model: Model,
     pub open_conditions: Vec<cute_check::OpenCondition>,
-    /// Statements its threads executed (see [`cute_check::Instantiated`]).
+    /// Statements its threads executed, and their costs by warp (see
+    /// [`cute_check::Instantiated`]).
     pub steps: usize,
+    pub costs: Vec<cute_check::WarpCost>,
+    pub other_ways_over_budget: bool,
 }
 
 /// How many revisions a check's key outlives its last use: a kernel whose
@@ -229,7 +232,7 @@ pub(crate) fn instantiate_key<'db>(db: &'db dyn Db, key: InstanceKey<'db>) -> Ar
     db.caches().instantiations.run(db, &key.clone(), move || {
         INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let inst = key.instantiate();
-        Arc::new(CheckedInstance { model: inst.model, open_conditions: inst.open_conditions, steps: inst.steps })
+        Arc::new(CheckedInstance { model: inst.model, open_conditions: inst.open_conditions, steps: inst.steps, costs: inst.costs, other_ways_over_budget: inst.other_ways_over_budget })
     })
 }
 

@@ -585,6 +585,7 @@ fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> i
     &cute_check::InstantiateOptions,
 ) -> cute_check::Instantiated
        + 'a {
+    let mut direct: Option<(cute_syntax::TextRange, cute_check::Reuse)> = None;
     move |module, kernel, kept, launch, scenario, options| match canonical::key(
         directory, module, kernel, kept, launch, scenario, options,
     ) {
@@ -592,13 +593,20 @@ fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> i
             let checked = instantiate_key(db, InstanceKey::new(db, key));
             let mut model = checked.model.clone();
             let mut open_conditions = checked.open_conditions.clone();
-            canon.decode(&mut model, &mut open_conditions);
+            let mut costs = checked.costs.clone();
+            canon.decode(&mut model, &mut open_conditions, &mut costs);
             // Remembered: no thread ran for it.
-            cute_check::Instantiated { model, open_conditions, threads_run: 0, steps: checked.steps }
+            cute_check::Instantiated { model, open_conditions, threads_run: 0, steps: checked.steps, costs, other_ways_over_budget: checked.other_ways_over_budget }
         }
         None => {
             INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            cute_check::instantiate(module, kernel, kept, launch, scenario, options)
+            // The runs of the ways of one kernel are kept for its next way.
+            let same_kernel = direct.as_ref().is_some_and(|(range, _)| *range == kernel.range);
+            if !same_kernel {
+                direct = Some((kernel.range, cute_check::Reuse::default()));
+            }
+            let reuse = direct.as_ref().map(|(_, reuse)| reuse);
+            cute_check::instantiate_reusing(module, kernel, kept, launch, scenario, options, reuse)
         }
     }
 }

@@ -595,3 +595,105 @@ fn a_launch_in_a_branch_not_taken_gives_the_kernel_its_block() {
     assert!(notes.contains("the launch of `per_warp` is in a branch of `host` that the host values taken for this file do not reach"), "{notes}");
     assert!(!notes.contains("assuming 128 threads"), "{notes}");
 }
+
+/// The consumer warp runs in a helper the kernel hands its optional tensor:
+/// the helper's `if bias is not None:` tests the value the kernel's `if
+/// cutlass.const_expr(bias is not None):` tests, so it is one condition,
+/// decided alike: the ring is balanced in both of its ways. (Decided apart,
+/// the way where the consumer waits and the producer never commits hangs,
+/// and the verdict rested on the data.) With one wait more in the helper,
+/// the way where the bias is given hangs, and the one where it is not
+/// passes: the verdict rests on that condition.
+#[test]
+fn a_helper_tests_the_condition_the_kernel_tests_on_what_it_was_handed() {
+    let src = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils as utils
+
+
+@cute.jit
+def consume(pipe, bias):
+    if bias is not None:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        pipe.consumer_wait(state)
+        pipe.consumer_release(state)
+
+
+@cute.kernel
+def k(x: cute.Tensor, bias):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = utils.SmemAllocator().allocate_array(cutlass.Int64, 4)
+    pipe = pipeline.PipelineAsync.create(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        barrier_storage=storage,
+    )
+    if warp == 0:
+        if cutlass.const_expr(bias is not None):
+            state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+    if warp == 1:
+        consume(pipe, bias)
+
+
+@cute.jit
+def host(x: cute.Tensor, bias):
+    k(x, bias).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+    assert_eq!(findings(src), vec![]);
+    let one_wait_more = src.replace(
+        "        pipe.consumer_release(state)\n",
+        "        pipe.consumer_release(state)\n        state.advance()\n        pipe.consumer_wait(state)\n",
+    );
+    let got = analyze_text(&one_wait_more, &AnalysisOptions::default());
+    let test = line_of(&one_wait_more, "if cutlass.const_expr(bias is not None):");
+    assert_eq!(findings(&one_wait_more), vec![("analysis-incomplete".to_string(), Severity::Info, test)]);
+    assert!(got[0].message.contains(&format!("depends on the condition at line {test}")), "{}", got[0].message);
+}
+
+/// Five warps, each testing a runtime value of its own, after a long run of
+/// warp barriers every thread executes (some 50,000 statements in all): the
+/// 31 ways besides the first run each run again only the warp whose
+/// condition they decide otherwise than a way before, so they fit the
+/// statement budget, and the kernel is checked. Where every warp tests all
+/// five values, each way runs every warp again, past the budget: the
+/// kernel is not checked, and says why.
+#[test]
+fn ways_run_again_only_the_warps_whose_conditions_they_decide_otherwise() {
+    let roles: String = ["a", "b", "c", "d", "e"]
+        .iter()
+        .enumerate()
+        .map(|(w, v)| format!("    if warp == {w}:\n        if {v} > 0:\n            cute.arch.sync_warp()\n"))
+        .collect();
+    let kernel = |roles: &str| {
+        format!(
+            r#"
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def k(a: cutlass.Int32, b: cutlass.Int32, c: cutlass.Int32, d: cutlass.Int32, e: cutlass.Int32):
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    for i in cutlass.range_constexpr(300):
+        cute.arch.sync_warp()
+{roles}    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(a: cutlass.Int32, b: cutlass.Int32, c: cutlass.Int32, d: cutlass.Int32, e: cutlass.Int32):
+    k(a, b, c, d, e).launch(grid=[1, 1, 1], block=[160, 1, 1])
+"#
+        )
+    };
+    assert_eq!(findings(&kernel(&roles)), vec![]);
+    let every_warp: String = ["a", "b", "c", "d", "e"].iter().map(|v| format!("    if {v} > 0:\n        cute.arch.sync_warp()\n")).collect();
+    let src = kernel(&every_warp);
+    let got = analyze_text(&src, &AnalysisOptions::default());
+    assert_eq!(findings(&src), vec![("analysis-incomplete".to_string(), Severity::Info, line_of(&src, "def k("))]);
+    assert!(got[0].message.contains("running its threads for each of the 32 ways"), "{}", got[0].message);
+}

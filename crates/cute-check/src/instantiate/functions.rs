@@ -66,6 +66,9 @@ pub(super) struct FunctionIndex<'m> {
     /// Each function's slice as a helper (`cute_ir::slice::slice_helper`),
     /// made when a thread first inlines it.
     slices: HashMap<TextRange, std::sync::OnceLock<KeptStatements>>,
+    /// The names and attributes each function binds
+    /// (`same_condition::rebound_by`), found when a thread first inlines it.
+    rebound: HashMap<TextRange, std::sync::OnceLock<BTreeSet<String>>>,
     /// The module's subclasses of the modelled pipeline classes.
     pub(super) subclasses: crate::pipeline::subclass::Subclasses,
 }
@@ -77,8 +80,9 @@ impl<'m> FunctionIndex<'m> {
             by_name.entry((f.class_name.as_deref(), f.name.as_str())).or_insert(f);
         }
         let slices = module.functions.iter().map(|f| (f.range, std::sync::OnceLock::new())).collect();
+        let rebound = module.functions.iter().map(|f| (f.range, std::sync::OnceLock::new())).collect();
         let subclasses = crate::pipeline::subclass::Subclasses::of(module);
-        FunctionIndex { module, sync_helpers, helpers: std::sync::OnceLock::new(), by_name, slices, subclasses }
+        FunctionIndex { module, sync_helpers, helpers: std::sync::OnceLock::new(), by_name, slices, rebound, subclasses }
     }
 
     /// The method `name` that class `class` itself defines.
@@ -95,6 +99,15 @@ impl<'m> FunctionIndex<'m> {
         let class = class?;
         let module: &'m Module = self.module;
         module.class_lineage(class).into_iter().skip(1).find_map(|c| index.get(&(Some(c), name)).copied())
+    }
+
+    /// The names and attributes helper `f` binds (see
+    /// `same_condition::rebound_by`).
+    pub(super) fn rebound_by(&self, f: &FunctionDef) -> std::borrow::Cow<'_, BTreeSet<String>> {
+        match self.rebound.get(&f.range) {
+            Some(names) => std::borrow::Cow::Borrowed(names.get_or_init(|| super::same_condition::rebound_by(f))),
+            None => std::borrow::Cow::Owned(super::same_condition::rebound_by(f)),
+        }
     }
 
     /// The statements of helper `f` a thread inlining it runs.

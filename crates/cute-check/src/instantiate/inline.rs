@@ -87,9 +87,27 @@ impl<'a> ThreadRun<'a> {
         env: &Env,
     ) -> Value {
         let passed = (bound_self.is_some(), args.len(), kwargs.len());
+        self.pending_origins = Some(self.origins_for(call, f, passed));
         let v = self.inline_following_lanes(call, f, bound_self, args, kwargs, env);
+        self.pending_origins = None;
         self.write_back_advanced_states(call, f, passed, None);
         v
+    }
+
+    /// What the names of helper `f` stand for in the kernel's frame when
+    /// `call` inlines it (see `same_condition::Origins`); `passed` as for
+    /// [`Self::write_back_advanced_states`]. The object of a method called
+    /// on a name (`self.softmax(...)`) is given that name.
+    fn origins_for(&self, call: &Call, f: &FunctionDef, passed: (bool, usize, usize)) -> super::same_condition::Origins {
+        let (has_self, args, kwargs) = passed;
+        let Some(exprs) = argument_expressions(call, args, kwargs) else { return Default::default() };
+        let receiver = match &call.func {
+            Expr::Attr { base, .. } if has_self => Some(Some(base.as_ref())),
+            _ => has_self.then_some(None),
+        };
+        let keywords = call.kwargs.iter().map(|(k, _)| k.clone()).zip(exprs[call.args.len()..].iter().map(|e| Some(*e)));
+        let bound = bind_parameters(f, receiver, exprs[..call.args.len()].iter().map(|e| Some(*e)), keywords, |_| None);
+        self.same_conditions.helper_origins(call, self.frame_origins.as_deref(), bound, &self.functions.rebound_by(f))
     }
 
     /// Calls `partial` (see [`eval::Partial`]) for `call`: the function of
@@ -191,11 +209,14 @@ impl<'a> ThreadRun<'a> {
             .collect();
         // Names the caller has yet to rebind are the caller's.
         let callers = std::mem::take(&mut self.write_backs);
+        let origins = std::rc::Rc::new(self.pending_origins.take().unwrap_or_default());
+        let callers_origins = self.frame_origins.replace(origins);
         self.inline_depth += 1;
         let flow = self.exec_block(&f.body, &mut env, self.functions.slice_of(f));
         self.apply_write_backs(&mut env);
         self.inline_depth -= 1;
         self.write_backs = callers;
+        self.frame_origins = callers_origins;
         self.advanced_parameters = states.into_iter().filter_map(|(p, before)| env.remove(&p).filter(|now| *now != before).map(|now| (p, now))).collect();
         match flow {
             Flow::Return(v) => v,

@@ -57,7 +57,7 @@ use super::{lanes, ThreadRun};
 use crate::model::*;
 
 /// Buffers by identity: (space tag, name, CTA for shared memory).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct BufferTable {
     pub(super) keys: rustc_hash::FxHashMap<(std::sync::Arc<str>, u32, bool), BufferIx>,
     pub(super) list: Vec<Buffer>,

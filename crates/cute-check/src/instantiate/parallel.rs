@@ -20,7 +20,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::reuse::Reuse;
 use super::run::ThreadResult;
+use super::spent::Spent;
 use super::{Setup, Shared};
 use crate::model::{BarrierIx, BufferIx, MemKind, OpKind};
 
@@ -33,32 +35,76 @@ const MAX_WORKERS: usize = 8;
 
 /// Runs `threads` on the available cores and merges what they left; `None`
 /// when one core is enough or the result needs the sequential run.
-pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)]) -> Option<(Shared, Vec<ThreadResult>)> {
+///
+/// With `reuse` (the runs kept from other ways of deciding the kernel's
+/// conditions, `reuse.rs`), the threads run warp by warp, a warp whose
+/// conditions this way decides as a kept run did is not run again, and the
+/// warps run now are kept.
+pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)], reuse: Option<&Reuse>) -> Option<(Shared, Vec<ThreadResult>)> {
     let available = || std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = match setup.options.workers {
         0 => available(),
         n => n,
     }
     .min(MAX_WORKERS);
-    if workers < 2 || threads.len() < MIN_THREADS {
-        return None;
-    }
-    let runs = split(threads, workers);
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<(Shared, Vec<ThreadResult>)>>> = Mutex::new((0..runs.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(runs.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(run) = runs.get(i) else { break };
-                let mut shared = setup.shared();
-                let results = setup.run_threads(run, &mut shared, 0);
-                done.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some((shared, results));
-            });
+    let spread = workers >= 2 && threads.len() >= MIN_THREADS;
+    let runs = match (reuse, spread) {
+        (Some(_), _) => warps(threads),
+        (None, true) => split(threads, workers),
+        (None, false) => return None,
+    };
+    let mut done: Vec<Option<(Shared, Vec<ThreadResult>)>> = runs.iter().map(|run| reuse.and_then(|r| r.find(run, setup.scenario))).collect();
+    let to_run: Vec<usize> = (0..runs.len()).filter(|&i| done[i].is_none()).collect();
+    // Runs after one whose threads met an unmodelled construct or ran out
+    // of time are not merged (see `merge`): they are not run either.
+    let stops = |shared: &Shared| !shared.unresolved.is_empty() || shared.out_of_time;
+    let last_merged = AtomicUsize::new(done.iter().position(|d| d.as_ref().is_some_and(|(shared, _)| stops(shared))).unwrap_or(usize::MAX));
+    let run_one = |i: usize| {
+        let mut shared = setup.shared();
+        let results = setup.run_threads(runs[i], &mut shared, Spent::after_others());
+        if stops(&shared) {
+            last_merged.fetch_min(i, Ordering::Relaxed);
         }
-    });
-    let done = done.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        (i, (shared, results))
+    };
+    let ran: Vec<(usize, (Shared, Vec<ThreadResult>))> = if spread && to_run.len() > 1 {
+        let next = AtomicUsize::new(0);
+        let ran = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..workers.min(to_run.len()) {
+                scope.spawn(|| loop {
+                    let Some(&i) = to_run.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                    if i > last_merged.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let run = run_one(i);
+                    ran.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(run);
+                });
+            }
+        });
+        ran.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
+    } else {
+        let mut ran = Vec::new();
+        for &i in &to_run {
+            if i > last_merged.load(Ordering::Relaxed) {
+                break;
+            }
+            ran.push(run_one(i));
+        }
+        ran
+    };
+    for (i, run) in ran {
+        if let Some(reuse) = reuse {
+            reuse.keep(runs[i], setup.scenario, &run.0, &run.1);
+        }
+        done[i] = Some(run);
+    }
     merge(setup, runs.iter().copied().zip(done))
+}
+
+/// The warps of `threads`, each a run.
+fn warps(threads: &[(u32, u32)]) -> Vec<&[(u32, u32)]> {
+    threads.chunk_by(|a, b| a.0 == b.0 && a.1 / 32 == b.1 / 32).collect()
 }
 
 /// Consecutive runs of whole warps, each within one CTA, of about
@@ -84,7 +130,7 @@ fn merge<'r>(
 ) -> Option<(Shared, Vec<ThreadResult>)> {
     let mut merged = setup.shared();
     let mut results = Vec::new();
-    let mut steps = 0usize;
+    let mut spent = Spent::default();
     for (run, done) in runs {
         // The sequential run stops after the thread that met an unmodelled
         // construct.
@@ -96,24 +142,19 @@ fn merge<'r>(
             setup.out_of_time(&mut merged);
             break;
         }
-        // The sequential run checks the statement budget, and whether the
-        // other ways of deciding the conditions met so far would pass it,
-        // before each thread. (It also stops after a thread that met an
-        // unmodelled construct, as each run does: a run that met one ends
-        // there.)
-        let mut open: std::collections::BTreeSet<cute_ir::ast::StmtId> = merged.open.keys().copied().collect();
-        let mut total = steps;
+        // The sequential run asks `spent.rs` whether to stop before each
+        // thread. (It also stops after a thread that met an unmodelled
+        // construct, as each run does: a run that met one ends there.)
+        let before = spent.clone();
         let cut = run_results.iter().position(|r| {
-            let stops = total > setup.options.max_steps_total || setup.other_ways_over_budget(total, open.len());
-            total += r.steps;
-            open.extend(r.opened.iter().copied());
+            let stops = spent.stop(setup).is_some();
+            spent.add(r.thread, r.steps, &r.met);
             stops
         });
         if let Some(cut) = cut {
-            results.extend(setup.run_threads(&run[..=cut], &mut merged, steps));
+            results.extend(setup.run_threads(&run[..=cut], &mut merged, before));
             break;
         }
-        steps += run_results.iter().map(|r| r.steps).sum::<usize>();
         let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, handed_pointers, memory_conditions, .. } =
             shared;
         let table = &mut merged.barriers;

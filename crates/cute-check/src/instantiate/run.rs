@@ -12,14 +12,12 @@
 //!   not run again per way of deciding its runtime conditions (the constructs
 //!   other threads or paths would meet further on are listed once this one is
 //!   modelled or changed);
+//! - in the first run, when the ways of deciding the conditions met so far
+//!   would pass the statement budget together (`spent.rs`);
 //! - past the statement budget: the statements the threads execute together
 //!   (1,000,000, and 200,000 per thread; a lane stood in for counts the
 //!   statements of the lane standing in), so that a verdict does not depend on
 //!   the machine or its load;
-//! - when the ways of deciding the conditions met so far would pass that budget
-//!   together ([`super::other_ways_over_budget`]): its statements so far, times
-//!   the other ways, already do, and nothing the remaining threads do can
-//!   change that;
 //! - past the time budget ([`super::MAX_TIME`], 3 s), which stays behind the
 //!   statement budget for statements slow to evaluate.
 //!
@@ -33,11 +31,13 @@ use rustc_hash::FxHashMap as HashMap;
 use cute_ir::ast::StmtId;
 use cute_ir::eval::{self, Env, Value};
 
-use super::{functions::Body, lanes, memory, other_ways_over_budget, uniform, BarrierTable, MAX_TIME, Setup, Shared, StandIn, ThreadRun};
+use super::spent::{Spent, Stop};
+use super::{functions::Body, lanes, memory, uniform, BarrierTable, MAX_TIME, Setup, Shared, StandIn, ThreadRun};
 use crate::model::*;
 
 /// What one thread left: its synchronization operations and, when it has
 /// any, its memory operations.
+#[derive(Clone)]
 pub(super) struct ThreadResult {
     pub(super) thread: (u32, u32),
     pub(super) ops: Vec<Op>,
@@ -46,8 +46,9 @@ pub(super) struct ThreadResult {
     pub(super) ran: bool,
     /// Statements it executed (those of the lane standing in for it).
     pub(super) steps: usize,
-    /// Conditions on runtime values it was the first of its run to meet.
-    pub(super) opened: Vec<StmtId>,
+    /// Conditions on runtime values it met (none for a lane stood in for:
+    /// the lane standing in met them).
+    pub(super) met: Vec<StmtId>,
 }
 
 /// What the lanes of the warp being run leave for their memory accesses to
@@ -95,23 +96,22 @@ impl Setup<'_> {
             handed_pointers: BTreeMap::new(),
             deadline: self.deadline,
             out_of_time: false,
+            other_ways_over_budget: false,
             block_assumed: self.block_assumed,
         }
     }
 
-    /// Runs `threads` in order, after threads that executed `steps_before`
-    /// statements, filling `shared`; returns what each left. Stops after a
-    /// CTA that met an unmodelled construct, at the time budget or past the
-    /// statement budget, recording why.
-    pub(super) fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared, steps_before: usize) -> Vec<ThreadResult> {
+    /// Runs `threads` in order, after threads that spent `spent`, filling
+    /// `shared`; returns what each left. Stops after a CTA that met an
+    /// unmodelled construct, at the time budget, or where `spent.rs` says,
+    /// recording why.
+    pub(super) fn run_threads(&self, threads: &[(u32, u32)], shared: &mut Shared, mut spent: Spent) -> Vec<ThreadResult> {
         let Setup { module, kernel, kept, scenario, options, block, cluster, cluster_ctas, threads_per_cta, grid, stands_in, modelled_ctas, launch_ctas, .. } = *self;
         let mut results = Vec::with_capacity(threads.len());
-        let mut total_steps = steps_before;
         // The converged accesses of the warp being run.
         let mut warp: Option<WarpMemory> = None;
         // The lanes of the warp being run that stand in for later ones.
         let mut stand_ins: Vec<StandIn> = Vec::new();
-        let mut open_seen: BTreeSet<StmtId> = shared.open.keys().copied().collect();
         for &(cta, tid) in threads {
             // A construct the model cannot represent makes the kernel "not
             // checked": the threads after the first one that meets it would
@@ -124,19 +124,22 @@ impl Setup<'_> {
                 self.out_of_time(shared);
                 break;
             }
-            if total_steps > options.max_steps_total {
-                self.over_statement_budget(shared);
-                break;
+            match spent.stop(self) {
+                Some(Stop::Statements) => {
+                    self.over_statement_budget(shared);
+                    break;
+                }
+                Some(Stop::OtherWays) => {
+                    shared.other_ways_over_budget = true;
+                    break;
+                }
+                None => {}
             }
-            if self.other_ways_over_budget(total_steps, shared.open.len()) {
-                break;
-            }
-            let open_before = shared.open.len();
             if tid % 32 == 0 {
                 stand_ins.clear();
             }
             if let Some(runner) = stand_ins.iter().find(|s| s.stands_for(cta, tid)) {
-                total_steps += runner.steps;
+                spent.add((cta, tid), runner.steps, &[]);
                 for key in &runner.uses {
                     shared.barrier_uses.entry(*key).or_default().push(tid);
                 }
@@ -149,7 +152,7 @@ impl Setup<'_> {
                     memory: None,
                     ran: false,
                     steps: runner.steps,
-                    opened: Vec::new(),
+                    met: Vec::new(),
                 });
                 continue;
             }
@@ -221,6 +224,9 @@ impl Setup<'_> {
                 definitions: self.definitions,
                 loop_bounds: self.loop_bounds,
                 same_conditions: self.same_conditions,
+                frame_origins: None,
+                pending_origins: None,
+                met: Vec::new(),
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.
@@ -241,7 +247,7 @@ impl Setup<'_> {
                     ),
                 );
             }
-            total_steps += thread.steps;
+            spent.add((cta, tid), thread.steps, &thread.met);
             let stand_in = thread
                 .stands_in()
                 .then(|| StandIn {
@@ -277,20 +283,13 @@ impl Setup<'_> {
                 w.lanes.push(Some(std::mem::take(&mut thread.lane_regions)));
             }
             let is_last_lane = thread.is_last_lane();
-            // The conditions this thread found open first (the thread that
-            // stands in for others found none: it met nothing lane-dependent).
-            let opened = match thread.shared.open.len() > open_before {
-                true => thread.shared.open.keys().copied().filter(|id| !open_seen.contains(id)).collect(),
-                false => Vec::new(),
-            };
-            open_seen.extend(opened.iter().copied());
             results.push(ThreadResult {
                 thread: (cta, tid),
                 ops: std::mem::take(&mut thread.ops),
                 memory,
                 ran: true,
                 steps: thread.steps,
-                opened,
+                met: std::mem::take(&mut thread.met),
             });
             if is_last_lane {
                 if let Some(WarpMemory { lane0: at, accesses, race_points, lanes }) = warp.take() {
@@ -314,16 +313,6 @@ impl Setup<'_> {
             what: format!("running its threads took longer than {} s, too long to model", MAX_TIME.as_secs()),
             origin: None,
         });
-    }
-
-    /// Whether the first run, with `steps` statements executed and `open`
-    /// conditions on runtime values met, already shows
-    /// [`other_ways_over_budget`]: the kernel cannot be checked then,
-    /// whatever the threads not run yet do, and they are not run. (Only the
-    /// first run stops so: a run for a way of deciding them is a model to
-    /// check.)
-    pub(super) fn other_ways_over_budget(&self, steps: usize, open: usize) -> bool {
-        self.scenario.is_empty() && other_ways_over_budget(steps, open, self.options)
     }
 
     /// Records that the threads ran past the statement budget.

@@ -17,9 +17,22 @@
 //! A test that reads memory (`if flags[0] > 0:`) or calls anything but a
 //! function of values (`cutlass.const_expr`, `cute.elem_less`, a numeric
 //! type) can see another value the next time, and stays its own.
+//!
+//! The helpers a kernel inlines test the same values under other names:
+//! `def softmax(self, ..., cum_seqlen_q):` tests `cum_seqlen_q is not None`
+//! as the kernel that passes it its own `cum_seqlen_q` does, and a method
+//! tests `self.use_tma_store` as the kernel does. So a helper's names that
+//! stand for the kernel's ([`Origins`]: a parameter given a name of the
+//! caller's that holds one value, and never rebound by the helper) are read
+//! as the kernel's, and a test written like one of the kernel's once they
+//! are is decided by it. A test in helpers alone stays its own: which
+//! statement decides a group must not depend on the order the threads meet
+//! them in, and the kernel's are the only ones always run in its frame.
+
+use std::collections::BTreeSet;
 
 use cute_ir::api::Api;
-use cute_ir::ast::{Expr, FunctionDef, Stmt, StmtId, StmtKind, Target, UnOp};
+use cute_ir::ast::{Call, Expr, FunctionDef, Stmt, StmtId, StmtKind, Target, UnOp};
 use cute_ir::module::nested_statements;
 use cute_syntax::TextRange;
 use rustc_hash::FxHashMap;
@@ -35,6 +48,26 @@ pub(super) type Deciding = (StmtId, TextRange, bool);
 #[derive(Default)]
 pub(super) struct SameConditions {
     first: FxHashMap<StmtId, Deciding>,
+    /// The kernel's tests on names that hold one value, as written, each
+    /// with the condition that decides it.
+    kernel_tests: Vec<(Expr, Deciding)>,
+    /// How many statements of the kernel bind each name.
+    bindings: FxHashMap<String, usize>,
+    /// The names bound once, by a statement of the kernel's body itself,
+    /// with where that statement ends.
+    defined_once_at: FxHashMap<String, u32>,
+}
+
+/// What the names of a helper being run stand for in the kernel's frame: a
+/// parameter given a name of its caller's that holds one value, which the
+/// helper never rebinds, is that name of the kernel's (`cum_seqlen_q` for
+/// `softmax(..., cum_seqlen_q=cum_seqlen_q)`, `self` for `self.softmax(...)`).
+#[derive(Default)]
+pub(super) struct Origins {
+    names: FxHashMap<String, String>,
+    /// Where the kernel's call that the helpers being run were inlined
+    /// from is: the kernel's names hold one value from there on.
+    at: u32,
 }
 
 impl SameConditions {
@@ -47,23 +80,19 @@ impl SameConditions {
         }
         // A name bound once, by a statement of the kernel's body itself (run
         // once, not in a loop or a branch), holds one value after it.
-        let defined_once_at: FxHashMap<&str, u32> = kernel
+        let defined_once_at: FxHashMap<String, u32> = kernel
             .body
             .iter()
             .filter_map(|s| match &s.kind {
                 StmtKind::Assign { targets, .. } => match &targets[..] {
-                    [Target::Name(n)] if bindings.get(n) == Some(&1) => Some((n.as_str(), s.range.end)),
+                    [Target::Name(n)] if bindings.get(n) == Some(&1) => Some((n.clone(), s.range.end)),
                     _ => None,
                 },
                 _ => None,
             })
             .collect();
-        let holds_one_value = |name: &str, at: u32| match bindings.get(name) {
-            None => true,
-            Some(_) => defined_once_at.get(name).is_some_and(|&defined| defined <= at),
-        };
+        let mut same = SameConditions { first: FxHashMap::default(), kernel_tests: Vec::new(), bindings, defined_once_at };
         // Calls carry their position: tests are compared as written.
-        let mut seen: Vec<(&Expr, Deciding)> = Vec::new();
         for s in statements {
             let StmtKind::If { cond, .. } = &s.kind else { continue };
             if !kept(s.id) || !reads_values_only(cond) {
@@ -71,18 +100,93 @@ impl SameConditions {
             }
             let mut uses = Vec::new();
             cond.collect_uses(&mut uses);
-            if !uses.iter().all(|u| holds_one_value(u, s.range.start)) {
+            if !uses.iter().all(|u| same.holds_one_value(u, s.range.start)) {
                 continue;
             }
             let (test, negated) = test_of(cond);
-            match seen.iter().find(|(earlier, _)| earlier.written_like(test)) {
+            match same.kernel_tests.iter().find(|(earlier, _)| earlier.written_like(test)) {
                 Some(&(_, (stmt, site, earlier_negated))) => {
                     first.insert(s.id, (stmt, site, negated != earlier_negated));
                 }
-                None => seen.push((test, (s.id, site(s), negated))),
+                None => same.kernel_tests.push((test.clone(), (s.id, site(s), negated))),
             }
         }
-        SameConditions { first }
+        same.first = first;
+        same
+    }
+
+    /// Whether the kernel's name (or `self.x` attribute) `name` holds one
+    /// value from position `at` of the kernel on.
+    fn holds_one_value(&self, name: &str, at: u32) -> bool {
+        match self.bindings.get(name) {
+            None => true,
+            Some(_) => self.defined_once_at.get(name).is_some_and(|&defined| defined <= at),
+        }
+    }
+
+    /// The [`Origins`] of the names of helper `f`, called by `call` from a
+    /// frame whose names stand for the kernel's as `caller` says (`None`:
+    /// the kernel's own frame), binding its parameters to the expressions
+    /// `bound` (see `inline::bind_parameters`; `None`: a default, or no
+    /// expression of the caller's). `rebound`: the names and attributes `f`
+    /// binds.
+    pub(super) fn helper_origins(
+        &self,
+        call: &Call,
+        caller: Option<&Origins>,
+        bound: Vec<(String, Option<&Expr>)>,
+        rebound: &BTreeSet<String>,
+    ) -> Origins {
+        let at = caller.map_or(call.range.start, |c| c.at);
+        let origin = |name: &str| match caller {
+            Some(c) => c.names.get(name).cloned(),
+            None => self.holds_one_value(name, at).then(|| name.to_string()),
+        };
+        let mut names = FxHashMap::default();
+        for (param, given) in bound {
+            let from = match given {
+                Some(Expr::Name(n)) => origin(n),
+                _ => None,
+            };
+            // A later binding of the parameter replaces an earlier one.
+            names.remove(&param);
+            let never_rebound = || !rebound.iter().any(|r| r == &param || r.strip_prefix(param.as_str()).is_some_and(|rest| rest.starts_with('.')));
+            if let Some(from) = from.filter(|_| never_rebound()) {
+                names.insert(param, from);
+            }
+        }
+        Origins { names, at }
+    }
+
+    /// The condition that decides `s`, a statement of a helper whose names
+    /// stand for the kernel's as `origins` says: a test of the kernel's
+    /// it is written like once they are read as the kernel's, else its own.
+    pub(super) fn deciding_in_helper(&self, s: &Stmt, origins: &Origins) -> Deciding {
+        let own = (s.id, site(s), false);
+        let StmtKind::If { cond, .. } = &s.kind else { return own };
+        if origins.names.is_empty() || !reads_values_only(cond) {
+            return own;
+        }
+        let (test, negated) = test_of(cond);
+        let mut uses = Vec::new();
+        test.collect_uses(&mut uses);
+        let as_kernel = |used: &str| {
+            let (base, attr) = used.split_once('.').map_or((used, None), |(b, a)| (b, Some(a)));
+            let kernel = origins.names.get(base)?;
+            Some(match attr {
+                Some(a) => format!("{kernel}.{a}"),
+                None => kernel.clone(),
+            })
+        };
+        if !uses.iter().all(|u| as_kernel(u).is_some_and(|k| self.holds_one_value(&k, origins.at))) {
+            return own;
+        }
+        let mut renamed = test.clone();
+        rename(&mut renamed, &origins.names);
+        match self.kernel_tests.iter().find(|(kernel_test, _)| kernel_test.written_like(&renamed)) {
+            Some(&(_, (stmt, site, kernel_negated))) => (stmt, site, negated != kernel_negated),
+            None => own,
+        }
     }
 
     /// The condition `s`'s is (its own unless it repeats an earlier one).
@@ -105,6 +209,23 @@ fn test_of(mut e: &Expr) -> (&Expr, bool) {
             _ => return (e, negated),
         }
     }
+}
+
+/// `e` with the names `names` maps renamed.
+fn rename(e: &mut Expr, names: &FxHashMap<String, String>) {
+    if let Expr::Name(n) = e {
+        if let Some(to) = names.get(n.as_str()) {
+            *n = to.clone();
+        }
+        return;
+    }
+    e.for_each_child_mut(&mut |child| rename(child, names));
+}
+
+/// The names and `self.x` attributes the statements of function `f` bind,
+/// or whose objects its methods may change (see [`bindings_of`]).
+pub(super) fn rebound_by(f: &FunctionDef) -> BTreeSet<String> {
+    bindings_of(&nested_statements(&f.body)).into_iter().collect()
 }
 
 /// Where a condition is reported: the `if` keyword of a branch.
@@ -260,6 +381,62 @@ mod tests {
         let same = same(&module);
         for s in ifs(&module) {
             assert_eq!(same.deciding(s).0, s.id);
+        }
+    }
+
+    /// The kernel `C.k` of `text`, its helper `C.h`, and the call of `h`
+    /// that is the kernel's statement `call_at`.
+    fn kernel_and_helper(text: &str, call_at: usize) -> (Module, Call) {
+        let module = cute_ir::lower_text(text).unwrap();
+        let StmtKind::Expr(Expr::Call(call)) = &module.functions[0].body[call_at].kind else { panic!("not a call") };
+        let call = (**call).clone();
+        (module, call)
+    }
+
+    fn origins(same: &SameConditions, module: &Module, call: &Call) -> Origins {
+        let helper = &module.functions[1];
+        let receiver = match &call.func {
+            Expr::Attr { base, .. } => Some(Some(base.as_ref())),
+            _ => None,
+        };
+        let bound = super::super::inline::bind_parameters(helper, receiver, call.args.iter().map(Some), Vec::new(), |_| None);
+        same.helper_origins(call, None, bound, &rebound_by(helper))
+    }
+
+    #[test]
+    fn a_helper_s_test_of_what_the_kernel_gave_it_is_the_kernel_s() {
+        let (module, call) = kernel_and_helper(
+            "class C:\n    def k(self, flag):\n        if flag is not None:\n            a()\n        if cutlass.const_expr(self.on):\n            b()\n        self.h(flag)\n\n    def h(self, f):\n        if f is not None:\n            c()\n        if not self.on:\n            d()\n        if f is None:\n            e()\n",
+            2,
+        );
+        let same = same(&module);
+        let origins = origins(&same, &module, &call);
+        let kernel_ifs = ifs(&module);
+        let helper_ifs: Vec<&Stmt> =
+            nested_statements(&module.functions[1].body).into_iter().filter(|s| matches!(s.kind, StmtKind::If { .. })).collect();
+        let deciding = |s: &Stmt| same.deciding_in_helper(s, &origins);
+        assert_eq!(deciding(helper_ifs[0]).0, kernel_ifs[0].id);
+        assert!(!deciding(helper_ifs[0]).2);
+        // The opposite test of the kernel's attribute.
+        assert_eq!(deciding(helper_ifs[1]).0, kernel_ifs[1].id);
+        assert!(deciding(helper_ifs[1]).2);
+        // The kernel writes no `flag is None`: the helper's own.
+        assert_eq!(deciding(helper_ifs[2]).0, helper_ifs[2].id);
+    }
+
+    #[test]
+    fn a_helper_test_on_a_name_rebound_on_either_side_is_its_own() {
+        // The helper rebinds its parameter; the kernel rebinds the name it
+        // passes after the call.
+        for text in [
+            "class C:\n    def k(self, flag):\n        if flag is not None:\n            a()\n        self.h(flag)\n\n    def h(self, f):\n        f = None\n        if f is not None:\n            c()\n",
+            "class C:\n    def k(self, flag):\n        if flag is not None:\n            a()\n        self.h(flag)\n        flag = None\n\n    def h(self, f):\n        if f is not None:\n            c()\n",
+        ] {
+            let (module, call) = kernel_and_helper(text, 1);
+            let same = same(&module);
+            let origins = origins(&same, &module, &call);
+            let helper_if = nested_statements(&module.functions[1].body).into_iter().find(|s| matches!(s.kind, StmtKind::If { .. })).unwrap();
+            assert_eq!(same.deciding_in_helper(helper_if, &origins).0, helper_if.id, "{text}");
         }
     }
 }

@@ -417,7 +417,7 @@ impl<'a> ThreadRun<'a> {
         let (Update::Add(1), Some(_), Some(k)) = (&made.update, made.offset, test.target) else { return };
         // The condition the scenario decides may be an earlier one this
         // one negates (`same_condition.rs`).
-        let (stmt, _, negated) = self.same_conditions.deciding(s);
+        let (stmt, _, negated) = self.deciding(s);
         let decided = if negated { test.exit_when.negated() } else { test.exit_when };
         let masks = super::tickets::ticket_masks(decided, k, self.modelled_ctas, self.launch_ctas);
         if let Some(c) = self.shared.open.get_mut(&stmt) {
@@ -434,12 +434,26 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
+    /// The condition that decides `s`'s (`same_condition.rs`): in the
+    /// kernel's frame, the first of the kernel's written like it; in a
+    /// helper's, the kernel's it is written like once the helper's names are
+    /// read as the kernel's.
+    fn deciding(&self, s: &Stmt) -> super::same_condition::Deciding {
+        match &self.frame_origins {
+            None => self.same_conditions.deciding(s),
+            Some(origins) => self.same_conditions.deciding_in_helper(s, origins),
+        }
+    }
+
     pub(super) fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
         let why = match value {
             Value::Unknown(w) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
-        let (stmt, site, negated) = self.same_conditions.deciding(s);
+        let (stmt, site, negated) = self.deciding(s);
+        if !self.met.contains(&stmt) {
+            self.met.push(stmt);
+        }
         self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false, cta_masks: Vec::new() });
         self.scenario.get(&stmt).is_some_and(|d| d.holds_in(self.cta)) != negated
     }

@@ -12,7 +12,7 @@
 //! `missing-wait`, `missing-release`, `missing-acquire` and
 //! `scope-too-narrow`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::*;
 
@@ -35,7 +35,7 @@ impl<'m> Execution<'m> {
     pub(super) fn findings(&self, model: &Model, deadline: std::time::Instant) -> Result<Vec<MemoryFinding>, String> {
         let mut out = Vec::new();
         let mut checked = 0usize;
-        let mut by_buffer: HashMap<BufferIx, Vec<usize>> = HashMap::new();
+        let mut by_buffer: HashMap<BufferIx, Vec<usize>> = HashMap::default();
         for (i, e) in self.events.iter().enumerate() {
             if let Some(b) = accessed_buffer(&e.kind) {
                 by_buffer.entry(b).or_default().push(i);

@@ -21,7 +21,7 @@
 //! drawn, or one whose value is not known, makes the analysis stop: which
 //! element it touches is not known.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::model::*;

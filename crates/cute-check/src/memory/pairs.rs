@@ -7,7 +7,7 @@
 //! its program).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::*;
 
@@ -49,7 +49,7 @@ fn element_of(event: &Event) -> Option<(Option<i64>, &[i64])> {
 /// Every pair (global memory, where accesses are not ordered through the
 /// memory clock alone); false once `visit` stopped.
 fn all_pairs(events: &[Event], of_buffer: &[usize], visit: &mut dyn FnMut(usize, usize) -> bool) -> bool {
-    let mut by_element: HashMap<(Option<i64>, &[i64]), Vec<usize>> = HashMap::new();
+    let mut by_element: HashMap<(Option<i64>, &[i64]), Vec<usize>> = HashMap::default();
     let mut wide = Vec::new();
     for &i in of_buffer {
         match element_of(&events[i]) {

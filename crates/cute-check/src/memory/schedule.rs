@@ -29,7 +29,9 @@
 //! ticket is the element of the one its thread drew (`mem_ops`,
 //! `resolve_ticket`): a flag per ticket, not one counter every CTA shares.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::*;
 
@@ -45,7 +47,7 @@ const MAX_CLOCKS: usize = 4096;
 
 impl<'m> Execution<'m> {
     pub(super) fn run(model: &'m Model, deadline: std::time::Instant) -> Result<Execution<'m>, Stopped> {
-        let mut memory: HashMap<(u32, u32), &'m ThreadMemory> = HashMap::new();
+        let mut memory: HashMap<(u32, u32), &'m ThreadMemory> = HashMap::default();
         for t in &model.memory {
             memory.insert(t.thread, t);
         }
@@ -110,7 +112,7 @@ impl<'m> Execution<'m> {
             copy_phases: Vec::new(),
             cluster_ctas: model.cluster_ctas.max(1),
             unmodelled_pass: None,
-            ticket_updates: HashMap::new(),
+            ticket_updates: HashMap::default(),
             not_known: None,
             pair_not_known: Default::default(),
         };
@@ -127,7 +129,7 @@ impl<'m> Execution<'m> {
                 completed: Vec::new(),
             })
             .collect();
-        let mut counters: HashMap<(BufferIx, Option<i64>), CounterRun> = HashMap::new();
+        let mut counters: HashMap<(BufferIx, Option<i64>), CounterRun> = HashMap::default();
         for t in &model.memory {
             for op in &t.ops {
                 if let MemKind::Update { buffer, ticket: Some(_), .. } = op.kind {
@@ -156,7 +158,7 @@ impl<'m> Execution<'m> {
         let mut order: BTreeSet<(usize, usize)> = (0..n).map(|a| (0, a)).collect();
         let mut placed = vec![0usize; n];
         let mut spinners: BTreeSet<usize> = (0..n).filter(|&a| exec.next_spins(a)).collect();
-        let adds = if model.grid.stands_in.is_some() { CounterAdds::of(model) } else { HashMap::new() };
+        let adds = if model.grid.stands_in.is_some() { CounterAdds::of(model) } else { HashMap::default() };
         for step in 0u64.. {
             if step % 4096 == 0 && std::time::Instant::now() > deadline {
                 return Err(out_of_time().into());
@@ -349,7 +351,7 @@ pub(super) struct CounterAdds {
 impl CounterAdds {
     /// Per counter (buffer and element) the modelled threads update.
     pub(super) fn of(model: &Model) -> HashMap<(BufferIx, Option<i64>), CounterAdds> {
-        let mut out: HashMap<(BufferIx, Option<i64>), CounterAdds> = HashMap::new();
+        let mut out: HashMap<(BufferIx, Option<i64>), CounterAdds> = HashMap::default();
         for t in &model.memory {
             for o in &t.ops {
                 if let MemKind::Update { buffer, offset, ticket: None, update, .. } = &o.kind {

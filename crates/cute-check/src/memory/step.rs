@@ -6,7 +6,7 @@
 //! announced for it are in. The first init of a barrier counts: init hazards
 //! are the explorer's to report.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::model::*;

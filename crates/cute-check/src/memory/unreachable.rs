@@ -19,7 +19,7 @@
 //! spin loop then hangs the kernel (`deadlock`); a branch is never taken,
 //! and the way that takes it is a way no run takes (nothing to check).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::*;
 

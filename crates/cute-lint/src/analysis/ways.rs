@@ -20,7 +20,9 @@
 
 use std::collections::VecDeque;
 
-use cute_check::{Decision, InstantiateOptions, OpenCondition, Scenario, MAX_OPEN_CONDITIONS};
+use cute_ir::ast::StmtId;
+
+use cute_check::{cost_of_other_ways, Decision, InstantiateOptions, Instantiated, OpenCondition, Scenario, WarpCost, MAX_OPEN_CONDITIONS};
 
 pub(crate) struct Ways {
     /// Every condition some run met, in the order first met.
@@ -62,9 +64,24 @@ fn decisions(c: &OpenCondition) -> Vec<Decision> {
     out
 }
 
-/// The ways besides the first run's that deciding `conditions` makes.
-fn other_ways(conditions: &[&OpenCondition]) -> usize {
-    conditions.iter().fold(1usize, |n, c| n.saturating_mul(decisions(c).len())) - 1
+/// The statements running the threads again for the ways besides the
+/// first run's that deciding `conditions` makes executes, by what the run
+/// that met them cost warp by warp (see [`cost_of_other_ways`]).
+fn cost_of(conditions: &[&OpenCondition], costs: &[WarpCost]) -> usize {
+    let ids: Vec<StmtId> = conditions.iter().map(|c| c.stmt).collect();
+    cost_of_other_ways(costs, &ids, |id| conditions.iter().find(|c| c.stmt == id).map_or(1, |c| decisions(c).len()))
+}
+
+/// Whether the first run `first` shows that running the threads for every
+/// way of deciding the conditions it met (as many as one way decides)
+/// would pass the statement budget of the runs after it: the kernel is not
+/// checked then, since a verdict needs every way of them.
+pub(crate) fn other_ways_over_budget(first: &Instantiated, options: &InstantiateOptions) -> bool {
+    if first.other_ways_over_budget {
+        return true;
+    }
+    let met: Vec<&OpenCondition> = first.open_conditions.iter().take(MAX_OPEN_CONDITIONS).collect();
+    cost_of(&met, &first.costs) > options.max_steps_total
 }
 
 impl Ways {
@@ -84,14 +101,14 @@ impl Ways {
         self.pending.pop_front()
     }
 
-    /// Takes in the run of `way`, which met the conditions `open` and
-    /// executed `steps` statements: the conditions it met that `way` does
+    /// Takes in the run of `way`, which met the conditions `open` and cost
+    /// `costs` warp by warp: the conditions it met that `way` does
     /// not decide were decided as false, and the other ways of deciding
     /// them are to be run too, within the limits. `may_branch` is false for
     /// a run whose model is not checked anyway (a construct not modelled,
     /// out of time): other ways of it would tell nothing. Returns `way`
     /// with every condition the run met decided.
-    pub(crate) fn ran(&mut self, mut way: Scenario, open: &[OpenCondition], steps: usize, may_branch: bool) -> Scenario {
+    pub(crate) fn ran(&mut self, mut way: Scenario, open: &[OpenCondition], costs: &[WarpCost], may_branch: bool) -> Scenario {
         for c in open {
             if !self.met.iter().any(|m| m.stmt == c.stmt) {
                 self.met.push(c.clone());
@@ -104,8 +121,9 @@ impl Ways {
         let new: Vec<&OpenCondition> = open.iter().filter(|c| !way.contains_key(&c.stmt)).collect();
         let room = MAX_OPEN_CONDITIONS.saturating_sub(way.len());
         let mut branch_on = if may_branch { new.len().min(room) } else { 0 };
-        // Each other way of the new conditions costs a run like this one.
-        while branch_on > 0 && other_ways(&new[..branch_on]).saturating_mul(steps) > self.steps_left {
+        // Each other way of the new conditions runs again the warps that
+        // met them.
+        while branch_on > 0 && cost_of(&new[..branch_on], costs) > self.steps_left {
             branch_on -= 1;
         }
         // Every combination of the decisions of the conditions branched on
@@ -126,7 +144,7 @@ impl Ways {
         let made = combinations.len() - 1;
         self.pending.extend(combinations.into_iter().skip(1));
         self.made += made;
-        self.steps_left -= made * steps;
+        self.steps_left -= cost_of(&new[..branch_on], costs);
         if may_branch {
             for c in &new[branch_on..] {
                 if !self.one_way.iter().any(|o| o.stmt == c.stmt) {
@@ -157,7 +175,6 @@ impl Ways {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cute_ir::ast::StmtId;
     use cute_syntax::TextRange;
 
     fn condition(stmt: u32) -> OpenCondition {
@@ -169,12 +186,14 @@ mod tests {
     }
 
     /// Runs every way, the run of a way meeting the conditions `meets`
-    /// says; returns the ways run, each with every condition it met.
+    /// says in a single warp that executes `steps` statements; returns the
+    /// ways run, each with every condition it met.
     fn run_all(ways: &mut Ways, steps: usize, meets: impl Fn(&Scenario) -> Vec<u32>) -> Vec<Scenario> {
         let mut run = Vec::new();
         while let Some(way) = ways.next() {
-            let open: Vec<OpenCondition> = meets(&way).into_iter().map(condition).collect();
-            run.push(ways.ran(way, &open, steps, true));
+            let met = meets(&way);
+            let open: Vec<OpenCondition> = met.iter().copied().map(condition).collect();
+            run.push(ways.ran(way, &open, &[WarpCost { steps, conditions: met }], true));
         }
         run
     }
@@ -222,10 +241,34 @@ mod tests {
     }
 
     #[test]
+    fn a_way_costs_the_warps_that_meet_the_conditions_it_decides_otherwise() {
+        // Two warps of 10 statements, each meeting a condition of its own,
+        // and one of 100 that meets none: the three other ways run each of
+        // the two warps once more (the runs of a warp for a way that decides
+        // its conditions as an earlier way did are taken up again).
+        let costs = [
+            WarpCost { steps: 10, conditions: vec![1] },
+            WarpCost { steps: 10, conditions: vec![2] },
+            WarpCost { steps: 100, conditions: Vec::new() },
+        ];
+        let met = [condition(1), condition(2)];
+        assert_eq!(cost_of(&met.iter().collect::<Vec<_>>(), &costs), 20);
+        // A warp that meets both runs once for each of the three.
+        let both = [WarpCost { steps: 10, conditions: vec![1, 2] }, WarpCost { steps: 100, conditions: Vec::new() }];
+        assert_eq!(cost_of(&met.iter().collect::<Vec<_>>(), &both), 30);
+        // Within a budget of 25 both conditions are run both ways.
+        let mut ways = Ways::new(&options(25));
+        let way = ways.next().unwrap();
+        ways.ran(way, &met, &costs, true);
+        assert!(ways.one_way().is_empty());
+        assert_eq!(ways.made(), 4);
+    }
+
+    #[test]
     fn a_run_not_checked_does_not_branch() {
         let mut ways = Ways::new(&options(1_000_000));
         let way = ways.next().unwrap();
-        let run = ways.ran(way, &[condition(1)], 10, false);
+        let run = ways.ran(way, &[condition(1)], &[WarpCost { steps: 10, conditions: vec![1] }], false);
         assert!(ways.next().is_none());
         assert_eq!(decided(&run, 1), Some(false));
         assert!(ways.one_way().is_empty());

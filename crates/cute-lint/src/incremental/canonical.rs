@@ -118,7 +118,34 @@ impl Key {
             memory_controls: self.memory_controls.iter().copied().collect(),
         };
         let scenario: Scenario = self.scenario.iter().copied().collect();
-        cute_check::instantiate(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get())
+        let reuse = self.reuse();
+        cute_check::instantiate_reusing(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get(), Some(&reuse))
+    }
+
+    /// Whether `self` and `other` are the keys of one kernel's ways.
+    fn same_but_scenario(&self, other: &Key) -> bool {
+        let Key { kernel, functions, closures, bases, kept, memory_only, memory_controls, scenario: _, launch, options } = self;
+        (kernel, functions, closures, bases, kept, memory_only, memory_controls, launch, options)
+            == (&other.kernel, &other.functions, &other.closures, &other.bases, &other.kept, &other.memory_only, &other.memory_controls, &other.launch, &other.options)
+    }
+
+    /// The runs kept from the ways of deciding this key's conditions
+    /// instantiated last on this thread (see [`cute_check::Reuse`]): a
+    /// kernel's ways are instantiated one after the other, each a key of
+    /// its own that differs from the others in its scenario alone. Taking
+    /// them up changes no model, only how long it takes.
+    fn reuse(&self) -> std::sync::Arc<cute_check::Reuse> {
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<(Key, std::sync::Arc<cute_check::Reuse>)>> = const { std::cell::RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            let same = last.as_ref().is_some_and(|(key, _)| key.same_but_scenario(self));
+            if !same {
+                *last = Some((Key { scenario: Vec::new(), ..self.clone() }, std::sync::Arc::new(cute_check::Reuse::default())));
+            }
+            last.as_ref().expect("just set").1.clone()
+        })
     }
 }
 
@@ -166,10 +193,15 @@ impl Remap for Decode<'_> {
 
 impl Canon {
     /// Puts the real positions back into an instantiation of the key.
-    pub fn decode(&self, model: &mut cute_check::Model, open: &mut [OpenCondition]) {
+    pub fn decode(&self, model: &mut cute_check::Model, open: &mut [OpenCondition], costs: &mut [cute_check::WarpCost]) {
         positions::model(model, &mut Decode(self));
         for c in open {
             positions::open_condition(c, &mut Decode(self));
+        }
+        for cost in costs {
+            for id in &mut cost.conditions {
+                *id = Decode(self).id(*id);
+            }
         }
     }
 }
