@@ -2,11 +2,13 @@
 //! values kept, taken up by the next ways (`cute_check::Reuse`), build the
 //! model a fresh instantiation of each way builds, to the index, on every
 //! kernel of the fixtures and the corpus that meets such a condition: on
-//! one core and on several.
+//! one core and on several. An ignored test does the same on other code
+//! and prints what taking the runs up saves.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use cute_check::{instantiate, instantiate_reusing, Decision, InstantiateOptions, Reuse, Scenario};
+use cute_check::{instantiate, instantiate_reusing, Decision, InstantiateOptions, Reuse, Scenario, MAX_OPEN_CONDITIONS};
 use cute_ir::launch::Launches;
 
 fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -21,6 +23,15 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+fn repository_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    python_files(&root.join("tests/fixtures"), &mut files);
+    python_files(&root.join("tests/corpus"), &mut files);
+    files.sort();
+    files
+}
+
 const OPTIONS: InstantiateOptions = InstantiateOptions {
     unknown_trip_count: 3,
     max_ops_per_thread: 50_000,
@@ -32,24 +43,36 @@ const OPTIONS: InstantiateOptions = InstantiateOptions {
 
 /// Every way of deciding the first `n` of `conditions` alike in every
 /// thread, the first run's (all false) first.
-fn ways(conditions: &[u32]) -> Vec<Scenario> {
-    let n = conditions.len().min(3);
+fn ways(conditions: &[u32], n: usize) -> Vec<Scenario> {
+    let n = conditions.len().min(n);
     (0..1u32 << n)
         .map(|bits| conditions[..n].iter().enumerate().map(|(i, &c)| (c, Decision::Alike(bits >> i & 1 == 1))).collect())
         .collect()
 }
 
-/// Kernels compared, the ways compared in all, and the runs of a warp
-/// taken up rather than run.
-fn compare(options: &InstantiateOptions) -> (usize, usize, usize) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    python_files(&root.join("tests/fixtures"), &mut files);
-    python_files(&root.join("tests/corpus"), &mut files);
-    files.sort();
-    let (mut kernels, mut compared, mut taken_up) = (0, 0, 0);
+#[derive(Default, Debug)]
+struct Compared {
+    kernels: usize,
+    ways: usize,
+    runs_taken_up: usize,
+    /// Statements the threads of every way executed, and those of them in
+    /// runs taken up rather than run.
+    statements: usize,
+    statements_taken_up: usize,
+    fresh: Duration,
+    taking_up: Duration,
+}
+
+/// Instantiates every way (of the first `n` conditions) of every kernel of
+/// `files` that meets a condition on runtime values, fresh and taking up
+/// the runs of the ways before, and asserts the two build the same.
+fn compare(files: &[PathBuf], options: &InstantiateOptions, n: usize) -> Compared {
+    let mut seen = Compared::default();
     for path in files {
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        if !text.contains("cute") {
+            continue;
+        }
         let Ok(module) = cute_ir::lower_text(&text) else { continue };
         let launches = Launches::of_module(&module);
         for kernel in module.kernels() {
@@ -57,14 +80,18 @@ fn compare(options: &InstantiateOptions) -> (usize, usize, usize) {
             let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
             let reuse = Reuse::default();
             let first = instantiate_reusing(&module, kernel, &kept, &launch, &Scenario::new(), options, Some(&reuse));
-            if first.open_conditions.is_empty() || first.model.out_of_time {
+            if first.open_conditions.is_empty() || first.model.out_of_time || !first.model.unresolved.is_empty() {
                 continue;
             }
             let conditions: Vec<u32> = first.open_conditions.iter().map(|c| c.stmt).collect();
-            kernels += 1;
-            for way in ways(&conditions) {
+            seen.kernels += 1;
+            for way in ways(&conditions, n).into_iter().skip(1) {
+                let started = Instant::now();
                 let fresh = instantiate(&module, kernel, &kept, &launch, &way, options);
+                let between = Instant::now();
                 let taken_up = instantiate_reusing(&module, kernel, &kept, &launch, &way, options, Some(&reuse));
+                seen.fresh += between - started;
+                seen.taking_up += between.elapsed();
                 if fresh.model.out_of_time || taken_up.model.out_of_time {
                     continue;
                 }
@@ -73,26 +100,57 @@ fn compare(options: &InstantiateOptions) -> (usize, usize, usize) {
                 assert_eq!(fresh.open_conditions, taken_up.open_conditions, "{what}");
                 assert_eq!(fresh.costs, taken_up.costs, "{what}");
                 assert_eq!(fresh.steps, taken_up.steps, "{what}");
-                compared += 1;
+                seen.ways += 1;
+                seen.statements += taken_up.steps;
             }
-            taken_up += reuse.runs_taken_up();
+            seen.runs_taken_up += reuse.runs_taken_up();
+            seen.statements_taken_up += reuse.statements_taken_up();
         }
     }
-    (kernels, compared, taken_up)
+    seen
 }
 
 #[test]
 fn warps_taken_up_from_other_ways_build_the_model_of_a_fresh_run() {
-    let (kernels, ways, taken_up) = compare(&OPTIONS);
-    assert!(kernels >= 12, "{kernels} kernels with conditions on runtime values");
-    assert!(ways > 2 * kernels, "{ways} ways of {kernels} kernels");
+    let seen = compare(&repository_files(), &OPTIONS, 3);
+    assert!(seen.kernels >= 12, "{seen:?}");
+    assert!(seen.ways > seen.kernels, "{seen:?}");
     // Most ways decide some warps' conditions as an earlier way did.
-    assert!(taken_up > ways, "{taken_up} runs taken up in {ways} ways");
+    assert!(seen.runs_taken_up > seen.ways, "{seen:?}");
 }
 
 #[test]
 fn on_several_cores_too() {
-    let (kernels, _, taken_up) = compare(&InstantiateOptions { workers: 3, ..OPTIONS });
-    assert!(kernels >= 12, "{kernels} kernels with conditions on runtime values");
-    assert!(taken_up > 0);
+    let seen = compare(&repository_files(), &InstantiateOptions { workers: 3, ..OPTIONS }, 3);
+    assert!(seen.kernels >= 12 && seen.runs_taken_up > 0, "{seen:?}");
+}
+
+/// The same on the code bases named by `CUTE_LSP_COMPARE_DIRS` (paths
+/// separated by `:`), every way of as many conditions as a way decides,
+/// printing what taking the runs up saves:
+/// `CUTE_LSP_COMPARE_DIRS=/src/quack cargo test --release -p cute-check
+/// --test reuse -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs CUTE_LSP_COMPARE_DIRS"]
+fn warps_taken_up_on_other_code() {
+    let dirs = std::env::var("CUTE_LSP_COMPARE_DIRS").expect("CUTE_LSP_COMPARE_DIRS names the directories to compare on");
+    let mut files = Vec::new();
+    for dir in dirs.split(':').filter(|d| !d.is_empty()) {
+        python_files(Path::new(dir), &mut files);
+    }
+    files.sort();
+    let seen = compare(&files, &InstantiateOptions { workers: 0, ..OPTIONS }, MAX_OPEN_CONDITIONS);
+    let run = seen.statements - seen.statements_taken_up;
+    eprintln!(
+        "{} kernels, {} ways besides the first run: statements run {} of {} ({:.3} of a fresh run of each way), {} runs of a warp taken up; time taking up / fresh: {:.2} s / {:.2} s = {:.3}",
+        seen.kernels,
+        seen.ways,
+        run,
+        seen.statements,
+        run as f64 / seen.statements.max(1) as f64,
+        seen.runs_taken_up,
+        seen.taking_up.as_secs_f64(),
+        seen.fresh.as_secs_f64(),
+        seen.taking_up.as_secs_f64() / seen.fresh.as_secs_f64().max(1e-9),
+    );
 }

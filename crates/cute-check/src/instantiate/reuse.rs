@@ -27,8 +27,9 @@ use super::{Decision, Scenario, Shared};
 #[derive(Default)]
 pub struct Reuse {
     runs: Mutex<HashMap<(u32, u32, usize), Vec<KeptRun>>>,
-    /// Runs taken up so far.
+    /// Runs taken up so far, and the statements their threads executed.
     taken_up: std::sync::atomic::AtomicUsize,
+    statements_taken_up: std::sync::atomic::AtomicUsize,
 }
 
 struct KeptRun {
@@ -56,12 +57,20 @@ impl Reuse {
         let runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let kept = runs.get(&key(run))?.iter().find(|k| k.decided.iter().all(|&(stmt, d)| decision(scenario, stmt) == d))?;
         self.taken_up.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let steps: usize = kept.results.iter().map(|r| r.steps).sum();
+        self.statements_taken_up.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
         Some((kept.shared.clone(), kept.results.clone()))
     }
 
     /// How many runs of threads were taken up rather than run.
     pub fn runs_taken_up(&self) -> usize {
         self.taken_up.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The statements the threads of the runs taken up executed: what
+    /// taking them up saved.
+    pub fn statements_taken_up(&self) -> usize {
+        self.statements_taken_up.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Keeps what the threads of `run` left for `scenario`.
