@@ -5,33 +5,17 @@
 //! explores the moves between two registrations in one order, agrees with
 //! the search over every interleaving there.
 
-use std::path::{Path, PathBuf};
-
 use cute_check::explore::Budget;
 use cute_check::overrun::{generations_ordered, search, search_unreduced, Verdict};
 use cute_check::{instantiate, InstantiateOptions, Scenario};
 use cute_ir::launch::Launches;
 
-fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            python_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "py") {
-            out.push(path);
-        }
-    }
-}
+mod files;
 
 #[test]
 fn the_proof_never_clears_what_the_search_convicts() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    python_files(&root.join("tests/fixtures"), &mut files);
-    python_files(&root.join("tests/corpus"), &mut files);
-    files.sort();
-    assert!(files.len() >= 20, "fixtures not found");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let files = files::repository_files();
     let budget = Budget { max_states: 2_000_000, max_time: std::time::Duration::from_secs(30), ..Budget::default() };
     let (mut proven, mut convicted) = (Vec::new(), Vec::new());
     for path in &files {

@@ -3,32 +3,13 @@
 //! and the corpus: threads run on several cores, and lanes that an earlier
 //! lane of their warp stands in for.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cute_check::{instantiate, InstantiateOptions, Scenario};
 use cute_ir::launch::Launches;
 
-fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            python_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "py") {
-            out.push(path);
-        }
-    }
-}
-
-fn repository_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    python_files(&root.join("tests/fixtures"), &mut files);
-    python_files(&root.join("tests/corpus"), &mut files);
-    files.sort();
-    assert!(files.len() >= 20, "fixtures not found");
-    files
-}
+mod files;
+use files::repository_files;
 
 /// What [`compare`] saw.
 #[derive(Default)]
@@ -119,12 +100,7 @@ fn lanes_standing_in_build_the_model_of_every_lane() {
 #[test]
 #[ignore = "needs CUTE_LSP_COMPARE_DIRS"]
 fn lanes_standing_in_build_the_model_of_every_lane_on_other_code() {
-    let dirs = std::env::var("CUTE_LSP_COMPARE_DIRS").expect("CUTE_LSP_COMPARE_DIRS names the directories to compare on");
-    let mut files = Vec::new();
-    for dir in dirs.split(':').filter(|d| !d.is_empty()) {
-        python_files(Path::new(dir), &mut files);
-    }
-    files.sort();
+    let files = files::files_to_compare_on();
     let seen = compare(&files, InstantiateOptions { workers: 0, ..SEQUENTIAL }, InstantiateOptions { workers: 0, stand_ins: true, ..SEQUENTIAL });
     eprintln!(
         "{} kernels compared, lanes stood in for others in {}; {} not compared (out of time)",

@@ -5,32 +5,14 @@
 //! one core and on several. An ignored test does the same on other code
 //! and prints what taking the runs up saves.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cute_check::{instantiate, instantiate_reusing, Decision, InstantiateOptions, Reuse, Scenario, MAX_OPEN_CONDITIONS};
 use cute_ir::launch::Launches;
 
-fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            python_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "py") {
-            out.push(path);
-        }
-    }
-}
-
-fn repository_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    python_files(&root.join("tests/fixtures"), &mut files);
-    python_files(&root.join("tests/corpus"), &mut files);
-    files.sort();
-    files
-}
+mod files;
+use files::repository_files;
 
 const OPTIONS: InstantiateOptions = InstantiateOptions {
     unknown_trip_count: 3,
@@ -133,12 +115,7 @@ fn on_several_cores_too() {
 #[test]
 #[ignore = "needs CUTE_LSP_COMPARE_DIRS"]
 fn warps_taken_up_on_other_code() {
-    let dirs = std::env::var("CUTE_LSP_COMPARE_DIRS").expect("CUTE_LSP_COMPARE_DIRS names the directories to compare on");
-    let mut files = Vec::new();
-    for dir in dirs.split(':').filter(|d| !d.is_empty()) {
-        python_files(Path::new(dir), &mut files);
-    }
-    files.sort();
+    let files = files::files_to_compare_on();
     let seen = compare(&files, &InstantiateOptions { workers: 0, ..OPTIONS }, MAX_OPEN_CONDITIONS);
     let run = seen.statements - seen.statements_taken_up;
     eprintln!(
