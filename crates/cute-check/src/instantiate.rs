@@ -27,13 +27,17 @@
 //! job each.
 //!
 //! Running the threads:
-//! - `run`: the threads of the cluster in order, the budgets, lanes standing in
-//! - `parallel`: the same on several cores, with the same model
+//! - `run`: the threads of the cluster in order, the budgets, lanes standing in;
+//!   `spent`: what the threads run so far spent, and when that stops the run
+//! - `parallel`: the same on several cores, or warp by warp, with the same model
+//! - `reuse`: the runs of warps one way of deciding the conditions made, taken
+//!   up by the next ways that decide them alike
 //! - `functions`: which statements a thread runs (the kernel's and helpers' slices)
 //!
 //! One thread:
 //! - `statements`: statements and control flow; `loops`: loops of unknown length
-//!   (`trip_bound`: known bounds on them); `same_condition`: one condition written twice
+//!   (`trip_bound`: known bounds on them); `same_condition`: one condition written
+//!   twice, in the kernel or in a helper handed the kernel's names
 //! - `calls`: what a call evaluates to, and which API family models it
 //! - `inline`: helpers of the file, inlined with their parameters bound;
 //!   `dsl_partial`: `functools.partial` of a callable of the DSL
