@@ -271,7 +271,9 @@ fn check_ways(
         full_expansion: false,
     };
 
-    let base = instantiate(module, kernel, kept, launch, &Scenario::new(), &inst_options);
+    // The runs of warps of each way are kept for the ways after it.
+    let reuse = cute_check::Reuse::default();
+    let base = instantiate(module, kernel, kept, launch, &Scenario::new(), &inst_options, &reuse);
     // A kernel whose threads ran out of time once, or that met a construct
     // the model does not represent, is not run again per way of deciding
     // its runtime conditions: it is reported as not checked (with the
@@ -323,7 +325,7 @@ fn check_ways(
         }
         let run = match first_run.take() {
             Some(first) => first,
-            None => instantiate(module, kernel, kept, launch, &way, &inst_options),
+            None => instantiate(module, kernel, kept, launch, &way, &inst_options, &reuse),
         };
         let model = run.model;
         let scenario = ways.ran(way, &run.open_conditions, &run.costs, may_branch);
@@ -853,8 +855,10 @@ fn explain_deadlock(
     deadlock::diagnostic(ctx, model, cex, related, notes, severity)
 }
 
-/// Instantiates a kernel's slice ([`cute_check::instantiate`]); the database
-/// memoizes it, the command line does not.
+/// Instantiates a kernel's slice for one way of deciding its conditions
+/// ([`cute_check::instantiate_reusing`], taking up the runs of warps the
+/// kernel's earlier ways kept in the `Reuse`); the database memoizes it,
+/// the command line does not.
 pub type Instantiator<'a> = dyn FnMut(
         &Module,
         &FunctionDef,
@@ -862,6 +866,7 @@ pub type Instantiator<'a> = dyn FnMut(
         &Launch,
         &Scenario,
         &InstantiateOptions,
+        &cute_check::Reuse,
     ) -> cute_check::Instantiated
     + 'a;
 
@@ -872,11 +877,9 @@ pub fn check_kernel(
     options: &AnalysisOptions,
     explorer: &mut Explorer<'_>,
 ) -> Vec<Diagnostic> {
-    // The runs of the ways of deciding its conditions are kept for the next.
-    let reuse = cute_check::Reuse::default();
     let mut checkers = Checkers {
         explore: explorer,
-        instantiate: &mut |m, k, kept, l, s, o| cute_check::instantiate_reusing(m, k, kept, l, s, o, Some(&reuse)),
+        instantiate: &mut |m, k, kept, l, s, o, reuse| cute_check::instantiate_reusing(m, k, kept, l, s, o, Some(reuse)),
         memory: &mut |m| cute_check::memory::analyze(m),
     };
     check_kernel_with(ctx, launch, options, &mut checkers)

@@ -583,14 +583,17 @@ fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> i
     &Launch,
     &cute_check::Scenario,
     &cute_check::InstantiateOptions,
+    &cute_check::Reuse,
 ) -> cute_check::Instantiated
        + 'a {
+    // A way whose key cannot be made runs on the module as it is: its runs
+    // are kept apart from those of the keys (whose positions are ranks).
     let mut direct: Option<(cute_syntax::TextRange, cute_check::Reuse)> = None;
-    move |module, kernel, kept, launch, scenario, options| match canonical::key(
+    move |module, kernel, kept, launch, scenario, options, reuse| match canonical::key(
         directory, module, kernel, kept, launch, scenario, options,
     ) {
         Some((key, canon)) => {
-            let checked = instantiate_key(db, InstanceKey::new(db, key));
+            let checked = canonical::reusing(reuse, || instantiate_key(db, InstanceKey::new(db, key)));
             let mut model = checked.model.clone();
             let mut open_conditions = checked.open_conditions.clone();
             let mut costs = checked.costs.clone();
@@ -600,7 +603,6 @@ fn memo_instantiator<'a>(db: &'a dyn Db, directory: &'a [canonical::Entry]) -> i
         }
         None => {
             INSTANTIATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            // The runs of the ways of one kernel are kept for its next way.
             let same_kernel = direct.as_ref().is_some_and(|(range, _)| *range == kernel.range);
             if !same_kernel {
                 direct = Some((kernel.range, cute_check::Reuse::default()));

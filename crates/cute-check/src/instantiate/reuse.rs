@@ -23,9 +23,14 @@ use super::run::ThreadResult;
 use super::{Decision, Scenario, Shared};
 
 /// The runs kept for one kernel, its launch and its instantiation options
-/// (the caller keeps one per kernel it checks).
-#[derive(Default)]
+/// (the caller keeps one per kernel it checks). A clone shares them.
+#[derive(Default, Clone)]
 pub struct Reuse {
+    kept: std::sync::Arc<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
     runs: Mutex<HashMap<(u32, u32, usize), Vec<KeptRun>>>,
     /// Runs taken up so far, and the statements their threads executed.
     taken_up: std::sync::atomic::AtomicUsize,
@@ -54,23 +59,23 @@ impl Reuse {
     /// What the threads of `run` leave for `scenario`, if a kept run of
     /// them was made for a way that decides their conditions alike.
     pub(super) fn find(&self, run: &[(u32, u32)], scenario: &Scenario) -> Option<(Shared, Vec<ThreadResult>)> {
-        let runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let runs = self.kept.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let kept = runs.get(&key(run))?.iter().find(|k| k.decided.iter().all(|&(stmt, d)| decision(scenario, stmt) == d))?;
-        self.taken_up.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.kept.taken_up.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let steps: usize = kept.results.iter().map(|r| r.steps).sum();
-        self.statements_taken_up.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
+        self.kept.statements_taken_up.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
         Some((kept.shared.clone(), kept.results.clone()))
     }
 
     /// How many runs of threads were taken up rather than run.
     pub fn runs_taken_up(&self) -> usize {
-        self.taken_up.load(std::sync::atomic::Ordering::Relaxed)
+        self.kept.taken_up.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The statements the threads of the runs taken up executed: what
     /// taking them up saved.
     pub fn statements_taken_up(&self) -> usize {
-        self.statements_taken_up.load(std::sync::atomic::Ordering::Relaxed)
+        self.kept.statements_taken_up.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Keeps what the threads of `run` left for `scenario`.
@@ -83,7 +88,7 @@ impl Reuse {
         // What the threads memoized by the address of an expression: the
         // next way may run on another copy of the module.
         shared.forget_addresses();
-        let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut runs = self.kept.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         runs.entry(key(run)).or_default().push(KeptRun { decided, shared, results: results.to_vec() });
     }
 }

@@ -119,34 +119,30 @@ impl Key {
         };
         let scenario: Scenario = self.scenario.iter().copied().collect();
         let reuse = self.reuse();
-        cute_check::instantiate_reusing(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get(), Some(&reuse))
-    }
-
-    /// Whether `self` and `other` are the keys of one kernel's ways.
-    fn same_but_scenario(&self, other: &Key) -> bool {
-        let Key { kernel, functions, closures, bases, kept, memory_only, memory_controls, scenario: _, launch, options } = self;
-        (kernel, functions, closures, bases, kept, memory_only, memory_controls, launch, options)
-            == (&other.kernel, &other.functions, &other.closures, &other.bases, &other.kept, &other.memory_only, &other.memory_controls, &other.launch, &other.options)
+        cute_check::instantiate_reusing(&module, &self.kernel, &kept, &self.launch, &scenario, &self.options.get(), reuse.as_ref())
     }
 
     /// The runs kept from the ways of deciding this key's conditions
-    /// instantiated last on this thread (see [`cute_check::Reuse`]): a
-    /// kernel's ways are instantiated one after the other, each a key of
-    /// its own that differs from the others in its scenario alone. Taking
-    /// them up changes no model, only how long it takes.
-    fn reuse(&self) -> std::sync::Arc<cute_check::Reuse> {
-        thread_local! {
-            static LAST: std::cell::RefCell<Option<(Key, std::sync::Arc<cute_check::Reuse>)>> = const { std::cell::RefCell::new(None) };
-        }
-        LAST.with(|last| {
-            let mut last = last.borrow_mut();
-            let same = last.as_ref().is_some_and(|(key, _)| key.same_but_scenario(self));
-            if !same {
-                *last = Some((Key { scenario: Vec::new(), ..self.clone() }, std::sync::Arc::new(cute_check::Reuse::default())));
-            }
-            last.as_ref().expect("just set").1.clone()
-        })
+    /// instantiated before it (see [`reusing`]).
+    fn reuse(&self) -> Option<cute_check::Reuse> {
+        REUSE.with(|reuse| reuse.borrow().clone())
     }
+}
+
+thread_local! {
+    static REUSE: std::cell::RefCell<Option<cute_check::Reuse>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, whose instantiations of keys ([`Key::instantiate`], on this
+/// thread, under the database's memo) take up the runs `reuse` kept: the
+/// ways of one kernel's conditions are keys of their own that differ in
+/// their scenario alone, and the database's memo cannot be handed the
+/// runs. Taking them up changes no model, only how long it takes.
+pub fn reusing<T>(reuse: &cute_check::Reuse, f: impl FnOnce() -> T) -> T {
+    let before = REUSE.with(|r| r.replace(Some(reuse.clone())));
+    let out = f();
+    REUSE.with(|r| *r.borrow_mut() = before);
+    out
 }
 
 /// The ranks of a key, to map its instantiation back.
