@@ -149,9 +149,9 @@ pub struct WarpCost {
 /// conditions among `conditions` it met, its first run aside. (A way may
 /// lead a warp into code the first run skipped: this is what the first run
 /// shows, not a bound.)
-pub fn cost_of_other_ways(costs: &[WarpCost], conditions: &[StmtId], ways: impl Fn(StmtId) -> usize) -> usize {
+pub fn cost_of_other_ways<'c>(costs: impl IntoIterator<Item = &'c WarpCost>, conditions: &[StmtId], ways: impl Fn(StmtId) -> usize) -> usize {
     costs
-        .iter()
+        .into_iter()
         .map(|w| {
             let runs = w.conditions.iter().filter(|c| conditions.contains(c)).fold(1usize, |n, &c| n.saturating_mul(ways(c)));
             w.steps.saturating_mul(runs - 1)
@@ -459,16 +459,11 @@ pub fn instantiate_reusing(
         (shared, results)
     });
     let steps = results.iter().map(|r| r.steps).sum();
-    let mut costs: Vec<WarpCost> = Vec::new();
-    for warp in results.chunk_by(|a, b| a.thread.0 == b.thread.0 && a.thread.1 / 32 == b.thread.1 / 32) {
-        let mut cost = WarpCost { steps: warp.iter().map(|r| r.steps).sum(), conditions: Vec::new() };
-        for c in warp.iter().flat_map(|r| &r.met) {
-            if !cost.conditions.contains(c) {
-                cost.conditions.push(*c);
-            }
-        }
-        costs.push(cost);
+    let mut spent = spent::Spent::default();
+    for r in &results {
+        spent.add(r.thread, r.steps, &r.met);
     }
+    let costs = spent.into_costs();
     shared.handed_barriers();
     if single_cta_mmas {
         shared.notes.insert(SINGLE_CTA_MMA.to_string());

@@ -30,31 +30,21 @@ struct Compared {
 /// open conditions are equal.
 fn compare(files: &[PathBuf], sequential: InstantiateOptions, other: InstantiateOptions) -> Compared {
     let mut seen = Compared::default();
-    for path in files {
-        let Ok(text) = std::fs::read_to_string(path) else { continue };
-        if !text.contains("cute") {
-            continue;
+    files::for_each_kernel(files, |k| {
+        let run = |options: &InstantiateOptions| instantiate(k.module, k.kernel, &k.kept, &k.launch, &Scenario::new(), options);
+        let (one, two) = (run(&sequential), run(&other));
+        if one.model.out_of_time || two.model.out_of_time {
+            seen.out_of_time += 1;
+            return;
         }
-        let Ok(module) = cute_ir::lower_text(&text) else { continue };
-        let launches = Launches::of_module(&module);
-        for kernel in module.kernels() {
-            let launch = launches.of_kernel(&module, kernel);
-            let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
-            let run = |options: &InstantiateOptions| instantiate(&module, kernel, &kept, &launch, &Scenario::new(), options);
-            let (one, two) = (run(&sequential), run(&other));
-            if one.model.out_of_time || two.model.out_of_time {
-                seen.out_of_time += 1;
-                continue;
-            }
-            assert_eq!(one.model, two.model, "{}: {}", path.display(), kernel.name);
-            assert_eq!(one.open_conditions, two.open_conditions, "{}: {}", path.display(), kernel.name);
-            seen.kernels += 1;
-            seen.spread += usize::from(one.model.ctas * one.model.threads_per_cta >= 64);
-            seen.stood_in += usize::from(two.threads_run < one.threads_run);
-            let over_budget = one.model.unresolved.iter().any(|u| u.what.contains("statements together"));
-            seen.spread_over_budget += usize::from(over_budget && one.model.ctas * one.model.threads_per_cta >= 64);
-        }
-    }
+        assert_eq!(one.model, two.model, "{}: {}", k.path.display(), k.kernel.name);
+        assert_eq!(one.open_conditions, two.open_conditions, "{}: {}", k.path.display(), k.kernel.name);
+        seen.kernels += 1;
+        seen.spread += usize::from(one.model.ctas * one.model.threads_per_cta >= 64);
+        seen.stood_in += usize::from(two.threads_run < one.threads_run);
+        let over_budget = one.model.unresolved.iter().any(|u| u.what.contains("statements together"));
+        seen.spread_over_budget += usize::from(over_budget && one.model.ctas * one.model.threads_per_cta >= 64);
+    });
     seen
 }
 

@@ -8,8 +8,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cute_check::{instantiate, instantiate_reusing, Decision, InstantiateOptions, Reuse, Scenario, MAX_OPEN_CONDITIONS};
-use cute_ir::launch::Launches;
+use cute_check::{instantiate_reusing, Decision, InstantiateOptions, Reuse, Scenario, MAX_OPEN_CONDITIONS};
 
 mod files;
 use files::repository_files;
@@ -50,45 +49,36 @@ struct Compared {
 /// the runs of the ways before, and asserts the two build the same.
 fn compare(files: &[PathBuf], options: &InstantiateOptions, n: usize) -> Compared {
     let mut seen = Compared::default();
-    for path in files {
-        let Ok(text) = std::fs::read_to_string(path) else { continue };
-        if !text.contains("cute") {
-            continue;
+    files::for_each_kernel(files, |k| {
+        let instantiate_way = |way: &Scenario, reuse: Option<&Reuse>| instantiate_reusing(k.module, k.kernel, &k.kept, &k.launch, way, options, reuse);
+        let reuse = Reuse::default();
+        let first = instantiate_way(&Scenario::new(), Some(&reuse));
+        if first.open_conditions.is_empty() || first.model.out_of_time || !first.model.unresolved.is_empty() {
+            return;
         }
-        let Ok(module) = cute_ir::lower_text(&text) else { continue };
-        let launches = Launches::of_module(&module);
-        for kernel in module.kernels() {
-            let launch = launches.of_kernel(&module, kernel);
-            let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
-            let reuse = Reuse::default();
-            let first = instantiate_reusing(&module, kernel, &kept, &launch, &Scenario::new(), options, Some(&reuse));
-            if first.open_conditions.is_empty() || first.model.out_of_time || !first.model.unresolved.is_empty() {
+        let conditions: Vec<u32> = first.open_conditions.iter().map(|c| c.stmt).collect();
+        seen.kernels += 1;
+        for way in ways(&conditions, n).into_iter().skip(1) {
+            let started = Instant::now();
+            let fresh = instantiate_way(&way, None);
+            let between = Instant::now();
+            let taken_up = instantiate_way(&way, Some(&reuse));
+            seen.fresh += between - started;
+            seen.taking_up += between.elapsed();
+            if fresh.model.out_of_time || taken_up.model.out_of_time {
                 continue;
             }
-            let conditions: Vec<u32> = first.open_conditions.iter().map(|c| c.stmt).collect();
-            seen.kernels += 1;
-            for way in ways(&conditions, n).into_iter().skip(1) {
-                let started = Instant::now();
-                let fresh = instantiate(&module, kernel, &kept, &launch, &way, options);
-                let between = Instant::now();
-                let taken_up = instantiate_reusing(&module, kernel, &kept, &launch, &way, options, Some(&reuse));
-                seen.fresh += between - started;
-                seen.taking_up += between.elapsed();
-                if fresh.model.out_of_time || taken_up.model.out_of_time {
-                    continue;
-                }
-                let what = format!("{}: {} {way:?}", path.display(), kernel.name);
-                assert_eq!(fresh.model, taken_up.model, "{what}");
-                assert_eq!(fresh.open_conditions, taken_up.open_conditions, "{what}");
-                assert_eq!(fresh.costs, taken_up.costs, "{what}");
-                assert_eq!(fresh.steps, taken_up.steps, "{what}");
-                seen.ways += 1;
-                seen.statements += taken_up.steps;
-            }
-            seen.runs_taken_up += reuse.runs_taken_up();
-            seen.statements_taken_up += reuse.statements_taken_up();
+            let what = format!("{}: {} {way:?}", k.path.display(), k.kernel.name);
+            assert_eq!(fresh.model, taken_up.model, "{what}");
+            assert_eq!(fresh.open_conditions, taken_up.open_conditions, "{what}");
+            assert_eq!(fresh.costs, taken_up.costs, "{what}");
+            assert_eq!(fresh.steps, taken_up.steps, "{what}");
+            seen.ways += 1;
+            seen.statements += taken_up.steps;
         }
-    }
+        seen.runs_taken_up += reuse.runs_taken_up();
+        seen.statements_taken_up += reuse.statements_taken_up();
+    });
     seen
 }
 

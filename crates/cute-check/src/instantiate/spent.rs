@@ -66,7 +66,11 @@ impl Spent {
         met.sort_unstable();
         met.dedup();
         met.truncate(MAX_OPEN_CONDITIONS);
-        let costs: Vec<WarpCost> = self.warps.iter().map(|(_, w)| w.clone()).collect();
-        (cost_of_other_ways(&costs, &met, |_| 2) > setup.options.max_steps_total).then_some(Stop::OtherWays)
+        (cost_of_other_ways(self.warps.iter().map(|(_, w)| w), &met, |_| 2) > setup.options.max_steps_total).then_some(Stop::OtherWays)
+    }
+
+    /// What each warp run cost, in thread order (`Instantiated::costs`).
+    pub(super) fn into_costs(self) -> Vec<WarpCost> {
+        self.warps.into_iter().map(|(_, w)| w).collect()
     }
 }

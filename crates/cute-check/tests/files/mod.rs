@@ -40,3 +40,30 @@ pub fn files_to_compare_on() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A kernel of a file, with what instantiating it takes.
+pub struct Kernel<'m> {
+    pub path: &'m Path,
+    pub module: &'m cute_ir::Module,
+    pub kernel: &'m cute_ir::ast::FunctionDef,
+    pub launch: cute_ir::launch::Launch,
+    pub kept: cute_ir::Kept,
+}
+
+/// Calls `f` on every kernel of the files of `files` that mention the DSL
+/// and lower.
+pub fn for_each_kernel(files: &[PathBuf], mut f: impl FnMut(&Kernel<'_>)) {
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        if !text.contains("cute") {
+            continue;
+        }
+        let Ok(module) = cute_ir::lower_text(&text) else { continue };
+        let launches = cute_ir::launch::Launches::of_module(&module);
+        for kernel in module.kernels() {
+            let launch = launches.of_kernel(&module, kernel);
+            let kept = cute_ir::slice_kernel(&module, kernel, &text).kept_ids();
+            f(&Kernel { path, module: &module, kernel, launch, kept });
+        }
+    }
+}
