@@ -37,7 +37,9 @@
 //! One thread:
 //! - `statements`: statements and control flow; `loops`: loops of unknown length
 //!   (`trip_bound`: known bounds on them); `same_condition`: one condition written
-//!   twice, in the kernel or in a helper handed the kernel's names
+//!   twice, in the kernel or in a helper handed the kernel's names; `identity`: a
+//!   name bound to an unknown holds one value, which its copies and offsets share;
+//!   `launch_condition`: tests of one argument of the launch, wherever written
 //! - `calls`: what a call evaluates to, and which API family models it
 //! - `inline`: helpers of the file, inlined with their parameters bound;
 //!   `dsl_partial`: `functools.partial` of a callable of the DSL
@@ -85,6 +87,7 @@ use crate::model::*;
 use functions::{FunctionIndex, KeptStatements};
 use lane_varying::{lane_varying_names, varies_across_lanes, warp_aligned_indices, LaneVarying};
 use loops::count_taken_note;
+pub use launch_condition::is_launch_condition;
 pub use reuse::Reuse;
 use run::ThreadResult;
 use warp::partial_warp_collectives;
@@ -100,6 +103,8 @@ mod inline;
 mod loops;
 mod record;
 mod same_condition;
+mod identity;
+mod launch_condition;
 mod statements;
 mod trip_bound;
 
@@ -261,6 +266,47 @@ pub struct OpenCondition {
     /// CTAs in which it can hold ([`Decision::InCtas`]), each a way to run.
     /// Empty for a condition decided alike in every thread.
     pub cta_masks: Vec<u64>,
+    /// Whether the test written at `site` is the opposite of the condition
+    /// the decisions are of (`is None` for a test of a launch value whose
+    /// decisions are of `is not None`, see `launch_condition.rs`).
+    pub negated_at_site: bool,
+    /// The statement written at `site`: `stmt` itself, but for a test of a
+    /// launch value, the first of the kernel's own statements that test it
+    /// or, with none, of its helpers' (`in_helper`). Conditions are listed
+    /// in the order of these.
+    pub statement: StmtId,
+    pub in_helper: bool,
+}
+
+impl OpenCondition {
+    /// The same condition met again, at statement `other.statement`: the
+    /// first statement of the two is the one named (so which thread met
+    /// which first does not matter), and what either learnt is kept.
+    pub(crate) fn absorb(&mut self, other: OpenCondition) {
+        self.on_memory |= other.on_memory;
+        let earlier = other.order() < self.order();
+        if self.cta_masks.is_empty() {
+            self.cta_masks = other.cta_masks;
+        }
+        if earlier {
+            (self.site, self.why, self.negated_at_site, self.statement, self.in_helper) =
+                (other.site, other.why, other.negated_at_site, other.statement, other.in_helper);
+        }
+    }
+
+    /// Where the condition comes in the list of those met.
+    pub fn order(&self) -> (bool, StmtId) {
+        (self.in_helper, self.statement)
+    }
+
+    /// What `decision` of the condition makes of the test written at its
+    /// site: the diagnostics name the site.
+    pub fn at_site(&self, decision: Decision) -> Decision {
+        match decision {
+            Decision::Alike(taken) => Decision::Alike(taken != self.negated_at_site),
+            in_ctas => in_ctas,
+        }
+    }
 }
 
 pub struct Instantiated {
@@ -423,6 +469,7 @@ pub fn instantiate_reusing(
             }
         }
     }
+    launch_condition::mark_launch_values(&mut params);
     let setup = Setup {
         module,
         kernel,
@@ -529,7 +576,9 @@ pub fn instantiate_reusing(
     model.storage_overruns = shared.storage_overruns.into_values().collect();
     model.memory_conditions = shared.memory_conditions.into_values().collect();
     cluster::st_async_bytes_as_arrivals(&mut model);
-    Instantiated { model, open_conditions: shared.open.into_values().collect(), threads_run, steps, costs, other_ways_over_budget: shared.other_ways_over_budget }
+    let mut open_conditions: Vec<OpenCondition> = shared.open.into_values().collect();
+    open_conditions.sort_by_key(OpenCondition::order);
+    Instantiated { model, open_conditions, threads_run, steps, costs, other_ways_over_budget: shared.other_ways_over_budget }
 }
 
 /// What every thread of one instantiation shares: the kernel, its launch
@@ -942,6 +991,9 @@ struct ThreadRun<'a> {
     /// The conditions on runtime values the thread met, in the order met
     /// (see `run::ThreadResult::met`).
     met: Vec<StmtId>,
+    /// How many unknown values the thread has bound to names so far (see
+    /// `identity.rs`).
+    bindings: u32,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,

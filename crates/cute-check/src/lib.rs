@@ -25,6 +25,6 @@ pub mod trace;
 
 pub use explore::{explore, Budget, ExploreOptions, Outcome, Verdict};
 pub use instantiate::{
-    cost_of_other_ways, instantiate, instantiate_reusing, Decision, InstantiateOptions, Instantiated, OpenCondition, Reuse, Scenario, WarpCost, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
+    cost_of_other_ways, instantiate, instantiate_reusing, is_launch_condition, Decision, InstantiateOptions, Instantiated, OpenCondition, Reuse, Scenario, WarpCost, MAX_OPEN_CONDITIONS, UNKNOWN_LOOP_COUNTER,
 };
 pub use model::Model;

@@ -305,12 +305,12 @@ fn stage_barrier(pipeline: &Value, which: &str, state: &Value) -> Option<(SmemRe
 /// Threads a cooperative group stands for (`threads_per_cta` for
 /// `Agent.ThreadBlock`).
 fn group_threads(group: &Value, threads_per_cta: u32, ctas: u32) -> Result<u32, Option<std::sync::Arc<str>>> {
-    if let Value::Unknown(why) = group {
+    if let Value::Unknown(why, _) = group {
         return Err(Some(why.clone()));
     }
     let size = match attr(group, "size") {
         Some(Value::Int(n)) => n as u32,
-        Some(Value::Unknown(why)) => return Err(Some(why)),
+        Some(Value::Unknown(why, _)) => return Err(Some(why)),
         _ => return Err(None),
     };
     let agent = match attr(group, "agent") {

@@ -175,12 +175,120 @@ pub enum Value {
     /// A value produced at run time, unknown here. The string says where it
     /// came from, for diagnostics that must explain an assumption; shared,
     /// since an unknown value flows through every expression that reads it.
-    Unknown(std::sync::Arc<str>),
+    /// The [`Identity`] says which run-time value it is, where that is known.
+    Unknown(std::sync::Arc<str>, Identity),
+}
+
+/// Which run-time value an unknown is, where that is known: the value one
+/// thread's run bound to a name (`k_tile_count = max(...)`), plus a known
+/// constant (`k_tile_count - 1`). The value flows unchanged through copies
+/// (`k_tile_count_init = k_tile_count`), arguments and returns, so two
+/// unknowns of the same binding differ by exactly their offsets, and
+/// [`binary`] and [`compare`] decide what only that difference decides
+/// (`k_tile_count_init != k_tile_count` is false before the first decrement
+/// and true after it). Every other operation on an unknown, an attribute or
+/// an item of it, makes a value of no identity: the identity of a binding
+/// never stands for another value.
+///
+/// Bindings are numbered by the thread that makes them (see
+/// `cute_check`'s instantiation), so two threads' values never share one;
+/// the arguments of the launch are numbered apart ([`Identity::launch`]).
+/// Numbers are taken as integers, without overflow: a NaN compared with
+/// itself (`x != x`) is taken as equal.
+///
+/// It takes no part in the equality, order and hash of values: two unknowns
+/// that came from the same place compare equal as they always did (the
+/// lanes of a warp computing a value alike), and keys made of values do not
+/// depend on how a run numbered its bindings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Identity(Option<(u64, i64)>);
+
+/// The bindings numbered as values of the launch: those of a thread
+/// `u32::MAX`, which no launch has.
+const LAUNCH_VALUES: u64 = (u32::MAX as u64) << 32;
+
+impl Identity {
+    /// No known identity: any unknown but a name's own value.
+    pub const NONE: Identity = Identity(None);
+
+    /// The value of binding `binding`.
+    pub fn bound(binding: u64) -> Identity {
+        Identity(Some((binding, 0)))
+    }
+
+    /// A value of the launch, the same in every thread (a kernel argument
+    /// not known statically), numbered by the caller: no thread numbers a
+    /// binding this way.
+    pub fn launch(value: u32) -> Identity {
+        Identity(Some((LAUNCH_VALUES | u64::from(value), 0)))
+    }
+
+    /// Which value of the launch this is (see [`Identity::launch`]), and
+    /// the constant added to it.
+    pub fn launch_value(self) -> Option<(u32, i64)> {
+        self.0.filter(|(b, _)| b & LAUNCH_VALUES == LAUNCH_VALUES).map(|(b, o)| (b as u32, o))
+    }
+
+    pub fn is_known(self) -> bool {
+        self.0.is_some()
+    }
+
+    /// This value plus `k`, if that does not overflow.
+    fn plus(self, k: i64) -> Identity {
+        Identity(self.0.and_then(|(b, o)| o.checked_add(k).map(|o| (b, o))))
+    }
+
+    /// `self - other` when both are offsets of one binding.
+    pub fn offset_from(self, other: Identity) -> Option<i64> {
+        match (self.0, other.0) {
+            (Some((a, x)), Some((b, y))) if a == b => x.checked_sub(y),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Identity {
+    fn eq(&self, _: &Identity) -> bool {
+        true
+    }
+}
+
+impl Eq for Identity {}
+
+impl std::hash::Hash for Identity {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl PartialOrd for Identity {
+    fn partial_cmp(&self, other: &Identity) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Identity {
+    fn cmp(&self, _: &Identity) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
 }
 
 impl Value {
     pub fn unknown(why: impl Into<std::sync::Arc<str>>) -> Value {
-        Value::Unknown(why.into())
+        Value::Unknown(why.into(), Identity::NONE)
+    }
+
+    /// An unknown that came from `why`, of no identity (a value computed
+    /// from another unknown).
+    pub fn unknown_from(why: &std::sync::Arc<str>) -> Value {
+        Value::Unknown(why.clone(), Identity::NONE)
+    }
+
+    /// This value, given identity `identity` if it is an unknown of none:
+    /// what a binding of it to a name makes it.
+    pub fn with_identity(self, identity: Identity) -> Value {
+        match self {
+            Value::Unknown(why, Identity(None)) => Value::Unknown(why, identity),
+            other => other,
+        }
     }
 
     pub fn as_int(&self) -> Option<i64> {
@@ -206,7 +314,7 @@ impl Value {
     }
 
     pub fn is_unknown(&self) -> bool {
-        matches!(self, Value::Unknown(_))
+        matches!(self, Value::Unknown(..))
     }
 }
 
@@ -469,7 +577,7 @@ fn short(text: &str) -> String {
 
 fn unknown_from(v: &Value) -> Value {
     match v {
-        Value::Unknown(w) => Value::Unknown(w.clone()),
+        Value::Unknown(w, _) => Value::unknown_from(w),
         _ => runtime_unknown(v).unwrap_or_else(|| Value::unknown("an unsupported operation")),
     }
 }
@@ -499,7 +607,7 @@ fn attribute(base: &Value, attr: &str, expr: &Expr) -> Value {
             "iterator" | "ptr" | "llvm_ptr" => base.clone(),
             _ => Value::unknown(format!("`{}`", expr.dotted().unwrap_or_else(|| attr.to_string()))),
         },
-        Value::Unknown(w) => Value::Unknown(w.clone()),
+        Value::Unknown(w, _) => Value::unknown_from(w),
         _ => Value::unknown(format!("`.{attr}`")),
     }
 }
@@ -526,7 +634,7 @@ fn subscript(base: &Value, index: &Value) -> Value {
             Value::Gmem(GmemRef { stage: g.stage.or(stage_of_view(index)), ..g.clone() })
         }
         (Value::Dict(pairs), _) => crate::objects::lookup(pairs, index),
-        (Value::Unknown(w), _) => Value::Unknown(w.clone()),
+        (Value::Unknown(w, _), _) => Value::unknown_from(w),
         _ => unknown_from(index),
     }
 }
@@ -560,6 +668,9 @@ const MAX_REPEATED_ITEMS: i64 = 4096;
 
 pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
     use Value::*;
+    if let Some(offset) = offset_arithmetic(op, l, r) {
+        return offset;
+    }
     if let Some(unknown) = runtime_unknown(l).or_else(|| runtime_unknown(r)) {
         // A value known modulo m, modulo a divisor of m.
         let modulo = |v: &Value, attr: &str| match v {
@@ -615,8 +726,8 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
             _ => match (l, r) {
                 // Any integer modulo 1 (`bidx % cute.size(mma.thr_id)` over
                 // MMAs of one CTA: every CTA leads its MMA).
-                (Unknown(_), Int(1)) if op == BinOp::Mod => Int(0),
-                (Unknown(w), _) | (_, Unknown(w)) => Unknown(w.clone()),
+                (Unknown(..), Int(1)) if op == BinOp::Mod => Int(0),
+                (Unknown(w, _), _) | (_, Unknown(w, _)) => Value::unknown_from(w),
                 (Float, _) | (_, Float) => Float,
                 (Tuple(a), Tuple(b)) if op == BinOp::Add => Tuple(a.iter().chain(b).cloned().collect()),
                 // `n * (a, b)`: the tuple repeated (warp lists per CTA).
@@ -629,7 +740,35 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
     }
 }
 
+/// Arithmetic that keeps an unknown's identity: a constant added to or
+/// taken from it, or the difference of two offsets of one binding.
+fn offset_arithmetic(op: BinOp, l: &Value, r: &Value) -> Option<Value> {
+    use Value::*;
+    match (op, l, r) {
+        (BinOp::Add, Unknown(w, id), Int(k)) | (BinOp::Add, Int(k), Unknown(w, id)) if id.is_known() => Some(Unknown(w.clone(), id.plus(*k))),
+        (BinOp::Sub, Unknown(w, id), Int(k)) if id.is_known() => Some(Unknown(w.clone(), k.checked_neg().map_or(Identity::NONE, |k| id.plus(k)))),
+        (BinOp::Sub, Unknown(_, a), Unknown(_, b)) => a.offset_from(*b).map(Int),
+        _ => Option::None,
+    }
+}
+
 pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
+    if let (Value::Unknown(_, a), Value::Unknown(_, b)) = (l, r) {
+        if let Some(d) = a.offset_from(*b) {
+            let holds = match op {
+                CmpOp::Eq => Some(d == 0),
+                CmpOp::Ne => Some(d != 0),
+                CmpOp::Lt => Some(d < 0),
+                CmpOp::Le => Some(d <= 0),
+                CmpOp::Gt => Some(d > 0),
+                CmpOp::Ge => Some(d >= 0),
+                CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => None,
+            };
+            if let Some(holds) = holds {
+                return Value::Bool(holds);
+            }
+        }
+    }
     if let (Some(a), Some(b)) = (l.as_int(), r.as_int()) {
         let v = match op {
             CmpOp::Eq | CmpOp::Is => a == b,
@@ -644,7 +783,7 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
     }
     let runtime = |v: &Value| matches!(v, Value::Object(o) if o.class == RUNTIME_VALUE);
     match (op, l, r) {
-        (_, Value::Unknown(w), _) | (_, _, Value::Unknown(w)) => Value::Unknown(w.clone()),
+        (_, Value::Unknown(w, _), _) | (_, _, Value::Unknown(w, _)) => Value::unknown_from(w),
         _ if runtime(l) || runtime(r) => runtime_unknown(l).or_else(|| runtime_unknown(r)).unwrap_or(Value::None),
         // A membership test is known when the test of each item is: found
         // once one is equal, absent when none may be.
@@ -659,7 +798,7 @@ pub fn compare(op: CmpOp, l: &Value, r: &Value) -> Value {
                 match compare(CmpOp::Eq, a, k) {
                     Value::Bool(true) => return Value::Bool(op == CmpOp::In),
                     Value::Bool(false) => {}
-                    Value::Unknown(w) => not_known = not_known.or(Some(Value::Unknown(w))),
+                    unknown @ Value::Unknown(..) => not_known = not_known.or(Some(unknown)),
                     _ => not_known = not_known.or(Some(Value::unknown("a membership test"))),
                 }
             }
@@ -699,11 +838,11 @@ pub fn assign(target: &Target, value: Value, env: &mut Env) {
             }
             other => {
                 let why = match &other {
-                    Value::Unknown(w) => w.clone(),
+                    Value::Unknown(w, _) => w.clone(),
                     _ => "an unpacking of a non-tuple".into(),
                 };
                 for t in items {
-                    assign(t, Value::Unknown(why.clone()), env);
+                    assign(t, Value::unknown_from(&why), env);
                 }
             }
         },
@@ -1062,5 +1201,43 @@ mod tests {
             let StmtKind::Assign { value, .. } = &m.top_level.last().unwrap().kind else { panic!() };
             assert_eq!(eval(value, &Env::default(), &mut NoCalls), Value::Int(6), "{import}");
         }
+    }
+
+    /// An unknown bound to a name is one value: its copies and offsets
+    /// compare by their offsets alone; anything else computed from it, and
+    /// an unknown of another binding, stays unknown.
+    #[test]
+    fn offsets_of_one_bound_value_compare_by_their_offsets() {
+        let mut env = Env::default();
+        let count = Value::unknown("`max(...)`").with_identity(Identity::bound(7));
+        env.insert("n".into(), count.clone());
+        env.insert("n0".into(), count);
+        env.insert("m".into(), Value::unknown("`max(...)`").with_identity(Identity::bound(8)));
+        env.insert("u".into(), Value::unknown("`max(...)`"));
+        for (test, holds) in [
+            ("n0 != n", false),
+            ("n0 == n", true),
+            ("n - 1 != n0", true),
+            ("n - 1 < n0", true),
+            ("n + 2 >= n0 + 2", true),
+            ("1 + n > n0", true),
+            ("n - 3 > n0 - 2", false),
+            ("n - n0", false),
+            ("(n + 5) - n0 == 5", true),
+        ] {
+            let got = value_of(test, &env);
+            assert_eq!(got.as_bool(), Some(holds), "{test}: {got:?}");
+        }
+        for open in ["n != m", "n == u", "u == u", "n * 2 > n", "n[0] == n[0]", "-n == -n0", "n > 0", "n is n0"] {
+            assert!(value_of(open, &env).is_unknown(), "{open}");
+        }
+        // The identity is no part of a value's equality: the same unknown
+        // of two bindings is equal, as two lanes' values are.
+        assert_eq!(env["n"], env["m"]);
+        // A binding's value of another binding's identity keeps its own.
+        assert_eq!(value_of("n0", &env).with_identity(Identity::bound(9)).as_bool(), None);
+        let renamed = value_of("n0", &env).with_identity(Identity::bound(9));
+        let Value::Unknown(_, identity) = renamed else { panic!() };
+        assert_eq!(identity.offset_from(Identity::bound(7)), Some(0));
     }
 }

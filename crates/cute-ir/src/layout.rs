@@ -350,7 +350,7 @@ impl Tile {
         // A coordinate into a mode (`(None, 0)`) keeps part of it: not
         // followed.
         if items.len() != self.modes.len()
-            || items.iter().any(|c| !matches!(c, Value::None | Value::Int(_) | Value::Unknown(_)))
+            || items.iter().any(|c| !matches!(c, Value::None | Value::Int(_) | Value::Unknown(..)))
         {
             return None;
         }

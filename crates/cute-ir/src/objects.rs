@@ -184,7 +184,7 @@ pub fn lookup(pairs: &[(Value, Value)], key: &Value) -> Value {
 
 fn unknown_key(v: Value) -> Value {
     match v {
-        Value::Unknown(w) => Value::Unknown(w),
+        Value::Unknown(w, _) => Value::unknown_from(&w),
         _ => Value::unknown("a dict lookup"),
     }
 }

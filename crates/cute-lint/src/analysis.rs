@@ -372,7 +372,7 @@ fn check_ways(
         let mut scenario_notes: Vec<String> = Vec::new();
         for (stmt, taken) in scenario {
             if let Some(c) = ways.met().iter().find(|c| c.stmt == *stmt) {
-                scenario_notes.push(format!("assuming the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, taken.describe()));
+                scenario_notes.push(format!("assuming the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, c.at_site(*taken).describe()));
             }
         }
         // Findings read off the model itself, whatever the interleaving.
@@ -550,7 +550,7 @@ fn check_ways(
             let taken = holds_in
                 .iter()
                 .find_map(|&i| ways_run[i].get(&c.stmt))
-                .map_or(String::new(), |t| format!(" with the condition at line {} {}", ctx.line(c.site.start), t.outcome()));
+                .map_or(String::new(), |t| format!(" with the condition at line {} {}", ctx.line(c.site.start), c.at_site(*t).outcome()));
             said.notes.push(format!("found{taken} only: `{}` at line {}: {}", d.name, ctx.line(d.range.start), d.message));
         }
         said.related.extend(first.0.related.iter().cloned());
@@ -609,7 +609,7 @@ fn path_of(ctx: &KernelContext<'_>, ways: &Ways, scenario: &Scenario) -> Vec<(Te
         .iter()
         .filter_map(|(stmt, taken)| {
             let c = ways.met().iter().find(|c| c.stmt == *stmt)?;
-            Some((c.site, format!("on this path the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, taken.outcome())))
+            Some((c.site, format!("on this path the condition at line {} (on {}) is {}", ctx.line(c.site.start), c.why, c.at_site(*taken).outcome())))
         })
         .collect();
     path.sort_by_key(|(site, _)| *site);

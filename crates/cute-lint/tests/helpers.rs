@@ -214,3 +214,31 @@ fn a_helpers_test_of_its_last_iteration_holds_in_the_last_explored() {
     let never = findings(&last_subtile_kernel("i == n"));
     assert!(never.iter().any(|(name, _, _)| name != "analysis-incomplete"), "{never:?}");
 }
+
+/// The consumer warps of `tests/fixtures/deadlock/optional_tile_bug.py`
+/// hand a helper a namespace of the host's optional tile and of the ring,
+/// a buffer every lane writes its own element of. The ring's contents
+/// differ between lanes; the tile does not, so the helper's test of it
+/// (`params.extra is None`) decides whole warps: the warp runs as one, and
+/// its wait is the hang, with no lane passing the CTA barrier of the
+/// pipeline's creation ahead of the others (which made a wait on a barrier
+/// "not initialised yet" of it). A member that does differ between lanes
+/// still splits the warp.
+#[test]
+fn a_namespace_differs_between_lanes_member_by_member() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/deadlock/optional_tile_bug.py");
+    let src = std::fs::read_to_string(path).expect("fixture");
+    let wait = src[..src.find("# expect: deadlock").expect("marked")].matches('\n').count() + 1;
+    assert_eq!(findings(&src), vec![("deadlock".to_string(), Severity::Error, wait)]);
+    let got = analyze_text(&src, &AnalysisOptions::default());
+    assert!(got[0].notes.iter().all(|n| !n.contains("splits their warp")), "{:?}", got[0].notes);
+
+    // The lane's own index in the namespace, tested around a warp barrier:
+    // that member differs, and the barrier is reached by one lane.
+    let split = src
+        .replace("params = SimpleNamespace(extra=extra, ring=ring)", "params = SimpleNamespace(extra=extra, ring=ring, lane=lane)")
+        .replace("    if cutlass.const_expr(params.extra is None):", "    if params.lane == 0:\n        cute.arch.sync_warp()\n    if cutlass.const_expr(params.extra is None):");
+    assert_ne!(split, src);
+    let names: Vec<String> = findings(&split).into_iter().map(|(name, ..)| name).collect();
+    assert!(names.contains(&"single-lane-collective".to_string()), "{names:?}");
+}

@@ -218,6 +218,64 @@ fn a_count_the_loops_run_up_to_is_the_count_they_are_explored_for() {
     assert_eq!(findings(&short), vec![("deadlock".to_string(), Severity::Warning, wait)]);
 }
 
+/// Warps 0 and 1 each compute the tile count `max(n, 1)` and count it down in
+/// a `while` loop: warp 0 fills the ring and waits for it to drain; warp 1
+/// releases each tile one iteration
+/// late (`TEST`: from the second on), and the last after its final
+/// decrement (`if remaining == 0:`).
+fn counted_down(test: &str) -> String {
+    two_warp_ring("n: cutlass.Int32", &r#"
+    if warp == 0:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+        tiles = cutlass.max(n, 1)
+        while tiles > 0:
+            pipe.producer_acquire(state)
+            pipe.producer_commit(state)
+            state.advance()
+            tiles -= 1
+        pipe.producer_tail(state)
+    if warp == 1:
+        cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        done = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+        remaining = cutlass.max(n, 1)
+        total = remaining
+        while remaining > 0:
+            pipe.consumer_wait(cons)
+            cons.advance()
+            if TEST:
+                pipe.consumer_release(done)
+                done.advance()
+            remaining -= 1
+            if remaining == 0:
+                pipe.consumer_release(done)
+"#.replace("TEST", test))
+}
+
+/// `remaining != total` and `remaining == 0` compare the count with its own
+/// start and with the bound of the loop that counts it down: known in each
+/// iteration once the count is the one the loop is explored for. (Decided as
+/// open conditions, they made the consumer skip its last release in some
+/// ways, and the kernel was "checked only in part" on a hang no launch has.)
+/// Releasing on the first tile alone leaves the tail waiting, in every run.
+#[test]
+fn a_count_counted_down_is_known_against_its_start_and_its_end() {
+    for test in ["remaining != total", "total != remaining", "remaining - total < 0", "remaining < total"] {
+        let clean = counted_down(test);
+        let kernel = line_of(&clean, "def k(");
+        assert_eq!(findings(&clean), vec![("analysis-incomplete".to_string(), Severity::Info, kernel)], "{test}");
+        let notes = analyze_text(&clean, &AnalysisOptions::default()).remove(0).notes.join("\n");
+        assert!(notes.contains("`remaining` is not known statically: it is taken as 3"), "{notes}");
+    }
+    let first_only = counted_down("remaining == total");
+    let tail = line_of(&first_only, "pipe.producer_tail(state)");
+    assert_eq!(findings(&first_only), vec![("deadlock".to_string(), Severity::Warning, tail)]);
+    // Counted down from a copy, and the copy compared: the same.
+    let copied = counted_down("remaining != total").replace("remaining = cutlass.max(n, 1)\n        total = remaining", "total = cutlass.max(n, 1)\n        remaining = total");
+    assert_ne!(copied, counted_down("remaining != total"));
+    assert_eq!(findings(&copied).len(), 1, "{:?}", findings(&copied));
+    assert_eq!(findings(&copied)[0].0, "analysis-incomplete");
+}
+
 /// A producer at warp `PRODUCER` of a block the caller sizes, whose ring
 /// nothing consumes.
 const ROLE_BEYOND_FOUR_WARPS: &str = r#"

@@ -217,7 +217,7 @@ impl CallHandler for ThreadRun<'_> {
         // A closure that synchronizes (see `Module::closures`): what it
         // reads of the call it was made in is not followed, and its
         // synchronization is never dropped in silence.
-        if let (Expr::Name(n), Value::Unknown(_)) = (&call.func, func) {
+        if let (Expr::Name(n), Value::Unknown(..)) = (&call.func, func) {
             if self.sync_helpers.contains(n) {
                 if let Some(closure) = self.module.closures.iter().find(|c| c.local_name() == n && c.synchronizes) {
                     self.shared.unresolved.insert(Unresolved {
@@ -422,7 +422,7 @@ impl<'a> ThreadRun<'a> {
         let values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
         exprs.zip(values).find_map(|(e, v)| match v {
             Value::Function { .. } | Value::Partial(_) if !followed => self.synchronizing_function(v),
-            Value::Unknown(_) => cute_ir::slice::sync_helper_named(e, self.sync_helpers).map(str::to_string),
+            Value::Unknown(..) => cute_ir::slice::sync_helper_named(e, self.sync_helpers).map(str::to_string),
             _ => None,
         })
     }

@@ -16,6 +16,10 @@
 //! differs between the lanes); a helper's result counts as varying in the
 //! helper only when its caller did not already take it so, and an attribute
 //! holding a lane-dependent value that outlives the call is not followed.
+//! An attribute differs on its own when it was assigned a value that does
+//! (`self.x = tidx`), and a namespace (`params = SimpleNamespace(extra=extra,
+//! ring=ring)`) member by member: `params.ring`, a buffer each lane writes,
+//! does not make `params.extra` differ.
 
 use std::collections::BTreeSet;
 
@@ -92,12 +96,18 @@ pub(super) fn varies_across_lanes(e: &Expr, varying: &BTreeSet<String>, globals:
             varies(cond) || varies(then) || varies(orelse)
         }
         Expr::Subscript { base, index } => varies(base) || varies(index),
-        Expr::Attr { base, .. } => {
-            varies(base) || (matches!(what, LaneVarying::Values { .. }) && e.dotted().is_some_and(|d| varying.contains(&d)))
-        }
+        // An attribute varies with its object, or on its own: one assigned a
+        // value that varies (`self.x = tidx`), or a namespace's
+        // (`params.ring`, see [`lane_varying_names`]).
+        Expr::Attr { base, .. } => varies(base) || e.dotted().is_some_and(|d| varying.contains(&d)),
         Expr::Tuple(items) => items.iter().any(&varies),
         Expr::Int(_) | Expr::Float | Expr::Bool(_) | Expr::Str(_) | Expr::None | Expr::Unknown(_) => false,
     }
+}
+
+/// `types.SimpleNamespace(a=..., b=...)`: a record of the values given.
+fn is_namespace(c: &Call) -> bool {
+    c.qualname.as_deref() == Some("types.SimpleNamespace") && c.args.is_empty()
 }
 
 /// `cute.size`, `cute.rank`, `cute.depth`, `cute.cosize`: the extent of
@@ -224,6 +234,13 @@ pub(super) fn lane_varying_names(kernel: &FunctionDef, globals: &Env, what: Lane
     fn collect<'a>(stmts: &'a [Stmt], what: LaneVarying, out: &mut Vec<(Vec<String>, &'a Expr)>) {
         for s in stmts {
             match &s.kind {
+                // A namespace (`params = SimpleNamespace(extra=extra,
+                // ring=ring)`) varies attribute by attribute: `params.extra`
+                // does not because `params.ring` does.
+                StmtKind::Assign { targets, value: Expr::Call(c) } if matches!(targets.as_slice(), [Target::Name(_)]) && is_namespace(c) => {
+                    let [Target::Name(name)] = targets.as_slice() else { unreachable!("matched") };
+                    out.extend(c.kwargs.iter().map(|(k, v)| (vec![format!("{name}.{k}")], v)));
+                }
                 StmtKind::Assign { targets, value } => {
                     let mut names = Vec::new();
                     targets.iter().for_each(|t| defs(t, what, &mut names));

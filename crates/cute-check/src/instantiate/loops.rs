@@ -19,6 +19,13 @@
 //! launch no caller makes). A count so taken makes a finding a warning with the
 //! assumption stated, and a clean verdict an `analysis-incomplete` note.
 //!
+//! A `while` loop that counts a name down (`while k_tile_count > 0:`, the name
+//! bound to an unknown count) takes that count the same way: the name, and its
+//! copies and offsets (`identity.rs`), become the count that runs the loop the
+//! iterations explored when the body takes one from it each time, so the
+//! tests in the loop (`if k_tile_count == 0:` after the decrement, on the last
+//! tile) are those of a run with that many tiles rather than decided apart.
+//!
 //! The iterations explored are the loop's first ones. Where the loop's start
 //! and step are known (`range(n)`, `cutlass.range(1, n, 2)`), so is its counter
 //! in them (`if k == 0:` holds in the first alone), and, in the loop, a call
@@ -30,7 +37,7 @@
 //! kernel is "checked only in part".
 
 use cute_ir::api::Api;
-use cute_ir::ast::{BinOp, Call, Expr, Target};
+use cute_ir::ast::{BinOp, Call, CmpOp, Expr, Target};
 use cute_ir::eval::{eval, Env, Value};
 
 use super::{trip_bound, InstantiateOptions, ThreadRun, UNKNOWN_LOOP_COUNTER};
@@ -88,7 +95,7 @@ impl<'a> ThreadRun<'a> {
     pub(super) fn explored_iterations(&mut self, iter: &'a Expr, it: &Value, env: &Env) -> (Vec<Value>, bool) {
         let mut stop_known = false;
         self.shared.bounded = true;
-        let why = match it { Value::Unknown(w) => w.to_string(), _ => "the loop's trip count".to_string() };
+        let why = match it { Value::Unknown(w, _) => w.to_string(), _ => "the loop's trip count".to_string() };
         self.shared.notes.insert(format!(
             "{why} is not known statically: the loop is explored for {} iterations",
             self.options.unknown_trip_count
@@ -184,7 +191,7 @@ impl<'a> ThreadRun<'a> {
                 _ => break,
             }
         }
-        matches!(eval(base, env, self), Value::Unknown(_)).then_some(offset - start)
+        matches!(eval(base, env, self), Value::Unknown(..)).then_some(offset - start)
     }
 
     /// A known bound on the trips of a kernel loop over `iter` whose trip
@@ -235,5 +242,40 @@ impl<'a> ThreadRun<'a> {
         *v = Value::Int(bound);
         self.shared.bounded = true;
         self.shared.notes.insert(count_taken_note(name, self.options));
+    }
+
+    /// `while n > 0:` (`n != 0`, `n >= 1`, `0 < n`) where `n` holds an
+    /// unknown value bound in this thread: every value of this frame that is
+    /// it or an offset of it becomes known, with `n` the explored count
+    /// above the bound. Whether it did; the verdict is then a bounded one.
+    pub(super) fn take_counted_down_as_explored(&mut self, cond: &Expr, env: &mut Env) -> bool {
+        let Expr::Compare { op, lhs, rhs } = cond else { return false };
+        let (name, op, bound) = match (lhs.as_ref(), *op, rhs.as_ref()) {
+            (Expr::Name(n), op, Expr::Int(c)) => (n, op, *c),
+            (Expr::Int(c), CmpOp::Lt, Expr::Name(n)) => (n, CmpOp::Gt, *c),
+            (Expr::Int(c), CmpOp::Ne, Expr::Name(n)) => (n, CmpOp::Ne, *c),
+            _ => return false,
+        };
+        let explored = i64::from(self.options.unknown_trip_count);
+        let start = match op {
+            CmpOp::Gt | CmpOp::Ne => bound + explored,
+            CmpOp::Ge => bound + explored - 1,
+            _ => return false,
+        };
+        let Some(Value::Unknown(_, identity)) = env.get(name.as_str()) else { return false };
+        if !identity.is_known() || self.lane_varying.contains(name.as_str()) || self.varies_here(lhs) || self.varies_here(rhs) {
+            return false;
+        }
+        let counted = *identity;
+        for value in env.values_mut() {
+            if let Value::Unknown(_, other) = value {
+                if let Some(offset) = other.offset_from(counted) {
+                    *value = Value::Int(start + offset);
+                }
+            }
+        }
+        self.shared.bounded = true;
+        self.shared.notes.insert(count_taken_note(name, self.options));
+        true
     }
 }

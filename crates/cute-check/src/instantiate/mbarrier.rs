@@ -37,7 +37,7 @@ pub(super) const BYTES_ASSUMED: &str = "transaction bytes announced with `mbarri
 pub(crate) fn tx_bytes(v: &Value, lanes: u32) -> TxBytes {
     match v {
         Value::Int(n) if *n >= 0 => TxBytes { value: Some(*n as u64), lanes, how: n.to_string() },
-        Value::Unknown(why) => TxBytes { value: None, lanes, how: format!("it depends on {why}") },
+        Value::Unknown(why, _) => TxBytes { value: None, lanes, how: format!("it depends on {why}") },
         _ => TxBytes { value: None, lanes, how: "it is not a number known statically".to_string() },
     }
 }
@@ -219,7 +219,7 @@ impl<'a> ThreadRun<'a> {
         match mask.as_int().filter(|&m| m > 0 && m < (1i64 << ctas)) {
             Some(m) => Ok((0..ctas).filter(|r| m >> r & 1 == 1).map(|r| self.cluster_base + r).collect()),
             None => Err(match mask {
-                Value::Unknown(why) => format!("it depends on {why}"),
+                Value::Unknown(why, _) => format!("it depends on {why}"),
                 Value::Int(m) => format!("it is {m}, in a cluster of {ctas} CTA{}", if ctas == 1 { "" } else { "s" }),
                 _ => "it is not a number known statically".to_string(),
             }),
@@ -302,7 +302,7 @@ impl<'a> ThreadRun<'a> {
                 // in this kernel (a parameter of a helper checked on its own,
                 // a pointer from a runtime tensor): its init and its other
                 // users are elsewhere, so nothing can be concluded here.
-                let why = match other { Value::Unknown(w) => w.to_string(), _ => "a non-pointer".to_string() };
+                let why = match other { Value::Unknown(w, _) => w.to_string(), _ => "a non-pointer".to_string() };
                 let text = text();
                 self.unresolved(site, format!("the barrier `{text}` is not allocated in this kernel ({why})"));
                 ((format!("`{text}`").into(), 0, self.cta, 1u8), self.cta)

@@ -264,7 +264,7 @@ impl ThreadRun<'_> {
         // called): a TMA reduce store (`CopyReduceBulkTensorTileS2GOp`,
         // `cp.reduce.async.bulk.tensor`) reads its shared memory as a TMA
         // store does.
-        let made_by_tma = matches!(args.first(), Some(Value::Unknown(why)) if why.contains("make_tiled_tma_atom"));
+        let made_by_tma = matches!(args.first(), Some(Value::Unknown(why, _)) if why.contains("make_tiled_tma_atom"));
         let async_atom = atom.contains("tma") || atom.contains("bulk") || made_by_tma;
         if let Some(bar) = barrier {
             let barrier = match &bar {
@@ -753,7 +753,7 @@ impl ThreadRun<'_> {
         let ticket = calls.iter().flat_map(|c| c.args.iter().chain(c.kwargs.iter().map(|(_, a)| a))).any(|a| {
             let mut uses = Vec::new();
             a.collect_uses(&mut uses);
-            uses.iter().any(|n| matches!(env.get(n.as_str()), Some(Value::Unknown(w)) if &**w == super::calls::ATOMIC_RESULT))
+            uses.iter().any(|n| matches!(env.get(n.as_str()), Some(Value::Unknown(w, _)) if &**w == super::calls::ATOMIC_RESULT))
         });
         Some((call, Guard { exit_when, target, spin: !exit_when_true, ticket }))
     }
@@ -845,7 +845,7 @@ pub(super) fn ticket_delta(call: &Call, env: &Env) -> Option<i64> {
     let mut uses = Vec::new();
     ptr.collect_uses(&mut uses);
     let drawn: Vec<&String> =
-        uses.iter().filter(|n| matches!(env.get(n.as_str()), Some(Value::Unknown(w)) if &**w == super::calls::ATOMIC_RESULT)).collect();
+        uses.iter().filter(|n| matches!(env.get(n.as_str()), Some(Value::Unknown(w, _)) if &**w == super::calls::ATOMIC_RESULT)).collect();
     let mut calls = Vec::new();
     ptr.calls(&mut calls);
     if drawn.is_empty() || !calls.is_empty() {

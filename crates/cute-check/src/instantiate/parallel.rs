@@ -170,11 +170,11 @@ fn merge<'r>(
             |kept, later| kept.name = later.name,
         );
         for (stmt, condition) in open {
-            let (on_memory, masks) = (condition.on_memory, condition.cta_masks.clone());
-            let kept = merged.open.entry(stmt).or_insert(condition);
-            kept.on_memory |= on_memory;
-            if kept.cta_masks.is_empty() {
-                kept.cta_masks = masks;
+            match merged.open.entry(stmt) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(condition);
+                }
+                std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().absorb(condition),
             }
         }
         merged.notes.extend(notes);

@@ -155,12 +155,12 @@ impl<'a> ThreadRun<'a> {
             ("a pipeline", "its stages and groups")
         };
         let why = match (receiver, &holder) {
-            (Some(Value::Unknown(why)), _) if why.as_ref() == crate::pipeline::UNMODELLED_PIPELINE => return unknown,
+            (Some(Value::Unknown(why, _)), _) if why.as_ref() == crate::pipeline::UNMODELLED_PIPELINE => return unknown,
             // An argument no launch in the file gives a value.
-            (Some(Value::Unknown(why)), Some(name)) if why.starts_with("the argument `") || why.as_ref() == format!("`{name}`") => {
+            (Some(Value::Unknown(why, _)), Some(name)) if why.starts_with("the argument `") || why.as_ref() == format!("`{name}`") => {
                 format!("on {noun} it is passed (`{name}`), not one it creates: {known_at_creation} are known only where it is created")
             }
-            (Some(Value::Unknown(why)), Some(name)) => format!("on `{name}`, which holds {why}, not {noun} this kernel creates"),
+            (Some(Value::Unknown(why, _)), Some(name)) => format!("on `{name}`, which holds {why}, not {noun} this kernel creates"),
             (_, Some(name)) => format!("on `{name}`, which is not {noun} this kernel creates"),
             (_, None) => format!("on something that is not {noun} this kernel creates"),
         };

@@ -227,6 +227,7 @@ impl Setup<'_> {
                 frame_origins: None,
                 pending_origins: None,
                 met: Vec::new(),
+                bindings: 0,
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.

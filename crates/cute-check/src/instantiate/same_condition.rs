@@ -197,7 +197,7 @@ impl SameConditions {
 
 /// What a condition tests, `cutlass.const_expr(...)` and `not` taken off,
 /// and whether an odd number of `not` were.
-fn test_of(mut e: &Expr) -> (&Expr, bool) {
+pub(super) fn test_of(mut e: &Expr) -> (&Expr, bool) {
     let mut negated = false;
     loop {
         match e {
@@ -229,7 +229,7 @@ pub(super) fn rebound_by(f: &FunctionDef) -> BTreeSet<String> {
 }
 
 /// Where a condition is reported: the `if` keyword of a branch.
-fn site(s: &Stmt) -> TextRange {
+pub(super) fn site(s: &Stmt) -> TextRange {
     match &s.kind {
         StmtKind::If { .. } => TextRange { start: s.range.start, end: s.range.start + 2 },
         _ => s.range,

@@ -96,6 +96,7 @@ impl<'a> ThreadRun<'a> {
                 for t in targets {
                     self.bind_in_stood_in_lanes(t, value, env);
                 }
+                let v = self.identified(targets, v);
                 for t in targets {
                     self.record_store(t, env, s.range, false);
                     self.bind_stored_object(t, env);
@@ -175,7 +176,13 @@ impl<'a> ThreadRun<'a> {
                 }
                 let taken = match c.as_bool() {
                     Some(b) => b,
-                    None => self.open_condition(s, &c),
+                    None => {
+                        let deciding = match super::launch_condition::launch_condition(cond, |e| eval(e, env, self)) {
+                            Some((id, negated)) => (id, super::same_condition::site(s), negated),
+                            None => self.deciding(s),
+                        };
+                        self.open_condition(s, deciding, &c)
+                    }
                 };
                 // A condition unknown in every lane of the warp is decided
                 // by the scenario, alike in all of them: it splits no warp.
@@ -267,13 +274,17 @@ impl<'a> ThreadRun<'a> {
                         }
                     }
                 }
+                // A count taken as the explored one runs the loop no
+                // longer than a count not known would, whatever its body
+                // does with it.
+                let counted_down = self.take_counted_down_as_explored(cond, env);
                 let mut iterations = 0;
                 loop {
                     let c = eval(cond, env, self);
                     self.note_lane_varying_condition(cond, &c, env);
                     let explored = c.as_bool().is_none();
                     let go = match c.as_bool() {
-                        Some(b) => b,
+                        Some(b) => b && !(counted_down && iterations >= self.options.unknown_trip_count),
                         None => {
                             self.shared.bounded = true;
                             self.shared.notes.insert(format!(
@@ -369,7 +380,7 @@ impl<'a> ThreadRun<'a> {
     /// depending only on timing).
     fn open_memory_condition(&mut self, s: &Stmt, cond: &Expr) -> bool {
         self.note_lane_varying(cond);
-        let taken = self.open_condition(s, &Value::unknown("a value loaded from memory"));
+        let taken = self.open_condition(s, self.deciding(s), &Value::unknown("a value loaded from memory"));
         if let Some(c) = self.shared.open.get_mut(&s.id) {
             c.on_memory = true;
         }
@@ -384,7 +395,7 @@ impl<'a> ThreadRun<'a> {
                 self.atomic_results.remove(n);
             }
         }
-        let from_atomic = matches!(v, Value::Unknown(w) if &**w == super::calls::ATOMIC_RESULT);
+        let from_atomic = matches!(v, Value::Unknown(w, _) if &**w == super::calls::ATOMIC_RESULT);
         if let ([Target::Name(n)], Some(made), true) = (targets, self.last_update.take(), from_atomic) {
             if matches!(value, Expr::Call(c) if c.range.start <= made.site.start && made.site.end <= c.range.end) {
                 self.atomic_results.insert(n.clone(), made);
@@ -445,16 +456,27 @@ impl<'a> ThreadRun<'a> {
         }
     }
 
-    pub(super) fn open_condition(&mut self, s: &Stmt, value: &Value) -> bool {
+    /// Whether the branch of `s`, whose condition is `deciding`, is taken,
+    /// as the scenario decides it.
+    pub(super) fn open_condition(&mut self, s: &Stmt, deciding: super::same_condition::Deciding, value: &Value) -> bool {
         let why = match value {
-            Value::Unknown(w) => w.to_string(),
+            Value::Unknown(w, _) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
-        let (stmt, site, negated) = self.deciding(s);
+        let (stmt, site, negated) = deciding;
         if !self.met.contains(&stmt) {
             self.met.push(stmt);
         }
-        self.shared.open.entry(stmt).or_insert(OpenCondition { stmt, site, why, on_memory: false, cta_masks: Vec::new() });
+        // The statement named: the one deciding the condition, or for a
+        // test of a launch value, the one met here.
+        let (statement, in_helper) = if super::launch_condition::is_launch_condition(stmt) { (s.id, self.inline_depth > 0) } else { (stmt, false) };
+        let condition = OpenCondition { stmt, site, why, on_memory: false, cta_masks: Vec::new(), negated_at_site: negated, statement, in_helper };
+        match self.shared.open.entry(stmt) {
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(condition);
+            }
+            std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().absorb(condition),
+        }
         self.scenario.get(&stmt).is_some_and(|d| d.holds_in(self.cta)) != negated
     }
 }
@@ -475,7 +497,7 @@ fn binds_values_only(block: &[Stmt]) -> bool {
 
 /// A value no decision rests on: one not known, or a float.
 fn nothing_known(v: &Value) -> bool {
-    matches!(v, Value::Unknown(_) | Value::Float)
+    matches!(v, Value::Unknown(..) | Value::Float)
 }
 
 /// Two views of one buffer, one an attribute of the other: `t.layout` and
@@ -572,7 +594,7 @@ impl<'a> ThreadRun<'a> {
     fn exec_both_ways(&mut self, s: &'a Stmt, value: &Value, then: &'a [Stmt], orelse: &'a [Stmt], env: &mut Env, body: Body<'a>) -> Flow {
         let StmtKind::If { cond, .. } = &s.kind else { unreachable!("called on an `if`") };
         let why = match value {
-            Value::Unknown(w) => w.to_string(),
+            Value::Unknown(w, _) => w.to_string(),
             _ => "a runtime value".to_string(),
         };
         self.shared.memory_conditions.entry(s.id).or_insert(crate::model::MemoryCondition { span: s.range, why });

@@ -61,7 +61,7 @@ impl<'a> ThreadRun<'a> {
                     Some(Value::Smem(s)) => s,
                     Some(other) => {
                         let why = match other {
-                            Value::Unknown(w) => w.to_string(),
+                            Value::Unknown(w, _) => w.to_string(),
                             _ => "not a shared-memory pointer".to_string(),
                         };
                         self.unresolved(call.range, format!("the deallocation barrier of this two-CTA `TmemAllocator` is not known statically ({why})"));
@@ -124,7 +124,7 @@ impl<'a> ThreadRun<'a> {
                     }
                     other => {
                         let why = match other {
-                            Value::Unknown(w) => w.to_string(),
+                            Value::Unknown(w, _) => w.to_string(),
                             _ => "not a `NamedBarrier`".to_string(),
                         };
                         self.unresolved(site, format!("the `barrier_for_retrieve` of this `TmemAllocator` is not known statically ({why})"));

@@ -61,7 +61,7 @@ impl ClusterLayout {
     /// why the model cannot read it otherwise.
     pub fn of_value(v: &Value, ctas: u32) -> Result<ClusterLayout, String> {
         let layout = Layout::of_value(v).ok_or_else(|| match v {
-            Value::Unknown(why) => format!("its `cta_layout_vmnk` is not known statically, from {why}"),
+            Value::Unknown(why, _) => format!("its `cta_layout_vmnk` is not known statically, from {why}"),
             _ => "its `cta_layout_vmnk` is not known statically".to_string(),
         })?;
         let modes: Vec<(i64, i64)> = layout

@@ -247,7 +247,7 @@ pub(super) fn solve(expr: &Expr, value: &Value, out: &mut BTreeMap<HostName, Val
 
 fn partly_unknown(v: &Value) -> bool {
     match v {
-        Value::Unknown(_) => true,
+        Value::Unknown(..) => true,
         Value::Tuple(items) => items.iter().any(partly_unknown),
         Value::Dict(pairs) => pairs.iter().any(|(k, v)| partly_unknown(k) || partly_unknown(v)),
         _ => false,

@@ -178,7 +178,7 @@ mod tests {
     use cute_syntax::TextRange;
 
     fn condition(stmt: u32) -> OpenCondition {
-        OpenCondition { stmt, site: TextRange::default(), why: "a runtime value".into(), on_memory: false, cta_masks: Vec::new() }
+        OpenCondition { stmt, site: TextRange::default(), why: "a runtime value".into(), on_memory: false, cta_masks: Vec::new(), negated_at_site: false, statement: stmt, in_helper: false }
     }
 
     fn options(max_steps_total: usize) -> InstantiateOptions {

@@ -165,6 +165,11 @@ impl Remap for Encode<'_> {
     }
 
     fn id(&mut self, id: u32) -> u32 {
+        // A condition on a launch value is no statement: kept as it is,
+        // above every index of the table.
+        if cute_check::is_launch_condition(id) {
+            return id;
+        }
         match self.0.ids.binary_search(&id) {
             Ok(i) => i as u32,
             Err(_) => {
@@ -183,6 +188,9 @@ impl Remap for Decode<'_> {
     }
 
     fn id(&mut self, id: u32) -> u32 {
+        if cute_check::is_launch_condition(id) {
+            return id;
+        }
         self.0.ids.get(id as usize).copied().unwrap_or(id)
     }
 }

@@ -39,6 +39,10 @@ impl Remap for Shift {
     }
 
     fn id(&mut self, id: u32) -> u32 {
+        // A condition on a launch value is no statement: it does not move.
+        if cute_check::is_launch_condition(id) {
+            return id;
+        }
         (id as i64 + self.id) as u32
     }
 }
@@ -325,6 +329,7 @@ pub fn memory_key(model: &Model) -> (Model, Ranks) {
 
 pub fn open_condition(c: &mut OpenCondition, r: &mut dyn Remap) {
     c.stmt = r.id(c.stmt);
+    c.statement = r.id(c.statement);
     c.site = r.range(c.site);
 }
 

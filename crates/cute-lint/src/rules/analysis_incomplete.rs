@@ -201,7 +201,7 @@ pub fn conditions_one_way(ctx: &KernelContext<'_>, conditions: &[cute_check::Ope
     let mut conditions: Vec<&cute_check::OpenCondition> = conditions.iter().collect();
     conditions.sort_by_key(|c| c.site.start);
     let mut lines: Vec<String> =
-        conditions.iter().take(LISTED).map(|c| format!("{} (on {})", ctx.line(c.site.start), c.why)).collect();
+        conditions.iter().take(LISTED).map(|c| format!("{} (on {}{})", ctx.line(c.site.start), c.why, if c.negated_at_site { "; the test written there only as true" } else { "" })).collect();
     if conditions.len() > LISTED {
         lines.push(format!("and {} more", conditions.len() - LISTED));
     }
