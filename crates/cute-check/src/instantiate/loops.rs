@@ -258,10 +258,11 @@ impl<'a> ThreadRun<'a> {
         };
         let explored = i64::from(self.options.unknown_trip_count);
         let start = match op {
-            CmpOp::Gt | CmpOp::Ne => bound + explored,
-            CmpOp::Ge => bound + explored - 1,
+            CmpOp::Gt | CmpOp::Ne => bound.checked_add(explored),
+            CmpOp::Ge => bound.checked_add(explored - 1),
             _ => return false,
         };
+        let Some(start) = start else { return false };
         let Some(Value::Unknown(_, identity)) = env.get(name.as_str()) else { return false };
         if !identity.is_known() || self.lane_varying.contains(name.as_str()) || self.varies_here(lhs) || self.varies_here(rhs) {
             return false;
@@ -269,8 +270,8 @@ impl<'a> ThreadRun<'a> {
         let counted = *identity;
         for value in env.values_mut() {
             if let Value::Unknown(_, other) = value {
-                if let Some(offset) = other.offset_from(counted) {
-                    *value = Value::Int(start + offset);
+                if let Some(known) = other.offset_from(counted).and_then(|offset| start.checked_add(offset)) {
+                    *value = Value::Int(known);
                 }
             }
         }
