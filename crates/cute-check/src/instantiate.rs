@@ -294,6 +294,17 @@ impl OpenCondition {
         }
     }
 
+    /// Records `self` in `open`, or what it adds to the same condition met
+    /// before.
+    pub(crate) fn record_in(self, open: &mut BTreeMap<StmtId, OpenCondition>) {
+        match open.entry(self.stmt) {
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(self);
+            }
+            std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().absorb(self),
+        }
+    }
+
     /// Where the condition comes in the list of those met.
     pub fn order(&self) -> (bool, StmtId) {
         (self.in_helper, self.statement)

@@ -169,13 +169,8 @@ fn merge<'r>(
             (buffers.keys, buffers.list, buffers.indexed_name),
             |kept, later| kept.name = later.name,
         );
-        for (stmt, condition) in open {
-            match merged.open.entry(stmt) {
-                std::collections::btree_map::Entry::Vacant(e) => {
-                    e.insert(condition);
-                }
-                std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().absorb(condition),
-            }
+        for condition in open.into_values() {
+            condition.record_in(&mut merged.open);
         }
         merged.notes.extend(notes);
         for (site, stale) in stale_tokens {

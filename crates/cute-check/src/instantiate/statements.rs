@@ -471,12 +471,7 @@ impl<'a> ThreadRun<'a> {
         // test of a launch value, the one met here.
         let (statement, in_helper) = if super::launch_condition::is_launch_condition(stmt) { (s.id, self.inline_depth > 0) } else { (stmt, false) };
         let condition = OpenCondition { stmt, site, why, on_memory: false, cta_masks: Vec::new(), negated_at_site: negated, statement, in_helper };
-        match self.shared.open.entry(stmt) {
-            std::collections::btree_map::Entry::Vacant(e) => {
-                e.insert(condition);
-            }
-            std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().absorb(condition),
-        }
+        condition.record_in(&mut self.shared.open);
         self.scenario.get(&stmt).is_some_and(|d| d.holds_in(self.cta)) != negated
     }
 }
