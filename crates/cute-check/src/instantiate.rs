@@ -92,6 +92,7 @@ pub use reuse::Reuse;
 use run::ThreadResult;
 use warp::partial_warp_collectives;
 
+mod both_ways;
 mod functions;
 mod parallel;
 mod reuse;
@@ -509,13 +510,30 @@ pub fn instantiate_reusing(
         definitions: &definitions,
         loop_bounds: &loop_bounds,
         same_conditions: &same_condition::SameConditions::of(kernel, |id| kept.contains(id)),
+        per_way: BTreeSet::new(),
+        every_condition_per_way: false,
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
-    let (mut shared, results) = parallel::run(&setup, &threads, reuse).unwrap_or_else(|| {
-        let mut shared = setup.shared();
-        let results = setup.run_threads(&threads, &mut shared, Default::default());
-        (shared, results)
-    });
+    let mut setup = setup;
+    let mut rounds = 0;
+    let (mut shared, results) = loop {
+        let (shared, results) = parallel::run(&setup, &threads, reuse).unwrap_or_else(|| {
+            let mut shared = setup.shared();
+            let results = setup.run_threads(&threads, &mut shared, Default::default());
+            (shared, results)
+        });
+        // Conditions found synchronizing: run again with them decided per
+        // way (see `both_ways.rs`).
+        if setup.every_condition_per_way || shared.per_way_found.is_subset(&setup.per_way) || shared.out_of_time {
+            break (shared, results);
+        }
+        rounds += 1;
+        if rounds >= both_ways::MAX_ROUNDS {
+            setup.every_condition_per_way = true;
+        } else {
+            setup.per_way.extend(shared.per_way_found);
+        }
+    };
     let steps = results.iter().map(|r| r.steps).sum();
     let mut spent = spent::Spent::default();
     for r in &results {
@@ -632,6 +650,11 @@ struct Setup<'a> {
     loop_bounds: &'a BTreeSet<String>,
     /// The condition that decides each condition written like it.
     same_conditions: &'a same_condition::SameConditions,
+    /// The conditions on runtime values decided per way; the others a
+    /// thread runs both ways while no synchronization lies under them
+    /// (`both_ways.rs`). With `every_condition_per_way`, all of them.
+    per_way: BTreeSet<StmtId>,
+    every_condition_per_way: bool,
 }
 
 /// A barrier registration: (cta, id, site, round, count, sync, aligned,
@@ -782,6 +805,10 @@ struct Shared {
     /// call's site: the allocation, and what to say if it holds mbarriers
     /// (known once every thread has run; see [`Shared::handed_barriers`]).
     handed_pointers: BTreeMap<TextRange, (std::sync::Arc<str>, String)>,
+    /// Conditions run both ways under which a thread synchronized or
+    /// chose a known value: the next round decides them per way
+    /// (`both_ways.rs`).
+    per_way_found: BTreeSet<StmtId>,
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,
@@ -1005,6 +1032,8 @@ struct ThreadRun<'a> {
     /// How many unknown values the thread has bound to names so far (see
     /// `identity.rs`).
     bindings: u32,
+    /// See `Setup::per_way`; `None`: every condition is decided per way.
+    per_way: Option<&'a BTreeSet<StmtId>>,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,

@@ -53,7 +53,7 @@ pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)], reuse: Option<&Reus
         (None, true) => split(threads, workers),
         (None, false) => return None,
     };
-    let mut done: Vec<Option<(Shared, Vec<ThreadResult>)>> = runs.iter().map(|run| reuse.and_then(|r| r.find(run, setup.scenario))).collect();
+    let mut done: Vec<Option<(Shared, Vec<ThreadResult>)>> = runs.iter().map(|run| reuse.and_then(|r| r.find(run, setup.scenario, setup.per_way_key()))).collect();
     let to_run: Vec<usize> = (0..runs.len()).filter(|&i| done[i].is_none()).collect();
     // Runs after one whose threads met an unmodelled construct or ran out
     // of time are not merged (see `merge`): they are not run either.
@@ -95,7 +95,7 @@ pub(super) fn run(setup: &Setup<'_>, threads: &[(u32, u32)], reuse: Option<&Reus
     };
     for (i, run) in ran {
         if let Some(reuse) = reuse {
-            reuse.keep(runs[i], setup.scenario, &run.0, &run.1);
+            reuse.keep(runs[i], setup.scenario, setup.per_way_key(), &run.0, &run.1);
         }
         done[i] = Some(run);
     }
@@ -155,8 +155,23 @@ fn merge<'r>(
             results.extend(setup.run_threads(&run[..=cut], &mut merged, before));
             break;
         }
-        let Shared { barriers, buffers, open, notes, unresolved, bounded, partial_warp, stale_tokens, storage_overruns, barrier_uses, handed_pointers, memory_conditions, .. } =
-            shared;
+        let Shared {
+            barriers,
+            buffers,
+            open,
+            notes,
+            unresolved,
+            bounded,
+            partial_warp,
+            stale_tokens,
+            storage_overruns,
+            barrier_uses,
+            handed_pointers,
+            memory_conditions,
+            per_way_found,
+            ..
+        } = shared;
+        merged.per_way_found.extend(per_way_found);
         let table = &mut merged.barriers;
         let barrier_map = absorb(
             (&mut table.keys, &mut table.list, &mut table.named_in_kernel),

@@ -13,6 +13,7 @@
 //!
 //! A run that ran out of time depends on the machine, and is not kept.
 
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -38,6 +39,9 @@ struct Kept {
 }
 
 struct KeptRun {
+    /// The conditions decided per way in its round (see `both_ways.rs`),
+    /// `None` for all of them.
+    per_way: Option<BTreeSet<StmtId>>,
     /// The decisions of the conditions its threads met.
     decided: Vec<(StmtId, Decision)>,
     shared: Shared,
@@ -58,9 +62,12 @@ fn key(run: &[(u32, u32)]) -> (u32, u32, usize) {
 impl Reuse {
     /// What the threads of `run` leave for `scenario`, if a kept run of
     /// them was made for a way that decides their conditions alike.
-    pub(super) fn find(&self, run: &[(u32, u32)], scenario: &Scenario) -> Option<(Shared, Vec<ThreadResult>)> {
+    pub(super) fn find(&self, run: &[(u32, u32)], scenario: &Scenario, per_way: Option<&BTreeSet<StmtId>>) -> Option<(Shared, Vec<ThreadResult>)> {
         let runs = self.kept.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let kept = runs.get(&key(run))?.iter().find(|k| k.decided.iter().all(|&(stmt, d)| decision(scenario, stmt) == d))?;
+        let kept = runs
+            .get(&key(run))?
+            .iter()
+            .find(|k| k.per_way.as_ref() == per_way && k.decided.iter().all(|&(stmt, d)| decision(scenario, stmt) == d))?;
         self.kept.taken_up.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let steps: usize = kept.results.iter().map(|r| r.steps).sum();
         self.kept.statements_taken_up.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
@@ -79,7 +86,7 @@ impl Reuse {
     }
 
     /// Keeps what the threads of `run` left for `scenario`.
-    pub(super) fn keep(&self, run: &[(u32, u32)], scenario: &Scenario, shared: &Shared, results: &[ThreadResult]) {
+    pub(super) fn keep(&self, run: &[(u32, u32)], scenario: &Scenario, per_way: Option<&BTreeSet<StmtId>>, shared: &Shared, results: &[ThreadResult]) {
         if shared.out_of_time {
             return;
         }
@@ -89,6 +96,6 @@ impl Reuse {
         // next way may run on another copy of the module.
         shared.forget_addresses();
         let mut runs = self.kept.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        runs.entry(key(run)).or_default().push(KeptRun { decided, shared, results: results.to_vec() });
+        runs.entry(key(run)).or_default().push(KeptRun { per_way: per_way.cloned(), decided, shared, results: results.to_vec() });
     }
 }

@@ -75,6 +75,12 @@ pub(super) fn lanes_to_stand_in_for(tid: u32, threads_per_cta: u32, covered: imp
 }
 
 impl Setup<'_> {
+    /// The conditions decided per way, `None` for every one of them (see
+    /// `both_ways.rs`).
+    pub(super) fn per_way_key(&self) -> Option<&BTreeSet<StmtId>> {
+        (!self.every_condition_per_way).then_some(&self.per_way)
+    }
+
     pub(super) fn shared(&self) -> Shared {
         Shared {
             lane_varying_conditions: Default::default(),
@@ -92,6 +98,7 @@ impl Setup<'_> {
             stale_tokens: BTreeMap::new(),
             storage_overruns: BTreeMap::new(),
             memory_conditions: BTreeMap::new(),
+            per_way_found: BTreeSet::new(),
             barrier_uses: BTreeMap::new(),
             handed_pointers: BTreeMap::new(),
             deadline: self.deadline,
@@ -228,6 +235,7 @@ impl Setup<'_> {
                 pending_origins: None,
                 met: Vec::new(),
                 bindings: 0,
+                per_way: self.per_way_key(),
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.

@@ -172,7 +172,14 @@ impl<'a> ThreadRun<'a> {
                 self.note_lane_varying_condition(cond, &c, env);
                 self.record_reads(cond, env, s.range);
                 if c.as_bool().is_none() && (self.memory_control(s.id, body) || self.chooses_nothing_known(cond, then, orelse, env)) {
-                    return self.exec_both_ways(s, &c, then, orelse, env, body);
+                    return self.exec_both_ways(s, &c, then, orelse, env, body).0;
+                }
+                if c.as_bool().is_none()
+                    && self.per_way.is_some_and(|per_way| !per_way.contains(&s.id))
+                    && !super::both_ways::leaves_block(then)
+                    && !super::both_ways::leaves_block(orelse)
+                {
+                    return self.exec_both_ways_unless_synchronizing(s, &c, then, orelse, env, body);
                 }
                 let taken = match c.as_bool() {
                     Some(b) => b,
@@ -586,7 +593,11 @@ impl<'a> ThreadRun<'a> {
     /// The lanes this one stands in for run both branches too, so they
     /// stay stood in for: a name not known after it is not known in them
     /// either.
-    fn exec_both_ways(&mut self, s: &'a Stmt, value: &Value, then: &'a [Stmt], orelse: &'a [Stmt], env: &mut Env, body: Body<'a>) -> Flow {
+    ///
+    /// Also returns whether the branches left a name with two values, one
+    /// of them known (`stages = 3` or `2`): then deciding the condition
+    /// would have known more after it.
+    pub(super) fn exec_both_ways(&mut self, s: &'a Stmt, value: &Value, then: &'a [Stmt], orelse: &'a [Stmt], env: &mut Env, body: Body<'a>) -> (Flow, bool) {
         let StmtKind::If { cond, .. } = &s.kind else { unreachable!("called on an `if`") };
         let why = match value {
             Value::Unknown(w, _) => w.to_string(),
@@ -610,13 +621,18 @@ impl<'a> ThreadRun<'a> {
             .filter(|(name, v)| other.get(*name).is_some_and(|o| o != *v))
             .map(|(name, _)| name.clone())
             .collect();
+        let chose_known = differ.iter().any(|name| {
+            let (a, b) = (&env[name], &other[name]);
+            !(nothing_known(a) && nothing_known(b) || same_buffer(a, b))
+        });
         for name in differ {
             self.bind_same_in_stood_in_lanes(&Target::Name(name.clone()));
             env.insert(name, Value::unknown("a value assigned under a condition on runtime values"));
         }
-        match (taken, not_taken) {
+        let flow = match (taken, not_taken) {
             (Flow::Normal, flow) | (flow, _) => flow,
-        }
+        };
+        (flow, chose_known)
     }
 }
 
