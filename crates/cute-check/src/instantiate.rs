@@ -39,7 +39,9 @@
 //!   (`trip_bound`: known bounds on them); `same_condition`: one condition written
 //!   twice, in the kernel or in a helper handed the kernel's names; `identity`: a
 //!   name bound to an unknown holds one value, which its copies and offsets share;
-//!   `launch_condition`: tests of one argument of the launch, wherever written
+//!   `launch_condition`: tests of one argument of the launch, wherever written;
+//!   `both_ways`: conditions no synchronization depends on, run both ways, and
+//!   the rounds that find those that synchronize
 //! - `calls`: what a call evaluates to, and which API family models it
 //! - `inline`: helpers of the file, inlined with their parameters bound;
 //!   `dsl_partial`: `functools.partial` of a callable of the DSL
@@ -809,6 +811,12 @@ struct Shared {
     /// chose a known value: the next round decides them per way
     /// (`both_ways.rs`).
     per_way_found: BTreeSet<StmtId>,
+    /// The conditions the threads ran both ways, and those they decided
+    /// per way because `Setup::per_way` has them: a run is taken up by a
+    /// round or way whose `per_way` has none of the first and all of the
+    /// second (`reuse.rs`).
+    ran_both_ways: BTreeSet<StmtId>,
+    decided_per_way: BTreeSet<StmtId>,
     /// When running the threads must stop (see `MAX_TIME`).
     deadline: std::time::Instant,
     out_of_time: bool,

@@ -58,8 +58,9 @@ use crate::model::MemKind;
 /// every condition is decided per way.
 pub(super) const MAX_ROUNDS: usize = 6;
 
-/// What a thread has done that synchronizes, counted: equal before and
-/// after a branch when the branch did none of it.
+/// What a thread has done that synchronizes, counted: alike before and
+/// after a branch when the branch did none of it (see
+/// [`ThreadRun::synchronized_since`]).
 #[derive(PartialEq)]
 pub(super) struct SyncMark {
     ops: usize,
@@ -67,7 +68,9 @@ pub(super) struct SyncMark {
     uses: usize,
     collectives: usize,
     met: usize,
-    ordering_accesses: usize,
+    /// The thread's memory operations so far: those made after are looked
+    /// at (`moves_data_only`), not counted.
+    memory: usize,
     unresolved: usize,
     barriers: usize,
     open: usize,
@@ -124,7 +127,7 @@ impl<'a> ThreadRun<'a> {
             uses: self.uses.len(),
             collectives: self.collectives.len(),
             met: self.met.len(),
-            ordering_accesses: self.memory.iter().filter(|m| !moves_data_only(&m.kind)).count(),
+            memory: self.memory.len(),
             unresolved: self.shared.unresolved.len(),
             barriers: self.shared.barriers.list.len(),
             open: self.shared.open.len(),
@@ -152,12 +155,20 @@ impl<'a> ThreadRun<'a> {
         env: &mut Env,
         body: Body<'a>,
     ) -> Flow {
+        self.shared.ran_both_ways.insert(s.id);
         let before = self.sync_mark();
         let (flow, chose_known) = self.exec_both_ways(s, value, then, orelse, env, body);
-        if chose_known || self.sync_mark() != before {
+        if chose_known || self.synchronized_since(&before) {
             self.shared.per_way_found.insert(s.id);
         }
         flow
+    }
+
+    /// Whether the thread did something that synchronizes since `before`.
+    fn synchronized_since(&self, before: &SyncMark) -> bool {
+        let now = self.sync_mark();
+        let ordering = self.memory.get(before.memory..).is_none_or(|new| new.iter().any(|m| !moves_data_only(&m.kind)));
+        ordering || SyncMark { memory: before.memory, ..now } != *before
     }
 }
 

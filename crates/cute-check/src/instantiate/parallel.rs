@@ -169,9 +169,13 @@ fn merge<'r>(
             handed_pointers,
             memory_conditions,
             per_way_found,
+            ran_both_ways,
+            decided_per_way,
             ..
         } = shared;
         merged.per_way_found.extend(per_way_found);
+        merged.ran_both_ways.extend(ran_both_ways);
+        merged.decided_per_way.extend(decided_per_way);
         let table = &mut merged.barriers;
         let barrier_map = absorb(
             (&mut table.keys, &mut table.list, &mut table.named_in_kernel),

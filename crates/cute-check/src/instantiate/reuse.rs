@@ -11,6 +11,13 @@
 //! is mostly met by the warps of one role: the ways that decide the others
 //! otherwise run only those warps again.
 //!
+//! It depends too on which conditions are decided per way rather than run
+//! both ways (`both_ways.rs`), but only through those its threads met: a
+//! run is taken up by a round or way whose conditions decided per way
+//! include all it decided so and none it ran both ways. So the round after
+//! one that found a condition synchronizing runs again only the warps that
+//! ran that condition both ways.
+//!
 //! A run that ran out of time depends on the machine, and is not kept.
 
 use std::collections::BTreeSet;
@@ -39,13 +46,27 @@ struct Kept {
 }
 
 struct KeptRun {
-    /// The conditions decided per way in its round (see `both_ways.rs`),
-    /// `None` for all of them.
-    per_way: Option<BTreeSet<StmtId>>,
+    /// Whether every condition was decided per way in its round (see
+    /// `both_ways.rs`); otherwise which conditions its threads ran both
+    /// ways and which they decided per way are in `shared`.
+    every_condition_per_way: bool,
     /// The decisions of the conditions its threads met.
     decided: Vec<(StmtId, Decision)>,
     shared: Shared,
     results: Vec<ThreadResult>,
+}
+
+/// Whether the threads of `kept` would run as they did where `per_way`
+/// names the conditions decided per way (`None`: all of them): none they
+/// ran both ways is among them, and every one they decided per way because
+/// it was is.
+fn runs_alike(kept: &KeptRun, per_way: Option<&BTreeSet<StmtId>>) -> bool {
+    match per_way {
+        None => kept.every_condition_per_way,
+        Some(per_way) => {
+            !kept.every_condition_per_way && kept.shared.ran_both_ways.is_disjoint(per_way) && kept.shared.decided_per_way.is_subset(per_way)
+        }
+    }
 }
 
 /// How `scenario` decides condition `stmt` (false in every thread when it
@@ -67,7 +88,7 @@ impl Reuse {
         let kept = runs
             .get(&key(run))?
             .iter()
-            .find(|k| k.per_way.as_ref() == per_way && k.decided.iter().all(|&(stmt, d)| decision(scenario, stmt) == d))?;
+            .find(|k| runs_alike(k, per_way) && k.decided.iter().all(|&(stmt, d)| decision(scenario, stmt) == d))?;
         self.kept.taken_up.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let steps: usize = kept.results.iter().map(|r| r.steps).sum();
         self.kept.statements_taken_up.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
@@ -96,6 +117,6 @@ impl Reuse {
         // next way may run on another copy of the module.
         shared.forget_addresses();
         let mut runs = self.kept.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        runs.entry(key(run)).or_default().push(KeptRun { per_way: per_way.cloned(), decided, shared, results: results.to_vec() });
+        runs.entry(key(run)).or_default().push(KeptRun { every_condition_per_way: per_way.is_none(), decided, shared, results: results.to_vec() });
     }
 }

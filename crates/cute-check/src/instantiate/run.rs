@@ -99,6 +99,8 @@ impl Setup<'_> {
             storage_overruns: BTreeMap::new(),
             memory_conditions: BTreeMap::new(),
             per_way_found: BTreeSet::new(),
+            ran_both_ways: BTreeSet::new(),
+            decided_per_way: BTreeSet::new(),
             barrier_uses: BTreeMap::new(),
             handed_pointers: BTreeMap::new(),
             deadline: self.deadline,

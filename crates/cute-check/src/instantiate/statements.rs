@@ -184,6 +184,9 @@ impl<'a> ThreadRun<'a> {
                 let taken = match c.as_bool() {
                     Some(b) => b,
                     None => {
+                        if self.per_way.is_some_and(|per_way| per_way.contains(&s.id)) {
+                            self.shared.decided_per_way.insert(s.id);
+                        }
                         let deciding = match super::launch_condition::launch_condition(cond, |e| eval(e, env, self)) {
                             Some((id, negated)) => (id, super::same_condition::site(s), negated),
                             None => self.deciding(s),
