@@ -1042,6 +1042,9 @@ struct ThreadRun<'a> {
     bindings: u32,
     /// See `Setup::per_way`; `None`: every condition is decided per way.
     per_way: Option<&'a BTreeSet<StmtId>>,
+    /// The branches being run of conditions every thread of the launch
+    /// decides alike, run both ways (see `MemOp::branches`).
+    uniform_branches: Vec<(u32, bool)>,
     /// In a lane that may stand in for later lanes of its warp, those lanes
     /// and what the kernel's names hold in them (see `uniform`).
     stood_in: Option<uniform::StoodInLanes<'a>>,

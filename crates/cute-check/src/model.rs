@@ -709,6 +709,20 @@ pub struct MemOp {
     /// Whether a converged warp performs it through its lane 0, rather than
     /// the thread on its own (in a branch that splits its warp).
     pub converged: bool,
+    /// The branches it lies in of conditions that every thread of the
+    /// launch decides alike and that were run both ways (see
+    /// [`MemoryCondition`]): the `if` statement, and whether in its `then`
+    /// branch. Two accesses in opposite branches of one never both happen.
+    pub branches: Option<std::sync::Arc<[(u32, bool)]>>,
+}
+
+/// Whether two sets of branches (see [`MemOp::branches`]) take one
+/// condition both ways.
+pub fn opposite_branches(a: Option<&[(u32, bool)]>, b: Option<&[(u32, bool)]>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.iter().any(|(stmt, then)| b.iter().any(|(other, other_then)| stmt == other && then != other_then)),
+        _ => false,
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

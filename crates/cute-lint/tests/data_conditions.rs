@@ -76,3 +76,70 @@ fn a_condition_that_also_picks_a_count_is_decided_per_way() {
     assert!(found[0].message.contains("depends on the condition at line"), "{}", found[0].message);
     assert_eq!(line(&src, found[0].range.start), line_of(&src, "        if spill > 1:"));
 }
+
+/// Every thread writes its element of `s` where the data takes one branch,
+/// and reads its neighbour's where it takes the other: with `TEST` alike in
+/// every thread (an argument of the launch) no thread writes while another
+/// reads; with a test of the thread's index, some do.
+const BRANCHES: &str = r#"
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+
+def move(atom, src, dst):
+    cute.copy(atom, src, dst)
+
+
+@cute.kernel
+def k(g: cute.Tensor, f: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), byte_alignment=16)
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32)
+    if TEST:
+        s[tidx] = g[tidx]
+        IN_BRANCH
+        move(atom, g, g)
+    else:
+        g[tidx] = s[(tidx + 1) % 64]
+        move(atom, g, g)
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def host(g: cute.Tensor, f: cutlass.Int32):
+    k(g, f).launch(grid=[1, 1, 1], block=[64, 1, 1])
+"#;
+
+fn branches(test: &str, in_branch: &str) -> String {
+    BRANCHES.replace("TEST", test).replace("IN_BRANCH", in_branch)
+}
+
+#[test]
+fn accesses_in_the_two_branches_of_a_test_of_the_launch_never_race() {
+    let src = branches("f > 0", "pass");
+    let found = check(&src);
+    assert!(found.is_empty(), "{:#?}", found.iter().map(|d| &d.message).collect::<Vec<_>>());
+    let src = branches("cutlass.const_expr(f > 0)", "pass");
+    let found = check(&src);
+    assert!(found.iter().all(|d| d.name != "smem-race"), "{:#?}", found.iter().map(|d| &d.message).collect::<Vec<_>>());
+}
+
+#[test]
+fn accesses_in_the_two_branches_of_a_test_of_the_thread_race() {
+    let src = branches("tidx < f", "pass");
+    let found = check(&src);
+    assert!(found.iter().any(|d| d.name == "smem-race" && line(&src, d.range.start) == line_of(&src, "        s[tidx] = g[tidx]")), "{:#?}", found);
+}
+
+#[test]
+fn a_race_inside_one_branch_is_still_found() {
+    // Lanes of one warp: lane 1 writes `s[1]` while lane 0 reads it.
+    let src = branches("f > 0", "g[tidx] = s[tidx ^ 1]");
+    let found = check(&src);
+    let races: Vec<&Diagnostic> = found.iter().filter(|d| d.name == "smem-race").collect();
+    assert_eq!(races.len(), 1, "{:#?}", found.iter().map(|d| &d.message).collect::<Vec<_>>());
+    assert!(races[0].message.contains("lanes of the same warp"), "{}", races[0].message);
+    assert!(races[0].notes.iter().any(|n| n.contains("only where the data takes that branch")), "{:#?}", races[0].notes);
+}

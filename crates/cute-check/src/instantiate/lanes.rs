@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use cute_syntax::TextRange;
 
-use crate::model::{BufferIx, Element, LaneRace, MemKind, MemOp, Region, ThreadMemory};
+use crate::model::{opposite_branches, BufferIx, Element, LaneRace, MemKind, MemOp, Region, ThreadMemory};
 
 /// Where a converged warp is between the points that order its lanes: the
 /// warp's converged points before it (its synchronization operations and
@@ -173,8 +173,13 @@ struct Touches {
 }
 
 impl Touches {
-    fn keep(list: &mut Vec<(u32, usize)>, lane: u32, access: usize) {
-        if list.len() < LANES_KEPT && list.iter().all(|(l, _)| *l != lane) {
+    /// Keeps `access` of `lane` among the first of distinct lanes, counted
+    /// apart for each set of branches it may lie in (`MemOp::branches`): an
+    /// access in one branch of a condition every thread decides alike meets
+    /// the first accesses of its own branch, not only the other branch's.
+    fn keep(list: &mut Vec<(u32, usize)>, lane: u32, access: usize, ops: &[MemOp]) {
+        let alike: Vec<u32> = list.iter().filter(|(_, other)| ops[*other].branches == ops[access].branches).map(|(l, _)| *l).collect();
+        if alike.len() < LANES_KEPT && !alike.contains(&lane) {
             list.push((lane, access));
         }
     }
@@ -212,7 +217,10 @@ fn lane_races(ops: &[MemOp], accesses: &[WarpAccess], points: &RacePoints, each:
             let Element::At(at) = &region.element else { continue };
             let entry = touches.entry((buffer, region.stage, at.as_slice())).or_default();
             let others = if write { &entry.reads } else { &entry.writes };
-            if let Some(&(other_lane, other)) = others.iter().find(|(l, _)| *l != lane) {
+            // Accesses in opposite branches of a condition every thread
+            // decides alike never both happen.
+            let both_happen = |other: usize| !opposite_branches(ops[other].branches.as_deref(), ops[a.index].branches.as_deref());
+            if let Some(&(other_lane, other)) = others.iter().find(|&&(l, other)| l != lane && both_happen(other)) {
                 // Two accesses of one element by every lane (a flag all
                 // lanes write, then read) are left alone: lanes that store
                 // the same value race harmlessly, and the value is not known.
@@ -226,7 +234,7 @@ fn lane_races(ops: &[MemOp], accesses: &[WarpAccess], points: &RacePoints, each:
                     });
                 }
             }
-            Touches::keep(if write { &mut entry.writes } else { &mut entry.reads }, lane, a.index);
+            Touches::keep(if write { &mut entry.writes } else { &mut entry.reads }, lane, a.index, ops);
         }
     }
     races

@@ -127,7 +127,8 @@ impl ThreadRun<'_> {
         let warp_point = self.warp_point;
         let stmt = self.kernel_stmt;
         let converged = self.converged();
-        self.memory.push(MemOp { after, warp_point, kind, site, stmt, converged });
+        let branches = (!self.uniform_branches.is_empty()).then(|| std::sync::Arc::from(self.uniform_branches.as_slice()));
+        self.memory.push(MemOp { after, warp_point, kind, site, stmt, converged, branches });
     }
 
     /// The buffer a value points into, and the stage of its view.

@@ -238,6 +238,7 @@ impl Setup<'_> {
                 met: Vec::new(),
                 bindings: 0,
                 per_way: self.per_way_key(),
+                uniform_branches: Vec::new(),
             };
             // The module's names are looked up where a name is not bound
             // here (see `unbound`), not copied into every frame.

@@ -500,6 +500,12 @@ fn binds_values_only(block: &[Stmt]) -> bool {
     })
 }
 
+/// Whether `cond` is `cutlass.const_expr(...)`: decided when the kernel is
+/// compiled, alike in every thread.
+fn is_const_expr(cond: &Expr) -> bool {
+    matches!(cond, Expr::Call(c) if Api::of_call(c) == Some(Api::ConstExpr))
+}
+
 /// A value no decision rests on: one not known, or a float.
 fn nothing_known(v: &Value) -> bool {
     matches!(v, Value::Unknown(..) | Value::Float)
@@ -608,10 +614,24 @@ impl<'a> ThreadRun<'a> {
         };
         self.shared.memory_conditions.entry(s.id).or_insert(crate::model::MemoryCondition { span: s.range, why });
         let splits_warp = self.is_lane_varying(cond) && !self.unknown_in_every_lane(cond, env);
+        // A test the whole launch decides alike (a `cutlass.const_expr`, an
+        // argument of the launch): no thread takes the other branch than
+        // another, so the accesses of the two are never compared.
+        let uniform = is_const_expr(cond) || super::launch_condition::launch_condition(cond, |e| eval(e, env, self)).is_some();
         self.divergence += splits_warp as u32;
         let mut other = env.clone();
-        let taken = self.exec_block(then, env, body);
-        let not_taken = self.exec_block(orelse, &mut other, body);
+        let in_branch = |run: &mut Self, then_branch: bool, block: &'a [Stmt], env: &mut Env| {
+            if uniform {
+                run.uniform_branches.push((s.id, then_branch));
+            }
+            let flow = run.exec_block(block, env, body);
+            if uniform {
+                run.uniform_branches.pop();
+            }
+            flow
+        };
+        let taken = in_branch(self, true, then, env);
+        let not_taken = in_branch(self, false, orelse, &mut other);
         self.divergence -= splits_warp as u32;
         // A name only one branch binds keeps the value it gave: the slice
         // runs both branches only where nothing reads it in the other

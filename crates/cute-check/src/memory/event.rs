@@ -19,6 +19,8 @@ pub(super) struct Event {
     pub(super) site: TextRange,
     /// Its kernel statement (`MemOp::stmt`).
     pub(super) stmt: u32,
+    /// See `MemOp::branches`.
+    pub(super) branches: Option<std::sync::Arc<[(u32, bool)]>>,
     pub(super) ctl: Stamp,
     pub(super) mmo: Stamp,
     /// For an async copy: its own clock component.

@@ -297,7 +297,7 @@ impl<'m> Execution<'m> {
         let (c, m_base) = actor.stamp_base.clone().expect("set above");
         let ctl = Stamp { base: c, own: a, value: actor.ctl[a] };
         let mmo = Stamp { base: m_base, own: a, value: actor.mmo[a] };
-        self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, stmt: m.stmt, ctl, mmo, async_id });
+        self.events.push(Event { actor: a, index, kind: m.kind, site: m.site, stmt: m.stmt, branches: m.branches, ctl, mmo, async_id });
         true
     }
 }

@@ -2,6 +2,8 @@
 //! never stored (a wide access meets every other): an access of a known element
 //! meets only that element and the accesses of unknown or whole extent; two
 //! reads, or two accesses of one thread in program order, are never compared;
+//! two accesses in opposite branches of a condition every thread decides alike
+//! (run both ways) never both happen and are not compared either;
 //! in shared memory a thread's earlier accesses are taken latest first and left
 //! once one is ordered by the memory clock (a thread's clock only grows along
 //! its program).
@@ -27,7 +29,8 @@ pub(super) fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool
     let may_conflict = |i: usize, j: usize| {
         let (a, b) = (&events[i], &events[j]);
         let program_order = a.actor == b.actor && a.async_id.is_none() && b.async_id.is_none();
-        !program_order && (writes(&a.kind) || writes(&b.kind))
+        let never_both = opposite_branches(a.branches.as_deref(), b.branches.as_deref());
+        !program_order && !never_both && (writes(&a.kind) || writes(&b.kind))
     };
     let mut visit = |i: usize, j: usize| !may_conflict(i, j) || visit(i, j);
     if prune {
