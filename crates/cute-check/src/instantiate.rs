@@ -187,6 +187,11 @@ pub struct InstantiateOptions {
     /// Whether a lane of a warp may stand in for lanes after it (see
     /// [`StandIn`]). The model does not depend on it; off, every lane runs.
     pub stand_ins: bool,
+    /// Whether a condition on a runtime value that no synchronization
+    /// depends on is run both ways rather than decided per way
+    /// (`both_ways.rs`); off, every such condition is decided per way.
+    /// Each way builds the same synchronization either way.
+    pub both_ways: bool,
 }
 
 impl Default for InstantiateOptions {
@@ -198,6 +203,7 @@ impl Default for InstantiateOptions {
             max_steps_total: 1_000_000,
             workers: 0,
             stand_ins: true,
+            both_ways: true,
         }
     }
 }
@@ -513,7 +519,7 @@ pub fn instantiate_reusing(
         loop_bounds: &loop_bounds,
         same_conditions: &same_condition::SameConditions::of(kernel, |id| kept.contains(id)),
         per_way: BTreeSet::new(),
-        every_condition_per_way: false,
+        every_condition_per_way: !options.both_ways,
     };
     let threads: Vec<(u32, u32)> = (0..model.ctas).flat_map(|cta| (0..model.threads_per_cta).map(move |tid| (cta, tid))).collect();
     let mut setup = setup;

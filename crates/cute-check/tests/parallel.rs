@@ -55,6 +55,7 @@ const SEQUENTIAL: InstantiateOptions = InstantiateOptions {
     max_steps_total: 1_000_000,
     workers: 1,
     stand_ins: false,
+    both_ways: true,
 };
 
 #[test]

@@ -20,6 +20,7 @@ const OPTIONS: InstantiateOptions = InstantiateOptions {
     max_steps_total: 1_000_000,
     workers: 1,
     stand_ins: true,
+    both_ways: true,
 };
 
 /// Every way of deciding the first `n` of `conditions` alike in every

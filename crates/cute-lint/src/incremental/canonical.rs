@@ -54,6 +54,7 @@ pub struct InstOptions {
     max_ops_per_thread: usize,
     max_steps_per_thread: usize,
     max_steps_total: usize,
+    both_ways: bool,
 }
 
 impl InstOptions {
@@ -67,8 +68,9 @@ impl InstOptions {
             // without lanes standing in for others.
             workers: _,
             stand_ins: _,
+            both_ways,
         } = *o;
-        InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total }
+        InstOptions { unknown_trip_count, max_ops_per_thread, max_steps_per_thread, max_steps_total, both_ways }
     }
 
     pub fn get(&self) -> InstantiateOptions {
@@ -79,6 +81,7 @@ impl InstOptions {
             max_steps_total: self.max_steps_total,
             workers: 0,
             stand_ins: true,
+            both_ways: self.both_ways,
         }
     }
 }
