@@ -11,15 +11,10 @@ use cute_check::{instantiate, InstantiateOptions, Instantiated, Scenario};
 mod files;
 use files::repository_files;
 
-const BOTH_WAYS: InstantiateOptions = InstantiateOptions {
-    unknown_trip_count: 3,
-    max_ops_per_thread: 50_000,
-    max_steps_per_thread: 200_000,
-    max_steps_total: 1_000_000,
-    workers: 0,
-    stand_ins: true,
-    both_ways: true,
-};
+/// The shipped options: conditions run both ways.
+fn both_ways() -> InstantiateOptions {
+    InstantiateOptions { both_ways: true, ..InstantiateOptions::default() }
+}
 
 /// The run that a construct, a budget or the clock did not cut short.
 fn settled(run: &Instantiated) -> bool {
@@ -36,7 +31,7 @@ fn compare(files: &[std::path::PathBuf]) -> (usize, usize) {
     let (mut compared, mut fewer) = (0, 0);
     files::for_each_kernel(files, |k| {
         let run = |options: &InstantiateOptions| instantiate(k.module, k.kernel, &k.kept, &k.launch, &Scenario::new(), options);
-        let (both, per_way) = (run(&BOTH_WAYS), run(&InstantiateOptions { both_ways: false, ..BOTH_WAYS }));
+        let (both, per_way) = (run(&both_ways()), run(&InstantiateOptions { both_ways: false, ..both_ways() }));
         if !settled(&both) || !settled(&per_way) {
             return;
         }

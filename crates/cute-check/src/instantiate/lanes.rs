@@ -178,8 +178,9 @@ impl Touches {
     /// access in one branch of a condition every thread decides alike meets
     /// the first accesses of its own branch, not only the other branch's.
     fn keep(list: &mut Vec<(u32, usize)>, lane: u32, access: usize, ops: &[MemOp]) {
-        let alike: Vec<u32> = list.iter().filter(|(_, other)| ops[*other].branches == ops[access].branches).map(|(l, _)| *l).collect();
-        if alike.len() < LANES_KEPT && !alike.contains(&lane) {
+        let alike = list.iter().filter(|(_, other)| ops[*other].branches == ops[access].branches);
+        let (kept, has_lane) = alike.fold((0, false), |(n, has), (l, _)| (n + 1, has || *l == lane));
+        if kept < LANES_KEPT && !has_lane {
             list.push((lane, access));
         }
     }
