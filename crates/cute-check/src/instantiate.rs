@@ -75,12 +75,12 @@ use std::collections::{BTreeMap, BTreeSet};
 // Looked up on every synchronization call of every thread: hashed fast.
 use rustc_hash::FxHashMap as HashMap;
 
-use cute_ir::api::Api;
 use cute_ir::ast::{Call, Expr, FunctionDef, StmtId};
 use cute_ir::eval::{self, Env, Value};
 use cute_ir::launch::Launch;
 /// The note for tcgen05 MMAs taken to span one CTA.
 use cute_ir::layout::SINGLE_CTA_MMA;
+use cute_ir::slice::HelperKind;
 use cute_ir::Module;
 use cute_syntax::TextRange;
 
@@ -458,10 +458,10 @@ pub fn instantiate_reusing(
     let lane_dependent = lane_varying_names(kernel, &globals, lane_values, BTreeSet::new());
     // Computed here rather than read off the module: the incremental path
     // hands over a module of the reachable functions alone.
-    let mut sync_helpers = cute_ir::slice::sync_helpers(module);
+    let mut sync_helpers = cute_ir::slice::helpers(module, HelperKind::Synchronizing).as_ref().clone();
     // Closures the file found synchronizing (their bodies may not be here).
     sync_helpers.extend(module.closures.iter().filter(|c| c.synchronizes).map(|c| c.local_name().to_string()));
-    let observing = cute_ir::slice::helpers_calling(module, cute_ir::api::reads_sync_variable);
+    let observing = cute_ir::slice::helpers(module, HelperKind::ObservingSyncVariables);
     // With one CTA per cluster, the tcgen05 MMAs handed to the kernel span
     // one CTA.
     let mut params = launch.params.clone();
@@ -738,8 +738,8 @@ fn clusters_standing_in(kernel: &FunctionDef, env: &Env, total: u32, cluster_cta
 }
 
 fn uses_global_sync(module: &Module, kernel: &FunctionDef) -> bool {
-    let global = |c: &Call| matches!(Api::of_call(c), Some(Api::Atomic | Api::Load | Api::InlineAsm));
-    let helpers = cute_ir::slice::helpers_calling(module, global);
+    let global = |c: &Call| HelperKind::TouchingGlobalMemory.calls(c);
+    let helpers = cute_ir::slice::helpers(module, HelperKind::TouchingGlobalMemory);
     cute_ir::ast::any_call(&kernel.body, |c| global(c) || cute_ir::slice::callee_name(c).is_some_and(|n| helpers.contains(n)))
 }
 

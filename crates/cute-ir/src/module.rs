@@ -91,6 +91,60 @@ pub struct Module {
     /// What the file reads of its package that linking could not follow
     /// (`crate::link`), said to the user: its kernels are checked without it.
     pub link_problems: Vec<String>,
+    /// What is computed from its definitions and asked again for each of
+    /// its kernels, kept after the first ask (see [`Derived`]).
+    pub derived: Derived,
+}
+
+/// What is computed from a module's definitions and asked again for each of
+/// its kernels ([`crate::slice::helpers`]), kept after the first ask. A
+/// module is built (lowered, linked, or framed for one kernel) and then
+/// only read while its kernels are checked. A clone starts empty, and a set
+/// kept when the module had other numbers of functions and closures than
+/// it has now is computed again rather than answered from, so a module
+/// added to after an ask is never answered for from before.
+///
+/// It takes no part in the module's equality: it is a function of the rest.
+#[derive(Default)]
+pub struct Derived {
+    helpers: [std::sync::OnceLock<(usize, usize, std::sync::Arc<std::collections::BTreeSet<String>>)>; crate::slice::HelperKind::COUNT],
+}
+
+impl Derived {
+    pub(crate) fn helpers(
+        &self,
+        module: &Module,
+        kind: crate::slice::HelperKind,
+        compute: impl FnOnce() -> std::collections::BTreeSet<String>,
+    ) -> std::sync::Arc<std::collections::BTreeSet<String>> {
+        let counts = (module.functions.len(), module.closures.len());
+        let kept = &self.helpers[kind as usize];
+        match kept.get() {
+            Some((functions, closures, set)) if (*functions, *closures) == counts => set.clone(),
+            Some(_) => std::sync::Arc::new(compute()),
+            None => kept.get_or_init(|| (counts.0, counts.1, std::sync::Arc::new(compute()))).2.clone(),
+        }
+    }
+}
+
+impl Clone for Derived {
+    fn clone(&self) -> Self {
+        Derived::default()
+    }
+}
+
+impl PartialEq for Derived {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Derived {}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Derived")
+    }
 }
 
 /// A function defined inside another that reads a name the other binds.

@@ -217,7 +217,7 @@ pub fn slice_kernel(module: &Module, kernel: &FunctionDef, text: &str) -> Slice 
     flatten(&kernel.body, None, &module.sync_helpers, &Buffers { accessed, inert: not.inert, registers: not.registers, tmem }, &mut flat);
     define_receivers(kernel, &mut flat);
     if flat.iter().any(|s| s.helper_call.is_some()) {
-        define_advanced_arguments(&advancing_helpers(module), &mut flat);
+        define_advanced_arguments(&helpers(module, HelperKind::Advancing), &mut flat);
     }
     seed_pipeline_objects(&mut flat);
     seed_barrier_handoffs(&barrier_keys(kernel, false), &mut flat);
@@ -713,7 +713,10 @@ pub struct Helpers {
 
 impl Helpers {
     pub fn of(module: &Module) -> Self {
-        Helpers { synchronizing: sync_helpers(module), advancing: advancing_helpers(module) }
+        Helpers {
+            synchronizing: helpers(module, HelperKind::Synchronizing).as_ref().clone(),
+            advancing: helpers(module, HelperKind::Advancing).as_ref().clone(),
+        }
     }
 }
 
@@ -721,13 +724,50 @@ impl Helpers {
 /// something (a pipeline state, most likely), directly or through each
 /// other.
 pub fn advancing_helpers(module: &Module) -> BTreeSet<String> {
-    helpers_calling(module, |c| matches!(&c.func, Expr::Attr { attr, .. } if attr == "advance"))
+    helpers_calling(module, |c| HelperKind::Advancing.calls(c))
 }
 
 /// Names of same-file functions and methods that (transitively) call a
 /// synchronization primitive.
 pub fn sync_helpers(module: &Module) -> BTreeSet<String> {
-    helpers_calling(module, |c| matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync)))
+    helpers_calling(module, |c| HelperKind::Synchronizing.calls(c))
+}
+
+/// The sets of helpers every kernel of a module asks for (see [`helpers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HelperKind {
+    /// Those that synchronize ([`sync_helpers`]).
+    Synchronizing,
+    /// Those that advance something ([`advancing_helpers`]).
+    Advancing,
+    /// Those that read a variable other threads synchronize through
+    /// ([`crate::api::reads_sync_variable`]).
+    ObservingSyncVariables,
+    /// Those that make an atomic, a load or inline PTX: global memory that
+    /// CTAs may synchronize through.
+    TouchingGlobalMemory,
+}
+
+impl HelperKind {
+    pub(crate) const COUNT: usize = 4;
+
+    /// Whether `c` is a call the helpers of this kind make.
+    pub fn calls(self, c: &crate::ast::Call) -> bool {
+        match self {
+            HelperKind::Synchronizing => matches!(Api::of_call(c).map(Api::effect), Some(Effect::Sync)),
+            HelperKind::Advancing => matches!(&c.func, Expr::Attr { attr, .. } if attr == "advance"),
+            HelperKind::ObservingSyncVariables => crate::api::reads_sync_variable(c),
+            HelperKind::TouchingGlobalMemory => matches!(Api::of_call(c), Some(Api::Atomic | Api::Load | Api::InlineAsm)),
+        }
+    }
+}
+
+/// [`helpers_calling`] for a kind of call, computed once per module however
+/// many of its kernels ask (see `Module::derived`): each is a fixpoint over
+/// every function of the module, and a file of many kernels asks for each
+/// kind once per kernel and per way.
+pub fn helpers(module: &Module, kind: HelperKind) -> std::sync::Arc<BTreeSet<String>> {
+    module.derived.helpers(module, kind, || helpers_calling(module, |c| kind.calls(c)))
 }
 
 /// Functions and methods of the module that make a call satisfying `pred`,

@@ -557,7 +557,9 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
     if let (true, Some(key)) = (diagnostics.is_empty(), clean_key) {
         db.caches().clean_kernels.insert(key);
     }
-    let inside = |p: u32| spans.iter().any(|&(s, e)| s <= p && p <= e);
+    // Offset 0 is the start of the file in the frame as in the file: where
+    // a fix adds an import.
+    let inside = |p: u32| p == 0 || spans.iter().any(|&(s, e)| s <= p && p <= e);
     let mappable = diagnostics.iter().all(|d| {
         let mut ok = true;
         let mut d = d.clone();

@@ -236,7 +236,10 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
                 let (value, import) = match (written.as_deref().and_then(|w| w.rsplit_once('.')), module) {
                     (Some((enumeration, _)), _) => (format!("{enumeration}.{member}"), false),
                     (None, Some(module)) if primitive => (format!("{module}.MemScope.{member}"), false),
-                    _ => (format!("nvvm.MemScopeKind.{member}"), !ctx.text.contains("import nvvm")),
+                    // The module's imports, not its text: a kernel checked in
+                    // its frame (`incremental.rs`) has the file's imports
+                    // without their lines.
+                    _ => (format!("nvvm.MemScopeKind.{member}"), ctx.module.imports.get("nvvm").is_none()),
                 };
                 let mut edits = vec![set_keyword(ctx, *call, "scope", &value)?];
                 if import {

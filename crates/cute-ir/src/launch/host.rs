@@ -244,11 +244,24 @@ pub(super) struct HostCalls<'m> {
     /// The classes whose methods are running, innermost last: what
     /// `super()` in the innermost refers past.
     pub(super) classes: Vec<String>,
+    /// The file's `cute.compile(...)` calls, each evaluated once for all
+    /// the host functions that ask which of them compiles them (see
+    /// [`CompileCalls`](super::params::CompileCalls)).
+    pub(super) compile_calls: Option<super::params::CompileCalls<'m>>,
 }
 
 impl<'m> HostCalls<'m> {
     pub(super) fn new(module: &'m Module) -> HostCalls<'m> {
-        HostCalls { module, depth: 0, assumed: None, steps: 0, read_command_line: false, configuration: Vec::new(), classes: Vec::new() }
+        HostCalls {
+            module,
+            depth: 0,
+            assumed: None,
+            steps: 0,
+            read_command_line: false,
+            configuration: Vec::new(),
+            classes: Vec::new(),
+            compile_calls: None,
+        }
     }
 
     /// The method of this file's class that `self.name(...)` calls, when

@@ -10,12 +10,71 @@
 //! The kernel's own parameters are bound by the `kernel(...).launch(...)`
 //! call that `finder` reads, and a method kernel's `self` is the host's.
 
-use crate::ast::{Expr, FunctionDef, Stmt, StmtKind};
+use crate::ast::{Call, Expr, FunctionDef, Stmt, StmtKind};
 use crate::eval::{assign, eval, Env, Value};
 use crate::module::Module;
 
 use super::entry;
 use super::host::{bind_arguments, host_assign, HostCalls, MAX_HOST_DEPTH};
+
+/// The `cute.compile(target, ...)` calls of a file, in statement order, and
+/// for each one asked about so far what it compiles and the scope it sits
+/// in. Which host function a call compiles is known only by evaluating its
+/// target in that scope (`cute.compile(gemm, ...)` with `gemm = Gemm(...)`
+/// a local of `main()`), and every host function of the file asks of every
+/// call before its own: a file of many kernels would evaluate each call's
+/// scope once per host function.
+pub(super) struct CompileCalls<'m> {
+    calls: Vec<(u32, &'m Call)>,
+    evaluated: Vec<Option<std::rc::Rc<CompileScope>>>,
+}
+
+/// What one `cute.compile` call compiles, the scope its arguments are
+/// evaluated in, and what evaluating that scope said of the host values
+/// (the notes of [`bind_from_entry_call`]).
+struct CompileScope {
+    target: Value,
+    scope: Env,
+    configuration: Vec<String>,
+}
+
+impl<'m> CompileCalls<'m> {
+    fn of(module: &'m Module) -> CompileCalls<'m> {
+        let mut calls = Vec::new();
+        for s in module.own_statements() {
+            let e = match &s.kind {
+                // `return cute.compile(host, ...)` too: a factory of the
+                // compiled kernel.
+                StmtKind::Expr(e) | StmtKind::Return(Some(e)) => e,
+                StmtKind::Assign { value, .. } => value,
+                _ => continue,
+            };
+            let mut in_statement = Vec::new();
+            e.calls(&mut in_statement);
+            calls.extend(in_statement.into_iter().filter(|c| !c.args.is_empty() && is_compile(c)).map(|c| (s.id, c)));
+        }
+        let evaluated = vec![None; calls.len()];
+        CompileCalls { calls, evaluated }
+    }
+}
+
+/// Whether a call is `cute.compile(...)`. The name is spelled out only for
+/// a call of some `compile`.
+fn is_compile(c: &Call) -> bool {
+    crate::layout::last_part(c) == Some("compile")
+        && (c.qualname.as_deref() == Some("cutlass.cute.compile") || c.func.dotted().as_deref() == Some("cute.compile"))
+}
+
+/// Whether `target`, what a `cute.compile` call's first argument `expr`
+/// evaluates to, is the host function `host`.
+fn compiles(target: &Value, expr: &Expr, host: &FunctionDef) -> bool {
+    match (target, expr) {
+        (Value::Object(o), _) => host.class_name.as_deref() == Some(o.class.as_str()) && host.name == "__call__",
+        (Value::Function { class, name, .. }, _) => &**name == host.name.as_str() && class.as_deref() == host.class_name.as_deref(),
+        (_, Expr::Name(n)) => *n == host.name && host.class_name.is_none(),
+        _ => false,
+    }
+}
 
 /// Bind a host function's parameters from `cute.compile(host, args...)`.
 pub(super) fn bind_host_params(
@@ -25,67 +84,55 @@ pub(super) fn bind_host_params(
     env: &mut Env,
     handler: &mut HostCalls<'_>,
 ) {
-    let mut bound = false;
-    for s in module.own_statements() {
-        let exprs: Vec<&Expr> = match &s.kind {
-            // `return cute.compile(host, ...)` too: a factory of the
-            // compiled kernel.
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => vec![e],
-            StmtKind::Assign { value, .. } => vec![value],
-            _ => continue,
-        };
-        for e in exprs {
-            let mut calls = Vec::new();
-            e.calls(&mut calls);
-            for c in calls {
-                // Every call of the file is asked, once per host function:
-                // the name is spelled out only for a call of some `compile`.
-                let is_compile = crate::layout::last_part(c) == Some("compile")
-                    && (c.qualname.as_deref() == Some("cutlass.cute.compile")
-                        || c.func.dotted().as_deref() == Some("cute.compile"));
-                if !is_compile || c.args.is_empty() || bound {
-                    continue;
-                }
+    let mut compile_calls = handler.compile_calls.take().unwrap_or_else(|| CompileCalls::of(handler.module));
+    for index in 0..compile_calls.calls.len() {
+        let (stmt, c) = compile_calls.calls[index];
+        let compiled = match &compile_calls.evaluated[index] {
+            Some(compiled) => compiled.clone(),
+            None => {
                 // Evaluate the compile call in the scope it sits in, as far as
                 // module constants reach (locals of `main()` are evaluated by
                 // running that function's straight-line assignments).
-                let scope = enclosing_env(module, s.id, globals, handler);
+                let outer = std::mem::take(&mut handler.configuration);
+                let scope = enclosing_env(module, stmt, globals, handler);
                 let target = eval(&c.args[0], &scope, handler);
-                let matches_host = match (&target, &c.args[0]) {
-                    (Value::Object(o), _) => {
-                        host.class_name.as_deref() == Some(o.class.as_str()) && host.name == "__call__"
-                    }
-                    (Value::Function { class, name, .. }, _) => {
-                        &**name == host.name.as_str() && class.as_deref() == host.class_name.as_deref()
-                    }
-                    (_, Expr::Name(n)) => *n == host.name && host.class_name.is_none(),
-                    _ => false,
-                };
-                if !matches_host {
-                    continue;
-                }
-                let args: Vec<Value> = c.args[1..].iter().map(|a| eval(a, &scope, handler)).collect();
-                let mut params = host.params.iter();
-                if host.is_method() {
-                    params.next();
-                    let obj = match target {
-                        Value::Object(_) => target.clone(),
-                        Value::Function { bound_self: Some(s), .. } => *s,
-                        _ => Value::unknown("the object compiled"),
-                    };
-                    env.insert("self".to_string(), obj);
-                }
-                for (p, a) in params.zip(args) {
-                    env.insert(p.name.clone(), a);
-                }
-                for (k, a) in &c.kwargs {
-                    let v = eval(a, &scope, handler);
-                    env.insert(k.clone(), v);
-                }
-                bound = true;
+                let configuration = std::mem::replace(&mut handler.configuration, outer);
+                let compiled = std::rc::Rc::new(CompileScope { target, scope, configuration });
+                compile_calls.evaluated[index] = Some(compiled.clone());
+                compiled
+            }
+        };
+        if !compiles(&compiled.target, &c.args[0], host) {
+            continue;
+        }
+        for note in &compiled.configuration {
+            if !handler.configuration.contains(note) {
+                handler.configuration.push(note.clone());
             }
         }
+        let scope = &compiled.scope;
+        let args: Vec<Value> = c.args[1..].iter().map(|a| eval(a, scope, handler)).collect();
+        let mut params = host.params.iter();
+        if host.is_method() {
+            params.next();
+            let obj = match &compiled.target {
+                Value::Object(_) => compiled.target.clone(),
+                Value::Function { bound_self: Some(s), .. } => (**s).clone(),
+                _ => Value::unknown("the object compiled"),
+            };
+            env.insert("self".to_string(), obj);
+        }
+        for (p, a) in params.zip(args) {
+            env.insert(p.name.clone(), a);
+        }
+        for (k, a) in &c.kwargs {
+            let v = eval(a, scope, handler);
+            env.insert(k.clone(), v);
+        }
+        // The first call that compiles it is the one taken.
+        break;
     }
+    handler.compile_calls = Some(compile_calls);
     for p in &host.params {
         if !env.contains_key(&p.name) {
             let v = match &p.default {
