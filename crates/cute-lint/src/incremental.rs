@@ -444,12 +444,14 @@ struct KernelResult {
 
 #[salsa::tracked(returns(ref))]
 fn kernel_result<'db>(db: &'db dyn Db, unit: KernelUnit<'db>) -> Arc<KernelResult> {
-    // One line break between chunks, so that every offset is in one chunk.
-    let mut a = check_in_frame(db, unit, |i, _| usize::from(i > 0));
+    // One line break before each chunk, so that every offset is in one
+    // chunk, and offset 0 is in none: it stays the start of the file (where
+    // a fix adds an import).
+    let mut a = check_in_frame(db, unit, |_, _| 1);
     if a.mappable && !a.diagnostics.is_empty() {
         // Do the messages name lines? Check again with every chunk moved down
         // by a different number of lines.
-        let b = check_in_frame(db, unit, |i, _| i + 1);
+        let b = check_in_frame(db, unit, |i, _| i + 2);
         a.invariant = b.mappable && to_frame(&b, &a.spans) == a.diagnostics;
     } else {
         a.invariant = true;
@@ -557,8 +559,9 @@ fn check_in_frame<'db>(db: &'db dyn Db, unit: KernelUnit<'db>, pad: impl Fn(usiz
     if let (true, Some(key)) = (diagnostics.is_empty(), clean_key) {
         db.caches().clean_kernels.insert(key);
     }
-    // Offset 0 is the start of the file in the frame as in the file: where
-    // a fix adds an import.
+    // Offset 0 is the start of the file in the frame as in the file (where
+    // a fix adds an import): no chunk starts there, but in a frame laid out
+    // on the file's own lines whose first chunk is the file's first line.
     let inside = |p: u32| p == 0 || spans.iter().any(|&(s, e)| s <= p && p <= e);
     let mappable = diagnostics.iter().all(|d| {
         let mut ok = true;
