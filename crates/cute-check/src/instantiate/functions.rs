@@ -116,7 +116,7 @@ impl<'m> FunctionIndex<'m> {
             Some(slice) => Body::Helper(slice.get_or_init(|| {
                 let helpers = self.helpers.get_or_init(|| cute_ir::slice::Helpers {
                     synchronizing: self.sync_helpers.clone(),
-                    advancing: cute_ir::slice::advancing_helpers(self.module),
+                    advancing: cute_ir::slice::helpers(self.module, cute_ir::slice::HelperKind::Advancing).as_ref().clone(),
                 });
                 KeptStatements::of(&cute_ir::slice::slice_helper(f, helpers))
             })),
