@@ -25,7 +25,7 @@ use cute_syntax::{DecoratorKind, ImportMap, TextRange};
 
 use crate::ast::{Expr, FunctionDef, Stmt, StmtKind, Target};
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ClassDef {
     pub name: String,
     /// The class whose body defines it, for a nested class.
@@ -48,7 +48,7 @@ pub struct ClassDef {
 }
 
 /// A field of shared-memory storage: `name: MemRange[dtype, len]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MemRangeField {
     pub name: String,
     /// The element type as written (`cutlass.Int64`).

@@ -519,3 +519,50 @@ fn a_launch_that_loses_its_shape() {
         assert_eq!(incremental, full, "after cutting {cut:?}");
     }
 }
+
+/// A kernel that creates a package's subclass of a modelled pipeline class
+/// (`subclass_package_bug`: `create` and `producer_commit` overridden in a
+/// sibling module) keeps its check across edits that leave its
+/// synchronization alone, and is checked again when the subclass's `create`
+/// or an override changes.
+#[test]
+fn a_kernel_on_a_pipeline_subclass_is_checked_again_only_when_its_synchronization_changes() {
+    let _serial = serial();
+    let fixtures = root().join("tests/fixtures").canonicalize().unwrap();
+    let dir = fixtures.join("arrive_count_mismatch/subclass_package_bug");
+    let (kernel, pipeline) = (dir.join("kernel.py"), dir.join("pipeline.py"));
+    let mut db = Database::default();
+    let package = db.with_package(vec![fixtures.clone()]);
+    let kernel_text = std::fs::read_to_string(&kernel).unwrap();
+    let kernel_file = SourceFile::new(&db, kernel.display().to_string(), kernel_text.clone());
+    let pipeline_text = std::fs::read_to_string(&pipeline).unwrap();
+    let pipeline_file = SourceFile::new(&db, pipeline.display().to_string(), pipeline_text.clone());
+    package.set_open(&mut db).to(std::sync::Arc::new([(pipeline.clone(), pipeline_file)].into_iter().collect()));
+    let names = |db: &Database| lint_file(db, kernel_file).iter().map(|d| d.name).collect::<Vec<_>>();
+    assert_eq!(names(&db), ["arrive-count-mismatch"]);
+
+    // Lines above the kernel and a comment inside it: nothing checked again.
+    let moved = kernel_text
+        .replacen("STAGES = 2\n", "# ring depth\nSTAGES = 2\n", 1)
+        .replacen("        acc = cutlass.Float32(0.0)\n", "        acc = cutlass.Float32(0.0)  # running sum\n", 1);
+    assert_ne!(moved, kernel_text);
+    let before = check_counts();
+    kernel_file.set_text(&mut db).to(moved);
+    assert_eq!(names(&db), ["arrive-count-mismatch"]);
+    assert_eq!(checks_since(before), (0, 0), "an edit outside the synchronization checked again");
+
+    // The subclass's `create` no longer keeps `elect_one_commit`: every
+    // producer thread commits, as its group counts.
+    let create = pipeline_text.replacen("\"_elect_one_commit\", elect_one_commit)", "\"_elect_one_commit\", False)", 1);
+    assert_ne!(create, pipeline_text);
+    pipeline_file.set_text(&mut db).to(create);
+    assert_eq!(names(&db), Vec::<&str>::new(), "the subclass's `create` changed");
+    pipeline_file.set_text(&mut db).to(pipeline_text.clone());
+    assert_eq!(names(&db), ["arrive-count-mismatch"]);
+
+    // The override commits from every thread whatever it was created with.
+    let commit = pipeline_text.replacen("            self._elect_one_commit,\n", "            False,\n", 1);
+    assert_ne!(commit, pipeline_text);
+    pipeline_file.set_text(&mut db).to(commit);
+    assert_eq!(names(&db), Vec::<&str>::new(), "the override changed");
+}

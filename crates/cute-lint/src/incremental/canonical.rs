@@ -28,10 +28,11 @@
 //! `instantiate` observes of its value: the calls and loads in it, in order
 //! ([`observable_parts`]), since stores are not tracked as values; changing the
 //! arithmetic of a stored value is then a datapath edit. The key also carries
-//! the file's classes that have bases, with those bases (`Key::bases`), since a
+//! the file's classes that have bases, with those bases (`Key::classes`), since a
 //! method a class does not define comes from them. A kernel that names a
-//! subclass of a modelled pipeline class has no key (it is instantiated as it
-//! is).
+//! subclass of a modelled pipeline class reads more of the module (the class
+//! bodies, what the module level sets on them, the factories and methods these
+//! name): the key carries that too, ranked like the rest ([`SubclassParts`]).
 
 use std::collections::BTreeSet;
 
@@ -96,9 +97,14 @@ pub struct Key {
     /// The closures of the kernel and those helpers that synchronize, their
     /// bodies left out (see `Closure::synchronizes`).
     pub closures: Vec<cute_ir::module::Closure>,
-    /// The file's classes that have base classes, with those bases: where
-    /// a method a class does not define comes from (`Module::class_lineage`).
-    pub bases: Vec<(String, Vec<String>)>,
+    /// The file's classes of an inheritance chain, with their bases: where
+    /// a method a class does not define comes from (`Module::class_lineage`);
+    /// in full (attributes, qualified bases) for a kernel that reads the
+    /// subclasses of modelled classes ([`SubclassParts`]).
+    pub classes: Vec<cute_ir::module::ClassDef>,
+    /// What the module level sets on those classes (`Cls.create = ...`),
+    /// for such a kernel.
+    pub top_level: Vec<Stmt>,
     pub kept: Vec<StmtId>,
     pub memory_only: Vec<StmtId>,
     pub memory_controls: Vec<StmtId>,
@@ -109,12 +115,13 @@ pub struct Key {
 
 impl Key {
     pub fn instantiate(&self) -> cute_check::Instantiated {
-        let classes = self
-            .bases
-            .iter()
-            .map(|(name, bases)| cute_ir::module::ClassDef { name: name.clone(), bases: bases.clone(), ..Default::default() })
-            .collect();
-        let module = Module { functions: self.functions.clone(), closures: self.closures.clone(), classes, ..Module::default() };
+        let module = Module {
+            functions: self.functions.clone(),
+            closures: self.closures.clone(),
+            classes: self.classes.clone(),
+            top_level: self.top_level.clone(),
+            ..Module::default()
+        };
         let kept = cute_ir::Kept {
             ids: self.kept.iter().copied().collect(),
             memory_only: self.memory_only.iter().copied().collect(),
@@ -213,19 +220,24 @@ impl Canon {
     }
 }
 
-/// The names `kernel` can read or call, directly or through the helpers it
-/// can call, the functions its parameters hold and the module constants it
-/// reads; and those helpers, in order.
-fn reach<'a>(kernel: &FunctionDef, helpers: &[&'a FunctionDef], launch: &Launch) -> (BTreeSet<String>, Vec<&'a FunctionDef>) {
-    let mut reachable = BTreeSet::new();
+/// The names `kernel` (and `seeds`) can read or call, directly or through
+/// the helpers it can call, the functions its parameters hold and the module
+/// constants it reads; and those helpers, in order.
+fn reach<'a>(kernel: &FunctionDef, helpers: &[&'a FunctionDef], launch: &Launch, seeds: &BTreeSet<String>) -> (BTreeSet<String>, Vec<&'a FunctionDef>) {
+    let mut reachable = seeds.clone();
     names_in_function(kernel, &mut reachable);
     for v in launch.params.values() {
         function_values(v, &mut reachable);
     }
+    // Each helper is read once, when its name is first reached.
+    let mut read = vec![false; helpers.len()];
     loop {
         let before = reachable.len();
-        for h in helpers.iter().filter(|h| reachable.contains(&h.name)).collect::<Vec<_>>() {
-            names_in_function(h, &mut reachable);
+        for (h, read) in helpers.iter().zip(&mut read) {
+            if !*read && reachable.contains(&h.name) {
+                *read = true;
+                names_in_function(h, &mut reachable);
+            }
         }
         for (name, v) in &launch.globals {
             if reachable.contains(name) {
@@ -490,6 +502,99 @@ fn cut(stmts: &[Stmt], kept: &cute_ir::Kept, names: &BTreeSet<String>) -> Vec<St
     out
 }
 
+/// The classes of the module in an inheritance chain (with bases, or a
+/// base of one).
+fn classes_in_chains(module: &Module) -> BTreeSet<&str> {
+    let mut in_chains: BTreeSet<&str> = BTreeSet::new();
+    for c in module.classes.iter().filter(|c| !c.bases.is_empty()) {
+        in_chains.extend(module.class_lineage(&c.name));
+    }
+    in_chains
+}
+
+/// What a kernel that names a subclass of a modelled pipeline class (or the
+/// base as such a class's module names it) reads of the module besides the
+/// functions it reaches (`cute_check::pipeline::subclass`): the bodies of the
+/// classes of inheritance chains (class attributes as field defaults, a
+/// `create = factory(...)` attribute, the bases as written and as qualified),
+/// the module-level assignments to their attributes (`Cls.create =
+/// factory(Base, Cls)`, which run after the class body), the methods of the
+/// subclasses and the factories all these name, and each factory's nested
+/// `create` in full.
+struct SubclassParts {
+    /// Names the key's reach starts from besides the kernel's.
+    names: BTreeSet<String>,
+}
+
+impl SubclassParts {
+    fn read_by(module: &Module, kernel: &FunctionDef, helpers: &[&FunctionDef]) -> Option<Self> {
+        if !cute_check::pipeline::subclass::any(module) {
+            return None;
+        }
+        let subclasses = cute_check::pipeline::subclass::Subclasses::of(module);
+        let mut uses = Vec::new();
+        for f in std::iter::once(kernel).chain(helpers.iter().copied()) {
+            cute_ir::ast::for_each_expr(&f.body, &mut |e| e.collect_uses(&mut uses));
+        }
+        if !uses.iter().any(|n| subclasses.base_of(n).is_some() || subclasses.alias(n).is_some()) {
+            return None;
+        }
+        let in_chains = classes_in_chains(module);
+        let mut names = BTreeSet::from(["create".to_string()]);
+        for c in module.classes.iter().filter(|c| in_chains.contains(c.name.as_str())) {
+            for (_, e) in &c.attrs {
+                names_in(e, &mut names);
+            }
+        }
+        for f in module.functions.iter().filter(|f| f.class_name.as_deref().is_some_and(|c| in_chains.contains(c))) {
+            names.insert(f.name.clone());
+        }
+        for s in Self::assignments(module, &in_chains) {
+            if let StmtKind::Assign { value, .. } = &s.kind {
+                names_in(value, &mut names);
+            }
+        }
+        Some(SubclassParts { names })
+    }
+
+    /// The module-level assignments to an attribute of a class of `classes`.
+    fn assignments<'m>(module: &'m Module, classes: &'m BTreeSet<&str>) -> impl Iterator<Item = &'m Stmt> + 'm {
+        module.top_level.iter().filter(move |s| match &s.kind {
+            StmtKind::Assign { targets, .. } => {
+                targets.iter().any(|t| matches!(t, Target::Attr { base: Expr::Name(b), .. } if classes.contains(b.as_str())))
+            }
+            _ => false,
+        })
+    }
+
+    /// The nested `create` of a factory the key reaches
+    /// (`factory.<locals>.create`).
+    fn is_factory_create(name: &str, reachable: &BTreeSet<String>) -> bool {
+        name.strip_suffix(".<locals>.create").is_some_and(|factory| reachable.contains(factory.rsplit('.').next().unwrap_or(factory)))
+    }
+
+    /// The classes, assignments and nested `create`s, with their positions.
+    fn of(&self, module: &Module, reachable: &BTreeSet<String>) -> (Vec<cute_ir::module::ClassDef>, Vec<Stmt>, Vec<cute_ir::module::Closure>) {
+        let in_chains = classes_in_chains(module);
+        let classes = module.classes.iter().filter(|c| in_chains.contains(c.name.as_str())).cloned().collect();
+        let top_level = Self::assignments(module, &in_chains).cloned().collect();
+        let creates = module.closures.iter().filter(|c| Self::is_factory_create(&c.function.name, reachable)).cloned().collect();
+        (classes, top_level, creates)
+    }
+
+    /// Calls back on every position of what [`Self::of`] gives.
+    fn visit(&self, module: &Module, reachable: &BTreeSet<String>, visit: &mut dyn Remap) {
+        let (mut classes, mut top_level, mut creates) = self.of(module, reachable);
+        for c in &mut classes {
+            positions::class(c, visit);
+        }
+        positions::stmts(&mut top_level, visit);
+        for c in &mut creates {
+            positions::function(&mut c.function, visit);
+        }
+    }
+}
+
 /// The key of `instantiate(module, kernel, kept, launch, scenario, options)`,
 /// where `module` holds every function of the file but the kernels and
 /// `directory` lists all of them in order. `None` when the positions cannot be
@@ -519,7 +624,7 @@ pub fn key(
     // any helper the kernel may call).
     let mut names = BTreeSet::new();
     condition_names(&kernel.body, Some(kept), &mut names);
-    for h in reach(kernel, &all_helpers, launch).1 {
+    for h in reach(kernel, &all_helpers, launch, &BTreeSet::new()).1 {
         condition_names(&h.body, None, &mut names);
     }
     let mut all = Vec::new();
@@ -537,7 +642,13 @@ pub fn key(
     }
     let mut cut_kernel = FunctionDef { body: cut(&kernel.body, kept_all, &names), ..kernel.clone() };
     // What the cut kernel can reach is all `instantiate` can read.
-    let (reachable, helpers) = reach(&cut_kernel, &all_helpers, launch);
+    let (mut reachable, mut helpers) = reach(&cut_kernel, &all_helpers, launch, &BTreeSet::new());
+    // A kernel that names a subclass of a modelled pipeline class reads
+    // more of the module: see [`SubclassParts`].
+    let subclass_parts = SubclassParts::read_by(module, &cut_kernel, &helpers);
+    if let Some(parts) = &subclass_parts {
+        (reachable, helpers) = reach(&cut_kernel, &all_helpers, launch, &parts.names);
+    }
 
     // The closures of what it can reach that synchronize, by the names and
     // places a call of one is reported with.
@@ -564,6 +675,9 @@ pub fn key(
         }
         for c in &closures {
             positions::function(&mut c.function.clone(), &mut visit);
+        }
+        if let Some(parts) = &subclass_parts {
+            parts.visit(module, &reachable, &mut visit);
         }
     }
     offsets.sort_unstable();
@@ -626,34 +740,38 @@ pub fn key(
     }
     let globals = launch.globals.iter().filter(|(k, _)| reachable.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     let launch = Launch { site: None, globals, ..launch.clone() };
-    // A subclass of a modelled pipeline class reads the module's class
-    // bodies and what its module level sets on it (`Cls.create = ...`),
-    // which the key does not carry: a kernel that names one (or the base
-    // as such a class's module names it) is instantiated as it is.
-    if cute_check::pipeline::subclass::any(module) {
-        let subclasses = cute_check::pipeline::subclass::Subclasses::of(module);
-        let mut uses = Vec::new();
-        for f in std::iter::once(&cut_kernel).chain(helpers.iter().copied()) {
-            cute_ir::ast::for_each_expr(&f.body, &mut |e| e.collect_uses(&mut uses));
-        }
-        if uses.iter().any(|n| subclasses.base_of(n).is_some() || subclasses.alias(n).is_some()) {
-            return None;
-        }
-    }
     // Bases name classes, not positions: they go in as written, for each
     // class of an inheritance chain of the file (a class outside every
-    // chain is its own lineage, and needs no entry).
-    let mut in_chains: BTreeSet<&str> = BTreeSet::new();
-    for c in module.classes.iter().filter(|c| !c.bases.is_empty()) {
-        in_chains.extend(module.class_lineage(&c.name));
+    // chain is its own lineage, and needs no entry); in full when the kernel
+    // reads the subclasses of modelled classes.
+    let (classes, top_level) = match &subclass_parts {
+        Some(parts) => {
+            let (mut classes, mut top_level, mut creates) = parts.of(module, &reachable);
+            for c in &mut classes {
+                positions::class(c, &mut encode);
+            }
+            positions::stmts(&mut top_level, &mut encode);
+            for c in &mut creates {
+                positions::function(&mut c.function, &mut encode);
+            }
+            closures.extend(creates);
+            (classes, top_level)
+        }
+        None => {
+            let in_chains = classes_in_chains(module);
+            let classes = module
+                .classes
+                .iter()
+                .filter(|c| in_chains.contains(c.name.as_str()))
+                .map(|c| cute_ir::module::ClassDef { name: c.name.clone(), bases: c.bases.clone(), ..Default::default() })
+                .collect();
+            (classes, Vec::new())
+        }
+    };
+    if !encode.1 {
+        return None;
     }
-    let bases = module
-        .classes
-        .iter()
-        .filter(|c| in_chains.contains(c.name.as_str()))
-        .map(|c| (c.name.clone(), c.bases.clone()))
-        .collect();
-    let key = Key { kernel: cut_kernel, functions, closures, bases, kept, memory_only, memory_controls, scenario, launch, options: InstOptions::of(options) };
+    let key = Key { kernel: cut_kernel, functions, closures, classes, top_level, kept, memory_only, memory_controls, scenario, launch, options: InstOptions::of(options) };
     Some((key, canon))
 }
 

@@ -67,10 +67,7 @@ pub fn module(m: &mut Module, r: &mut dyn Remap) {
         function(f, r);
     }
     for c in &mut m.classes {
-        c.range = r.range(c.range);
-        for (_, e) in &mut c.attrs {
-            expr(e, r);
-        }
+        class(c, r);
     }
     stmts(&mut m.top_level, r);
     for e in &mut m.syntax_errors {
@@ -81,6 +78,18 @@ pub fn module(m: &mut Module, r: &mut dyn Remap) {
     }
     for at in &mut m.left_out {
         *at = r.range(*at);
+    }
+}
+
+pub fn class(c: &mut cute_ir::module::ClassDef, r: &mut dyn Remap) {
+    c.range = r.range(c.range);
+    for (_, e) in &mut c.attrs {
+        expr(e, r);
+    }
+    for field in &mut c.memrange_fields {
+        if let Some(len) = &mut field.len {
+            expr(len, r);
+        }
     }
 }
 
