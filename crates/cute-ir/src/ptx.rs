@@ -11,9 +11,12 @@
 //!
 //! This module reads the assembly text into the instructions that matter to
 //! synchronization (loads and stores with memory semantics, `red` and `atom`,
-//! `fence.acq_rel`/`fence.sc`/`membar`, `fence.proxy.async`) with their
-//! qualifiers and the operands they address, and names the ones the checker
-//! does not model (branches, a predicate on a synchronizing instruction,
+//! `multimem.st`, `fence.acq_rel`/`fence.sc`/`membar`, `fence.proxy.async`,
+//! `griddepcontrol.wait`,
+//! and a spin loop written in the assembly: a labelled `ld`, a `setp` on the
+//! word read and a `bra` back, [`PtxSync::SpinLoad`]) with their qualifiers
+//! and the operands they address, and names the ones the checker does not
+//! model (other branches, a predicate on a synchronizing instruction,
 //! barriers and mbarrier operations written by hand) so that they are reported
 //! instead of ignored: the kernel is `analysis-incomplete`, naming the
 //! instruction. Arithmetic and register moves are of no interest and dropped.
@@ -21,7 +24,8 @@
 //! A call whose assembly synchronizes is an API call like the DSL's
 //! (`Api::InlineAsm`): each instruction's address operand (`[$k]`, numbered
 //! after the outputs of the constraint string, [`output_count`]) is looked up
-//! among the call's operands, through `ptr.toint().ir_value()`. The helpers
+//! among the call's operands, through `ptr.toint().ir_value()` or
+//! `llvm.ptrtoint(T.i64(), ptr.llvm_ptr)`. The helpers
 //! that wrap such calls (`@dsl_user_op def ld_acquire(ptr)`) are inlined as any
 //! helper of the file, so a spin loop on one,
 //! `while v != n: v = ld_acquire(ptr)` included, is a blocking read; helpers in
@@ -35,14 +39,15 @@ pub enum PtxSync {
     /// `sem` is `None` for a plain (weak) load.
     Load { addr: usize, sem: Option<String>, scope: Option<String> },
     /// `st.{sem}.{scope}.global... [addr], value`.
-    Store { addr: usize, value: Option<usize>, sem: Option<String>, scope: Option<String> },
+    Store { addr: usize, value: Option<PtxValue>, sem: Option<String>, scope: Option<String> },
     /// `red` or `atom` at operand `addr`: `op` is the operation (`add`,
     /// `exch`, `max`, ...) and `value` the operand it applies, when it is an
-    /// operand of the call rather than a register of the snippet.
+    /// operand of the call or a literal rather than a register of the
+    /// snippet.
     ReadModifyWrite {
         addr: usize,
         op: String,
-        value: Option<usize>,
+        value: Option<PtxValue>,
         sem: Option<String>,
         scope: Option<String>,
         /// `atom` returns the old value; `red` does not.
@@ -53,8 +58,28 @@ pub enum PtxSync {
     /// `fence.proxy.async...`: orders generic-proxy accesses with the async
     /// proxy.
     ProxyFence,
+    /// `griddepcontrol.wait`: the thread waits until the grids this one
+    /// depends on have completed and their memory is visible
+    /// (`griddepcontrol.launch_dependents` only lets the next grid start,
+    /// and is no synchronization of this one).
+    GridDependencyWait,
+    /// A spin loop written in the assembly: a labelled `ld` of operand
+    /// `addr` into a register, a `setp` comparing that register with
+    /// `value`, and a branch back to the label on the result. The thread
+    /// goes on once the value read satisfies `exit_when` (`"ne"`: it spins
+    /// while the word equals `value`).
+    SpinLoad { addr: usize, sem: Option<String>, scope: Option<String>, exit_when: &'static str, value: PtxValue },
     /// An instruction that synchronizes in a way the checker does not model.
     Unmodelled { what: String },
+}
+
+/// A value an instruction stores, adds or compares with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtxValue {
+    /// An operand of the call (`$1`), numbered as `addr` is.
+    Operand(usize),
+    /// A literal of the assembly.
+    Immediate(i64),
 }
 
 /// Memory-semantics qualifiers of PTX, as the DSL spells them (`sem=`).
@@ -67,7 +92,10 @@ const UNMODELLED: &[&str] = &["bar", "barrier", "mbarrier", "cp", "elect", "grid
 /// One instruction: opcode, dotted qualifiers and operand text.
 #[derive(Debug)]
 struct Instruction<'a> {
-    predicated: bool,
+    /// The label in front of it (`SPIN:`), the last when there are several.
+    label: Option<&'a str>,
+    /// `@%p` or `@!%p`: the predicate as written after the `@`.
+    predicate: Option<&'a str>,
     opcode: &'a str,
     qualifiers: Vec<&'a str>,
     operands: Vec<&'a str>,
@@ -76,12 +104,21 @@ struct Instruction<'a> {
 /// The synchronization instructions of an assembly string, in order.
 pub fn sync_instructions(asm: &str) -> Vec<PtxSync> {
     let mut out = Vec::new();
-    for ins in instructions(asm) {
-        if let Some(sync) = classify(&ins) {
+    let all = instructions(asm);
+    let mut i = 0;
+    while i < all.len() {
+        if let Some(spin) = spin_loop(&all[i..]) {
+            out.push(spin);
+            i += 3;
+            continue;
+        }
+        let ins = &all[i];
+        i += 1;
+        if let Some(sync) = classify(ins) {
             let sync = match sync {
                 // A predicated synchronization instruction runs or not on
                 // a value the checker does not have.
-                s if ins.predicated && !matches!(s, PtxSync::Unmodelled { .. }) => PtxSync::Unmodelled {
+                s if ins.predicate.is_some() && !matches!(s, PtxSync::Unmodelled { .. }) => PtxSync::Unmodelled {
                     what: format!("a predicated `{}`", ins.opcode),
                 },
                 s => s,
@@ -99,30 +136,35 @@ pub fn synchronizes(asm: &str) -> bool {
 
 fn instructions(asm: &str) -> Vec<Instruction<'_>> {
     let mut out = Vec::new();
+    let mut label = None;
     for raw in asm.split([';', '\n']) {
         // Braces open and close register scopes; vector operands keep theirs.
         let mut text = raw.trim().trim_start_matches(['{', ' ', '\t']).trim_end_matches(['}', ' ', '\t']).trim();
-        // Labels (`SPIN:`) stand in front of their instruction.
-        while let Some((label, rest)) = text.split_once(':') {
-            let is_label = !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // Labels (`SPIN:`) stand in front of their instruction, or on a
+        // line of their own before it.
+        while let Some((name, rest)) = text.split_once(':') {
+            let is_label = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
             if !is_label || rest.starts_with(':') {
                 break;
             }
+            label = Some(name.trim());
             text = rest.trim();
         }
         if text.is_empty() || text.starts_with("//") || text.starts_with('.') {
             continue;
         }
-        let mut predicated = false;
+        let mut predicate = None;
         if let Some(rest) = text.strip_prefix('@') {
-            predicated = true;
-            text = rest.split_once(char::is_whitespace).map_or("", |(_, r)| r.trim());
+            let (p, r) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            predicate = Some(p);
+            text = r.trim();
         }
         let (head, operands) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let mut parts = head.split('.');
         let opcode = parts.next().unwrap_or("");
         out.push(Instruction {
-            predicated,
+            label: label.take(),
+            predicate,
             opcode,
             qualifiers: parts.filter(|q| !q.is_empty()).collect(),
             operands: split_operands(operands),
@@ -157,6 +199,18 @@ fn classify(ins: &Instruction<'_>) -> Option<PtxSync> {
     let sem = || SEMANTICS.iter().find(|s| has(s)).map(|s| s.to_string());
     let scope = || SCOPES.iter().find(|(q, _)| has(q)).map(|(_, s)| s.to_string());
     let full = format!("{}.{}", ins.opcode, ins.qualifiers.first().copied().unwrap_or(""));
+    match full.as_str() {
+        "griddepcontrol.wait" => return Some(PtxSync::GridDependencyWait),
+        "griddepcontrol.launch_dependents" => return None,
+        _ => {}
+    }
+    // `multimem.st`: a store to every copy of a multicast object, which
+    // for this kernel's memory is a store to the address it names.
+    if full == "multimem.st" {
+        let addr = operand_index(ins.operands.first()?)?;
+        let sem = sem().filter(|s| s != "weak");
+        return Some(PtxSync::Store { addr, value: None, sem, scope: scope() });
+    }
     if UNMODELLED.contains(&ins.opcode) || UNMODELLED.contains(&full.as_str()) {
         return Some(PtxSync::Unmodelled { what: format!("`{}`", head_text(ins)) });
     }
@@ -175,7 +229,7 @@ fn classify(ins: &Instruction<'_>) -> Option<PtxSync> {
             if ins.opcode == "ld" {
                 Some(PtxSync::Load { addr, sem, scope: scope() })
             } else {
-                let value = ins.operands.last().and_then(|o| operand_index(o));
+                let value = ins.operands.last().and_then(|o| value_of(o));
                 Some(PtxSync::Store { addr, value, sem, scope: scope() })
             }
         }
@@ -187,7 +241,7 @@ fn classify(ins: &Instruction<'_>) -> Option<PtxSync> {
                 .find(|o| has(o))
                 .map_or("other", |o| o)
                 .to_string();
-            let value = ins.operands.get(at + 1).and_then(|o| operand_index(o));
+            let value = ins.operands.get(at + 1).and_then(|o| value_of(o));
             Some(PtxSync::ReadModifyWrite { addr, op, value, sem: sem(), scope: scope(), returns: ins.opcode == "atom" })
         }
         "fence" if has("proxy") => has("async").then_some(PtxSync::ProxyFence).or(Some(PtxSync::Unmodelled {
@@ -199,6 +253,94 @@ fn classify(ins: &Instruction<'_>) -> Option<PtxSync> {
         }),
         _ => None,
     }
+}
+
+/// `L: ld... %r, [$k]; setp.<cmp> %p, %r, x; @%p bra L;` at the start of
+/// `ins`: a loop that reads the word at `$k` until the comparison fails
+/// (`@!%p`: until it holds). Any other shape is not one.
+fn spin_loop(ins: &[Instruction<'_>]) -> Option<PtxSync> {
+    let [load, setp, branch, ..] = ins else { return None };
+    let label = load.label?;
+    if load.opcode != "ld" || load.predicate.is_some() || setp.opcode != "setp" || setp.predicate.is_some() || branch.opcode != "bra" {
+        return None;
+    }
+    let Some(PtxSync::Load { addr, sem, scope }) = classify(load) else { return None };
+    let register = *load.operands.first()?;
+    let (&[predicate, a, b], Some(&cmp)) = (setp.operands.as_slice(), setp.qualifiers.first()) else { return None };
+    // The comparison with the word read on the left.
+    let (cmp, other) = match (a == register, b == register) {
+        (true, false) => (cmp, b),
+        (false, true) => (swapped(cmp)?, a),
+        _ => return None,
+    };
+    let loops_while = match branch.predicate? {
+        p if p == predicate => cmp_name(cmp)?,
+        p if p.strip_prefix('!') == Some(predicate) => negated(cmp_name(cmp)?),
+        _ => return None,
+    };
+    if branch.operands.first() != Some(&label) {
+        return None;
+    }
+    let value = value_of(other)?;
+    Some(PtxSync::SpinLoad { addr, sem, scope, exit_when: negated(loops_while), value })
+}
+
+/// A `setp` comparison as a name of six (`lo`, `hs`... of unsigned words
+/// are the same orders).
+fn cmp_name(cmp: &str) -> Option<&'static str> {
+    Some(match cmp {
+        "eq" => "eq",
+        "ne" => "ne",
+        "lt" | "lo" => "lt",
+        "le" | "ls" => "le",
+        "gt" | "hi" => "gt",
+        "ge" | "hs" => "ge",
+        _ => return None,
+    })
+}
+
+/// `a cmp b` as `b cmp' a`.
+fn swapped(cmp: &str) -> Option<&'static str> {
+    Some(match cmp_name(cmp)? {
+        "lt" => "gt",
+        "le" => "ge",
+        "gt" => "lt",
+        "ge" => "le",
+        same => same,
+    })
+}
+
+fn negated(cmp: &'static str) -> &'static str {
+    match cmp {
+        "eq" => "ne",
+        "ne" => "eq",
+        "lt" => "ge",
+        "le" => "gt",
+        "gt" => "le",
+        _ => "lt",
+    }
+}
+
+/// An operand of the call (`$1`) or an integer literal.
+fn value_of(text: &str) -> Option<PtxValue> {
+    match operand_index(text) {
+        Some(k) => Some(PtxValue::Operand(k)),
+        None => immediate(text).map(PtxValue::Immediate),
+    }
+}
+
+/// A PTX integer literal (`1`, `-2`, `0x10`).
+fn immediate(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    let magnitude = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => i64::from_str_radix(hex.trim_end_matches(['U', 'u']), 16).ok()?,
+        None => digits.trim_end_matches(['U', 'u']).parse().ok()?,
+    };
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 fn head_text(ins: &Instruction<'_>) -> String {
@@ -225,7 +367,14 @@ pub fn output_count(constraints: &str) -> usize {
 /// is that of the string literal in the file, quotes and all, so that the
 /// edit replaces it in place. `None` when no such instruction is found.
 pub fn with_semantics(source: &str, reads: bool, sem: &str) -> Option<String> {
-    rewrite_first(source, reads, |quals| {
+    rewrite_first(source, reads, |op, quals| {
+        // `acq_rel` is for an `atom`: a load can only acquire, a `red` or a
+        // store only release.
+        let sem = match (op, sem) {
+            ("ld", "acq_rel") => "acquire",
+            ("red" | "st", "acq_rel") => "release",
+            _ => sem,
+        };
         let had_scope = quals.iter().any(|q| SCOPES.iter().any(|(s, _)| s == q));
         let at = quals.iter().position(|q| SEMANTICS.contains(&q.as_str()));
         match at {
@@ -248,7 +397,7 @@ pub fn with_semantics(source: &str, reads: bool, sem: &str) -> Option<String> {
 
 /// As [`with_semantics`], changing or adding the scope qualifier.
 pub fn with_scope(source: &str, reads: bool, scope: &str) -> Option<String> {
-    rewrite_first(source, reads, |quals| match quals.iter().position(|q| SCOPES.iter().any(|(s, _)| s == q)) {
+    rewrite_first(source, reads, |_, quals| match quals.iter().position(|q| SCOPES.iter().any(|(s, _)| s == q)) {
         Some(i) => quals[i] = scope.to_string(),
         None => {
             let after_sem = quals.iter().position(|q| SEMANTICS.contains(&q.as_str())).map_or(0, |i| i + 1);
@@ -257,7 +406,7 @@ pub fn with_scope(source: &str, reads: bool, scope: &str) -> Option<String> {
     })
 }
 
-fn rewrite_first(source: &str, reads: bool, change: impl Fn(&mut Vec<String>)) -> Option<String> {
+fn rewrite_first(source: &str, reads: bool, change: impl Fn(&str, &mut Vec<String>)) -> Option<String> {
     let opcodes: &[&str] = if reads { &["ld", "atom"] } else { &["red", "atom", "st"] };
     let bytes = source.as_bytes();
     // Only inside string literals: the text may be a whole call.
@@ -275,7 +424,7 @@ fn rewrite_first(source: &str, reads: bool, change: impl Fn(&mut Vec<String>)) -
                 let start = i + op.len();
                 let end = start + source[start..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == ':')).unwrap_or(source.len() - start);
                 let mut quals: Vec<String> = source[start..end].split('.').filter(|q| !q.is_empty()).map(str::to_string).collect();
-                change(&mut quals);
+                change(op, &mut quals);
                 return Some(format!("{}{op}.{}{}", &source[..i], quals.join("."), &source[end..]));
             }
         }
@@ -299,7 +448,7 @@ mod tests {
             vec![PtxSync::ReadModifyWrite {
                 addr: 0,
                 op: "add".into(),
-                value: Some(1),
+                value: Some(PtxValue::Operand(1)),
                 sem: Some("release".into()),
                 scope: Some("gpu".into()),
                 returns: false
@@ -308,6 +457,51 @@ mod tests {
         assert_eq!(sync_instructions("fence.acq_rel.gpu;"), vec![PtxSync::Fence { scope: Some("gpu".into()) }]);
         assert_eq!(sync_instructions("membar.gl;"), vec![PtxSync::Fence { scope: Some("gpu".into()) }]);
         assert_eq!(sync_instructions("fence.proxy.async.shared::cta;"), vec![PtxSync::ProxyFence]);
+    }
+
+    /// The spin waits of flashinfer's MoE kernels, and the same loop
+    /// spelled otherwise: an immediate, the register on the right, the
+    /// branch on the negated predicate.
+    #[test]
+    fn a_spin_loop_in_the_assembly_is_a_wait() {
+        let moe = "{\n.reg .pred %p0;\n.reg .s32 %val;\nspin_loop:\n  ld.global.acquire.gpu.s32 %val, [$0];\n  setp.eq.s32 %p0, %val, $1;\n  @%p0 bra spin_loop;\n}";
+        assert_eq!(
+            sync_instructions(moe),
+            vec![PtxSync::SpinLoad {
+                addr: 0,
+                sem: Some("acquire".into()),
+                scope: Some("gpu".into()),
+                exit_when: "ne",
+                value: PtxValue::Operand(1)
+            }]
+        );
+        let until = "WAIT: ld.relaxed.gpu.global.u32 %v, [$1];\n setp.lt.u32 %done, 3, %v;\n @!%done bra WAIT;";
+        assert!(matches!(
+            &sync_instructions(until)[..],
+            [PtxSync::SpinLoad { addr: 1, exit_when: "gt", value: PtxValue::Immediate(3), .. }]
+        ));
+        // A branch elsewhere, or a loop that does more than wait, is not one.
+        let elsewhere = "L: ld.acquire.gpu.global.u32 %v, [$0];\n setp.eq.u32 %p, %v, 0;\n @%p bra DONE;";
+        assert!(sync_instructions(elsewhere).iter().any(|s| matches!(s, PtxSync::Unmodelled { .. })));
+    }
+
+    /// flashinfer's NVLink all-reduce publishes with `multimem.st` (a
+    /// store to every copy of a multicast object): a store to the address
+    /// it names, with its semantics; other `multimem` instructions stay
+    /// unmodelled.
+    #[test]
+    fn a_multicast_store_is_a_store() {
+        assert_eq!(
+            sync_instructions("multimem.st.relaxed.sys.global.v4.bf16x2 [$0], {$1, $2, $3, $4};"),
+            vec![PtxSync::Store { addr: 0, value: None, sem: Some("relaxed".into()), scope: Some("sys".into()) }]
+        );
+        assert!(matches!(&sync_instructions("multimem.ld_reduce.relaxed.sys.global.add.f32 $0, [$1];")[0], PtxSync::Unmodelled { .. }));
+    }
+
+    #[test]
+    fn grid_dependency_control() {
+        assert_eq!(sync_instructions("griddepcontrol.wait;"), vec![PtxSync::GridDependencyWait]);
+        assert!(!synchronizes("griddepcontrol.launch_dependents;"));
     }
 
     #[test]
@@ -348,5 +542,10 @@ mod tests {
             with_semantics("llvm.inline_asm(None, [st.x], \"red.relaxed.gpu.global.add.s32 [$0], $1;\", \"l,r\")", false, "release").unwrap(),
             "llvm.inline_asm(None, [st.x], \"red.release.gpu.global.add.s32 [$0], $1;\", \"l,r\")"
         );
+        // An update and a spin in one string: `acq_rel`, asked for the
+        // string as a whole, is what each instruction can take.
+        let both = "\"red.relaxed.gpu.global.add.s32 [$0], 1; W: ld.relaxed.gpu.global.b32 %v, [$0];\"";
+        assert_eq!(with_semantics(both, true, "acq_rel").unwrap(), "\"red.relaxed.gpu.global.add.s32 [$0], 1; W: ld.acquire.gpu.global.b32 %v, [$0];\"");
+        assert_eq!(with_semantics(both, false, "acq_rel").unwrap(), "\"red.release.gpu.global.add.s32 [$0], 1; W: ld.relaxed.gpu.global.b32 %v, [$0];\"");
     }
 }

@@ -204,7 +204,10 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
         }
         Repair::InsertTmemStoreFenceBefore { site, after } => tmem_store_fence_before(ctx, *site, *after),
         Repair::SetSem { call, sem } if is_inline_asm(ctx, *call) => {
-            let text = cute_ir::ptx::with_semantics(ctx.slice(*call), *sem == "acquire", sem)?;
+            // One assembly string may hold the update and the read (a
+            // `red` then a spin on the same word): the rule says which of
+            // them the semantics go to.
+            let text = cute_ir::ptx::with_semantics(ctx.slice(*call), rule == MemoryRule::MissingAcquire, sem)?;
             Some(Fix { title: format!("Use `.{sem}` in the PTX instruction"), edits: vec![Edit { range: *call, new_text: text }], applicability: crate::Applicability::Safe })
         }
         Repair::SetScope { call, scope } if is_inline_asm(ctx, *call) => {

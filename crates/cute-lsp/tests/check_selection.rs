@@ -32,7 +32,7 @@ fn tempdir(name: &str) -> PathBuf {
 /// The untoggled phase of the two-CTA Jacobi smoother, at line 78.
 const BUG: &str = "tests/fixtures/untoggled_phase/jacobi_cluster_bug.py";
 /// A kernel that is not checked: one `analysis-incomplete` note.
-const NOT_CHECKED: &str = "tests/fixtures/analysis_incomplete/ptx_spin_grid_barrier.py";
+const NOT_CHECKED: &str = "tests/fixtures/analysis_incomplete/ptx_cas_lock_loop.py";
 
 /// `check --format json` of `path` with `flags`: the exit status and the
 /// findings as (code, severity, line).

@@ -28,7 +28,7 @@ fn tree(name: &str) -> PathBuf {
     for (to, from) in [
         ("checked/clean.py", "untoggled_phase/jacobi_cluster_clean.py"),
         ("checked/bug.py", "untoggled_phase/jacobi_cluster_bug.py"),
-        ("open/ptx.py", "analysis_incomplete/ptx_spin_grid_barrier.py"),
+        ("open/ptx.py", "analysis_incomplete/ptx_cas_lock_loop.py"),
         ("open/deeper/helper.py", "analysis_incomplete/handed_on_helper.py"),
         ("open/in_part.py", "analysis_incomplete/nested_runtime_condition.py"),
         ("open/bounded.py", "pipeline/order_turns_clean.py"),

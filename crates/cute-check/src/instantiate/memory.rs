@@ -535,6 +535,15 @@ impl ThreadRun<'_> {
             }
             return Some(Value::None);
         }
+        // `llvm.ptrtoint(T.i64(), p.llvm_ptr)`: the address of `p` as an
+        // integer, which inline assembly takes as an operand (the helpers
+        // that hand a tensor element's address to `ld`/`st`/`atom`). It
+        // stays the pointer, as `p.toint()` does.
+        if last == "ptrtoint" && is_llvm_dialect(call) {
+            if let Some(p @ (Value::Gmem(_) | Value::Smem(_))) = args.get(1) {
+                return Some(p.clone());
+            }
+        }
         if GENERIC_COPIES.contains(&last) {
             let name = |i: usize| argument_name(call, i);
             if let (Some(src), Some(dst)) = (args.first(), args.get(1)) {
@@ -623,14 +632,21 @@ impl ThreadRun<'_> {
             _ => Vec::new(),
         };
         let site = call.range;
+        // An operand's value (inputs are numbered after the outputs), or
+        // a literal's.
+        let operand_value = |v: ptx::PtxValue| match v {
+            ptx::PtxValue::Operand(k) => k.checked_sub(outputs).and_then(|i| operands.get(i)).and_then(Value::as_int),
+            ptx::PtxValue::Immediate(v) => Some(v),
+        };
         for sync in ptx::sync_instructions(asm) {
             // An access to memory the analysis cannot place is left out,
             // like any other; one that synchronizes (semantics stronger
             // than relaxed, or the read a spin loop waits on) is reported.
-            let counter = |run: &mut Self, addr: usize, what: &str, sem: &Option<String>| {
+            let strong = |sem: &Option<String>| !matches!(sem.as_deref(), None | Some("relaxed" | "weak"));
+            let counter = |run: &mut Self, addr: usize, what: &str, synchronizes: bool| {
                 let ptr = addr.checked_sub(outputs).and_then(|i| operands.get(i));
                 let found = ptr.and_then(|p| run.buffer_of(p, "counter").map(|(b, _)| (b, pointer_offset(p))));
-                let synchronizes = !matches!(sem.as_deref(), None | Some("relaxed" | "weak")) || run.pending_guard.is_some();
+                let synchronizes = synchronizes || run.pending_guard.is_some();
                 if found.is_none() && synchronizes {
                     run.unresolved(site, format!("its inline PTX `{what}` addresses memory that does not resolve to a kernel argument or shared buffer"));
                 }
@@ -648,15 +664,15 @@ impl ThreadRun<'_> {
             };
             match sync {
                 PtxSync::Load { addr, sem, scope } => {
-                    let Some((buffer, offset)) = counter(self, addr, "ld", &sem) else { continue };
+                    let Some((buffer, offset)) = counter(self, addr, "ld", strong(&sem)) else { continue };
                     let (order, scope) = semantics(&sem, &scope, Order::Weak);
                     let guard = self.pending_guard.take();
                     self.record_mem(MemKind::Observe { buffer, offset, ticket: None, order, scope, guard }, site);
                 }
                 PtxSync::Store { addr, value, sem, scope } => {
-                    let Some((buffer, offset)) = counter(self, addr, "st", &sem) else { continue };
+                    let Some((buffer, offset)) = counter(self, addr, "st", strong(&sem)) else { continue };
                     let (order, scope) = semantics(&sem, &scope, Order::Weak);
-                    let update = match value.and_then(|k| k.checked_sub(outputs)).and_then(|i| operands.get(i)).and_then(Value::as_int) {
+                    let update = match value.and_then(operand_value) {
                         Some(v) => Update::Set(v),
                         None => Update::Other,
                     };
@@ -664,9 +680,9 @@ impl ThreadRun<'_> {
                 }
                 PtxSync::ReadModifyWrite { addr, op, value, sem, scope, returns } => {
                     let what = format!("{}.{op}", if returns { "atom" } else { "red" });
-                    let Some((buffer, offset)) = counter(self, addr, &what, &sem) else { continue };
+                    let Some((buffer, offset)) = counter(self, addr, &what, strong(&sem)) else { continue };
                     let (order, scope) = semantics(&sem, &scope, Order::Relaxed);
-                    let value = value.and_then(|k| k.checked_sub(outputs)).and_then(|i| operands.get(i)).and_then(Value::as_int);
+                    let value = value.and_then(operand_value);
                     let update = match (op.as_str(), value) {
                         ("add", Some(v)) => Update::Add(v),
                         ("inc", _) => Update::Add(1),
@@ -680,6 +696,24 @@ impl ThreadRun<'_> {
                     self.record_mem(MemKind::Fence { scope }, site);
                 }
                 PtxSync::ProxyFence => self.record_mem(MemKind::ProxyFence, site),
+                PtxSync::GridDependencyWait => self.record_mem(MemKind::GridDependencyWait, site),
+                PtxSync::SpinLoad { addr, sem, scope, exit_when, value } => {
+                    // A wait, reported when its word cannot be placed
+                    // whatever its semantics.
+                    let Some((buffer, offset)) = counter(self, addr, "ld", true) else { continue };
+                    let (order, scope) = semantics(&sem, &scope, Order::Weak);
+                    let target = operand_value(value);
+                    let exit_when = match exit_when {
+                        "eq" => GuardCmp::Eq,
+                        "ne" => GuardCmp::Ne,
+                        "lt" => GuardCmp::Lt,
+                        "le" => GuardCmp::Le,
+                        "gt" => GuardCmp::Gt,
+                        _ => GuardCmp::Ge,
+                    };
+                    let guard = Guard { exit_when, target, spin: true, ticket: false };
+                    self.record_mem(MemKind::Observe { buffer, offset, ticket: None, order, scope, guard: Some(guard) }, site);
+                }
                 PtxSync::Unmodelled { what } => {
                     self.unresolved(site, format!("its inline PTX uses {what}, which is not modelled"));
                 }
@@ -1131,4 +1165,14 @@ pub(super) struct AtomicUpdate {
     pub(super) site: TextRange,
     /// Its place among the thread's memory operations, when recorded.
     pub(super) index: Option<usize>,
+}
+
+/// Whether a call is of the MLIR LLVM dialect's Python binding
+/// (`from cutlass._mlir.dialects import llvm`; `llvm.ptrtoint(...)` as
+/// written when the import is not known).
+fn is_llvm_dialect(call: &cute_ir::ast::Call) -> bool {
+    match call.qualname.as_deref() {
+        Some(q) => q.rsplit_once('.').is_some_and(|(module, _)| module == "llvm" || module.ends_with(".dialects.llvm")),
+        None => matches!(&call.func, Expr::Attr { base, .. } if matches!(&**base, Expr::Name(n) if n == "llvm")),
+    }
 }

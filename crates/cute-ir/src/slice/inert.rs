@@ -22,7 +22,8 @@
 //! makes no view.
 //!
 //! A kernel that waits for the grids its launch depends on
-//! (`griddepcontrol_wait`, programmatic dependent launch) keeps the loads of
+//! (`griddepcontrol_wait`, or `griddepcontrol.wait` in inline PTX;
+//! programmatic dependent launch) keeps the loads of
 //! the parameters it reads: whether each comes before or after the wait is
 //! what `read-before-grid-dependency` asks (its stores stay inert).
 //!
@@ -124,7 +125,7 @@ pub(crate) fn waits_for_grid_dependency(module: &Module, kernel: &FunctionDef) -
                 _ => {}
             }
             for c in calls {
-                if c.api == Some(Api::GridDepWait) {
+                if c.api == Some(Api::GridDepWait) || grid_dependency_wait_in_asm(c) {
                     return true;
                 }
                 if let Some(name) = crate::slice::callee_name(c) {
@@ -136,6 +137,16 @@ pub(crate) fn waits_for_grid_dependency(module: &Module, kernel: &FunctionDef) -
         }
     }
     false
+}
+
+/// `llvm.inline_asm(...)` whose assembly holds `griddepcontrol.wait` (a
+/// helper's `"griddepcontrol.wait;"`).
+fn grid_dependency_wait_in_asm(c: &Call) -> bool {
+    if c.api != Some(Api::InlineAsm) {
+        return false;
+    }
+    let asm = c.kwargs.iter().find(|(k, _)| k == "asm_string").map(|(_, e)| e).or(c.args.get(2));
+    matches!(asm, Some(Expr::Str(text)) if crate::ptx::sync_instructions(text).contains(&crate::ptx::PtxSync::GridDependencyWait))
 }
 
 /// For each name the kernel binds or takes, the parameters (and
