@@ -400,6 +400,13 @@ const PRIMITIVES_TABLE: &[Entry] = &[
     // `prims.griddepcontrol(prims.GridDepAction.WAIT)`: a grid-dependency
     // wait when its kind is `wait` (`launch_dependents` orders nothing).
     Entry { api: Api::GridDepWait, names: &["griddepcontrol"], params: &["kind"] },
+    // `prims.red(op, type_, a, b, mem_order=, mem_scope=)` (`red`) and
+    // `prims.atomicrmw(op, ptr, a, b=, mem_order=, syncscope=)` (`atom`):
+    // an update of the word at `a` / `ptr`, with the operation and the
+    // semantics as enum members (`prims.ReductionOp.ADD`,
+    // `prims.MemOrder.RELEASE`).
+    Entry { api: Api::Atomic, names: &["red"], params: &["op", "type_", "a", "b"] },
+    Entry { api: Api::Atomic, names: &["atomicrmw"], params: &["op", "ptr", "a", "b"] },
 ];
 
 /// The entry of a function of `cutlass.experimental.primitives` the model

@@ -946,6 +946,10 @@ pub fn pure_call(call: &Call, args: &[Value], kwargs: &[(String, Value)]) -> Opt
     if let Some(v) = isinstance(call, args) {
         return Some(v);
     }
+    // `typing.cast(T, v)` is `v`: a note to the type checker.
+    if call.qualname.as_deref() == Some("typing.cast") && args.len() == 2 {
+        return Some(args[1].clone());
+    }
     // The functions evaluated at compile time, by the name they are called
     // by: Python's builtins and `math`, `cutlass.min` / `cutlass.max` (`min`
     // / `max` on the values known when the kernel is compiled), and
@@ -1054,6 +1058,20 @@ mod tests {
         let m = crate::lower_text(&format!("x = {src}\n")).unwrap();
         let StmtKind::Assign { value, .. } = &m.top_level[0].kind else { panic!() };
         eval(value, env, &mut NoCalls)
+    }
+
+    /// `typing.cast(T, v)` is `v`, as the module imports it; another
+    /// `cast` is not.
+    #[test]
+    fn a_type_checker_cast_is_its_value() {
+        let value = |src: &str| {
+            let m = crate::lower_text(src).unwrap();
+            let StmtKind::Assign { value, .. } = &m.top_level.last().unwrap().kind else { panic!() };
+            eval(value, &Env::default(), &mut NoCalls)
+        };
+        assert_eq!(value("from typing import cast\nx = cast(int, 3)\n"), Value::Int(3));
+        assert_eq!(value("import typing\nx = typing.cast(str, 'add')\n"), Value::Str("add".into()));
+        assert!(value("from mylib import cast\nx = cast(int, 3)\n").is_unknown());
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl<'a> ThreadRun<'a> {
     /// convert), or a view of a shared pointer, which is the same pointer;
     /// `None` for anything else.
     pub(super) fn pointer_method(&self, base_v: Value, attr: &str, args: &[Value], kwargs: &[(String, Value)]) -> Option<Value> {
-        if matches!(base_v, Value::Gmem(_) | Value::Int(_)) && matches!(attr, "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr") {
+        if matches!(base_v, Value::Gmem(_) | Value::Int(_)) && matches!(attr, "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr" | "raw_ptr") {
             return Some(base_v);
         }
         let Value::Smem(s) = &base_v else { return None };
@@ -69,7 +69,7 @@ impl<'a> ThreadRun<'a> {
                 };
                 Value::Smem(SmemRef { tile, ..s.clone() })
             }
-            "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" => base_v.clone(),
+            "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" | "raw_ptr" => base_v.clone(),
             "subview" => match args.first().and_then(Value::as_int) {
                 Some(i) => Value::Smem(SmemRef { offset: s.offset + i, ..s.clone() }),
                 None => Value::Smem(SmemRef { alloc: format!("{}[?]", s.alloc).into(), ..s.clone() }),

@@ -554,6 +554,36 @@ impl ThreadRun<'_> {
         view_call(last, receiver, args)
     }
 
+    /// `prims.red(op, type_, a, b, ...)` and `prims.atomicrmw(op, ptr, a,
+    /// ...)`: an update of the word the pointer names, by the operation and
+    /// with the semantics their enum members name (`mem_order=` relaxed when
+    /// left out, `mem_scope=`/`syncscope=` the GPU, as in PTX). A word that
+    /// cannot be placed is reported when the update orders memory.
+    pub(super) fn record_primitive_atomic(&mut self, call: &cute_ir::ast::Call, args: &[Value]) {
+        let red = primitive_name(call) == Some("red");
+        let member = |name: &str| api::arg(call, name).and_then(Expr::dotted).and_then(|d| d.rsplit('.').next().map(str::to_ascii_lowercase));
+        let order = member("mem_order").and_then(|s| Order::parse(&s)).unwrap_or(Order::Relaxed);
+        let scope = member(if red { "mem_scope" } else { "syncscope" }).and_then(|s| Scope::parse(&s)).unwrap_or(Scope::Gpu);
+        let (ptr_at, value_at) = if red { (2, 3) } else { (1, 2) };
+        let value = args.get(value_at).and_then(Value::as_int);
+        let update = match (member("op").as_deref(), value) {
+            (Some("add"), Some(v)) => Update::Add(v),
+            (Some("inc"), _) => Update::Add(1),
+            (Some("exch"), Some(v)) => Update::Set(v),
+            _ => Update::Other,
+        };
+        let Some(ptr) = args.get(ptr_at) else { return };
+        let name = call.args.get(ptr_at).map(root_name).unwrap_or_else(|| "counter".to_string());
+        match self.buffer_of(ptr, &name) {
+            Some((buffer, _)) => self.record_rmw(buffer, pointer_offset(ptr), None, update, order, scope, call.range),
+            None if order != Order::Relaxed => {
+                let what = if red { "prims.red" } else { "prims.atomicrmw" };
+                self.unresolved(call.range, format!("`{what}` updates memory that does not resolve to a kernel argument or shared buffer"));
+            }
+            None => {}
+        }
+    }
+
     /// `atomic_*`, `red` and `store` on a synchronization variable.
     pub(super) fn record_update(&mut self, api: Api, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
         let Some(ptr) = args.first() else { return };
@@ -1097,6 +1127,10 @@ impl<'a> ThreadRun<'a> {
             Api::Load => {
                 self.record_observe(call, None, args, kwargs);
                 opaque_result(api).expect("a load's value")
+            }
+            Api::Atomic if is_primitive(call) => {
+                self.record_primitive_atomic(call, args);
+                opaque_result(api).expect("an update's value")
             }
             Api::Atomic | Api::Store => {
                 self.record_update(api, call, args, kwargs);

@@ -625,8 +625,8 @@ impl LaneEvaluator<'_> {
                 // a thread takes them (`ptr.toint()`, `Int32(v).ir_value()`);
                 // other methods of pointers and numbers are not followed.
                 let converts = match &base_value {
-                    Value::Gmem(_) | Value::Int(_) => matches!(attr.as_str(), "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr"),
-                    Value::Smem(_) => matches!(attr.as_str(), "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value"),
+                    Value::Gmem(_) | Value::Int(_) => matches!(attr.as_str(), "toint" | "ir_value" | "to_llvm_ptr" | "llvm_ptr" | "raw_ptr"),
+                    Value::Smem(_) => matches!(attr.as_str(), "data_ptr" | "iterator" | "to_llvm_ptr" | "align" | "toint" | "ir_value" | "raw_ptr"),
                     _ => false,
                 };
                 if converts {

@@ -19,8 +19,8 @@ use super::event::{region_and_write, writes, Event};
 /// which is the order they ran in) that may conflict, each as (earlier,
 /// later), until `visit` returns false: accesses of known elements meet
 /// only accesses of the same element and those of unknown extent, instead
-/// of every other access; two reads never conflict, nor do two accesses
-/// one thread makes in program order. Pairs are many (a wide access meets
+/// of every other access; two reads never conflict, nor do two atomic
+/// updates, nor two accesses one thread makes in program order. Pairs are many (a wide access meets
 /// every other): they are visited as they are found, never stored.
 ///
 /// With `prune` (shared memory, where a pair of the threads' own accesses
@@ -30,7 +30,13 @@ pub(super) fn candidate_pairs(events: &[Event], of_buffer: &[usize], prune: bool
         let (a, b) = (&events[i], &events[j]);
         let program_order = a.actor == b.actor && a.async_id.is_none() && b.async_id.is_none();
         let never_both = opposite_branches(a.branches.as_deref(), b.branches.as_deref());
-        !program_order && !never_both && (writes(&a.kind) || writes(&b.kind))
+        // Two atomic updates of one word (a weak store is none) are atomic
+        // with respect to each other: no data race, whatever orders them
+        // (what orders the data they publish is the message-passing
+        // analysis's).
+        let atomic = |k: &MemKind| matches!(k, MemKind::Update { order, .. } if *order != Order::Weak);
+        let both_atomic = atomic(&a.kind) && atomic(&b.kind);
+        !program_order && !never_both && !both_atomic && (writes(&a.kind) || writes(&b.kind))
     };
     let mut visit = |i: usize, j: usize| !may_conflict(i, j) || visit(i, j);
     if prune {
