@@ -244,6 +244,11 @@ fn classify(ins: &Instruction<'_>) -> Option<PtxSync> {
             let value = ins.operands.get(at + 1).and_then(|o| value_of(o));
             Some(PtxSync::ReadModifyWrite { addr, op, value, sem: sem(), scope: scope(), returns: ins.opcode == "atom" })
         }
+        // `fence.proxy.tensormap::generic`: orders generic writes of a
+        // tensor map (the host's, or `tensormap.replace`) with the TMA
+        // unit's reads of it. What a tensor map holds is not modelled, and
+        // this fence orders nothing else.
+        "fence" if ins.qualifiers.iter().any(|q| q.starts_with("tensormap")) => None,
         "fence" if has("proxy") => has("async").then_some(PtxSync::ProxyFence).or(Some(PtxSync::Unmodelled {
             what: format!("`{}`", head_text(ins)),
         })),
@@ -496,6 +501,12 @@ mod tests {
             vec![PtxSync::Store { addr: 0, value: None, sem: Some("relaxed".into()), scope: Some("sys".into()) }]
         );
         assert!(matches!(&sync_instructions("multimem.ld_reduce.relaxed.sys.global.add.f32 $0, [$1];")[0], PtxSync::Unmodelled { .. }));
+    }
+
+    #[test]
+    fn a_tensor_map_fence_orders_nothing_modelled() {
+        assert!(!synchronizes("fence.proxy.tensormap::generic.acquire.gpu [$0], 128;"));
+        assert_eq!(sync_instructions("fence.proxy.async.global;"), vec![PtxSync::ProxyFence]);
     }
 
     #[test]
