@@ -584,11 +584,26 @@ impl ThreadRun<'_> {
         }
     }
 
+    /// An atomic, ordered load or store whose pointer the analysis cannot
+    /// place: left out like any access it cannot place, unless it orders
+    /// memory or a thread waits on what it reads (`synchronizes`), which is
+    /// reported rather than passed over.
+    fn unplaced_sync_access(&mut self, call: &cute_ir::ast::Call, synchronizes: bool) {
+        if synchronizes {
+            let callee = call.func.dotted().unwrap_or_else(|| call.name().to_string());
+            self.unresolved(call.range, format!("`{callee}` orders memory that does not resolve to a kernel argument or shared buffer"));
+        }
+    }
+
     /// `atomic_*`, `red` and `store` on a synchronization variable.
     pub(super) fn record_update(&mut self, api: Api, call: &cute_ir::ast::Call, args: &[Value], kwargs: &[(String, Value)]) {
         let Some(ptr) = args.first() else { return };
         let name = call.args.first().map(root_name).unwrap_or_else(|| "counter".to_string());
-        let Some((buffer, _)) = self.buffer_of(ptr, &name) else { return };
+        let Some((buffer, _)) = self.buffer_of(ptr, &name) else {
+            let (order, _) = order_and_scope(kwargs, if api == Api::Store { Order::Weak } else { Order::Relaxed });
+            self.unplaced_sync_access(call, order.releases() || order.acquires());
+            return;
+        };
         let offset = pointer_offset(ptr);
         let ticket = self.ticket_delta.take().filter(|_| offset.is_none());
         let op = call.name();
@@ -757,10 +772,13 @@ impl ThreadRun<'_> {
         let guard = guard.or_else(|| self.pending_guard.take());
         let Some(ptr) = args.first().or(kwargs.iter().find(|(k, _)| k == "ptr").map(|(_, v)| v)) else { return };
         let name = api::arg(call, "ptr").map(root_name).unwrap_or_else(|| "counter".to_string());
-        let Some((buffer, _)) = self.buffer_of(ptr, &name) else { return };
+        let (order, scope) = order_and_scope(kwargs, Order::Weak);
+        let Some((buffer, _)) = self.buffer_of(ptr, &name) else {
+            self.unplaced_sync_access(call, guard.is_some() || order.acquires());
+            return;
+        };
         let offset = pointer_offset(ptr);
         let ticket = self.ticket_delta.take().filter(|_| offset.is_none());
-        let (order, scope) = order_and_scope(kwargs, Order::Weak);
         self.record_mem(MemKind::Observe { buffer, offset, ticket, order, scope, guard }, call.range);
     }
 
