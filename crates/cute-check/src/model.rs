@@ -545,6 +545,21 @@ pub enum GuardCmp {
 }
 
 impl GuardCmp {
+    /// The guard a comparison of the word read (on the left) makes;
+    /// `None` for a membership or identity test.
+    pub fn of(op: cute_ir::ast::CmpOp) -> Option<GuardCmp> {
+        use cute_ir::ast::CmpOp;
+        Some(match op {
+            CmpOp::Lt => GuardCmp::Lt,
+            CmpOp::Le => GuardCmp::Le,
+            CmpOp::Gt => GuardCmp::Gt,
+            CmpOp::Ge => GuardCmp::Ge,
+            CmpOp::Eq => GuardCmp::Eq,
+            CmpOp::Ne => GuardCmp::Ne,
+            _ => return None,
+        })
+    }
+
     pub fn negated(self) -> GuardCmp {
         match self {
             GuardCmp::Lt => GuardCmp::Ge,

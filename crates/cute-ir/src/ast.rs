@@ -99,6 +99,36 @@ pub enum CmpOp {
     IsNot,
 }
 
+impl CmpOp {
+    /// `b op' a` for `a op b`; `None` for a membership or identity test.
+    pub fn mirrored(self) -> Option<CmpOp> {
+        Some(match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            CmpOp::Eq | CmpOp::Ne => self,
+            _ => return None,
+        })
+    }
+
+    /// The comparison that holds where this one fails.
+    pub fn negated(self) -> Option<CmpOp> {
+        Some(match self {
+            CmpOp::Eq => CmpOp::Ne,
+            CmpOp::Ne => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Ge,
+            CmpOp::Le => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Le,
+            CmpOp::Ge => CmpOp::Lt,
+            CmpOp::In => CmpOp::NotIn,
+            CmpOp::NotIn => CmpOp::In,
+            CmpOp::Is => CmpOp::IsNot,
+            CmpOp::IsNot => CmpOp::Is,
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
     Name(String),

@@ -32,6 +32,8 @@
 //! other files are not followed. The quick fixes rewrite the qualifiers in the
 //! string ([`with_semantics`], [`with_scope`]: `red.relaxed` to `red.release`).
 
+use crate::ast::CmpOp;
+
 /// One synchronization-relevant instruction of an inline PTX string.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PtxSync {
@@ -66,9 +68,9 @@ pub enum PtxSync {
     /// A spin loop written in the assembly: a labelled `ld` of operand
     /// `addr` into a register, a `setp` comparing that register with
     /// `value`, and a branch back to the label on the result. The thread
-    /// goes on once the value read satisfies `exit_when` (`"ne"`: it spins
+    /// goes on once the value read satisfies `exit_when` (`Ne`: it spins
     /// while the word equals `value`).
-    SpinLoad { addr: usize, sem: Option<String>, scope: Option<String>, exit_when: &'static str, value: PtxValue },
+    SpinLoad { addr: usize, sem: Option<String>, scope: Option<String>, exit_when: CmpOp, value: PtxValue },
     /// An instruction that synchronizes in a way the checker does not model.
     Unmodelled { what: String },
 }
@@ -272,58 +274,37 @@ fn spin_loop(ins: &[Instruction<'_>]) -> Option<PtxSync> {
     let Some(PtxSync::Load { addr, sem, scope }) = classify(load) else { return None };
     let register = *load.operands.first()?;
     let (&[predicate, a, b], Some(&cmp)) = (setp.operands.as_slice(), setp.qualifiers.first()) else { return None };
+    let cmp = setp_comparison(cmp)?;
     // The comparison with the word read on the left.
     let (cmp, other) = match (a == register, b == register) {
         (true, false) => (cmp, b),
-        (false, true) => (swapped(cmp)?, a),
+        (false, true) => (cmp.mirrored()?, a),
         _ => return None,
     };
     let loops_while = match branch.predicate? {
-        p if p == predicate => cmp_name(cmp)?,
-        p if p.strip_prefix('!') == Some(predicate) => negated(cmp_name(cmp)?),
+        p if p == predicate => cmp,
+        p if p.strip_prefix('!') == Some(predicate) => cmp.negated()?,
         _ => return None,
     };
     if branch.operands.first() != Some(&label) {
         return None;
     }
     let value = value_of(other)?;
-    Some(PtxSync::SpinLoad { addr, sem, scope, exit_when: negated(loops_while), value })
+    Some(PtxSync::SpinLoad { addr, sem, scope, exit_when: loops_while.negated()?, value })
 }
 
-/// A `setp` comparison as a name of six (`lo`, `hs`... of unsigned words
-/// are the same orders).
-fn cmp_name(cmp: &str) -> Option<&'static str> {
+/// A `setp` comparison (`lo`, `hs`... of unsigned words are the same
+/// orders).
+fn setp_comparison(cmp: &str) -> Option<CmpOp> {
     Some(match cmp {
-        "eq" => "eq",
-        "ne" => "ne",
-        "lt" | "lo" => "lt",
-        "le" | "ls" => "le",
-        "gt" | "hi" => "gt",
-        "ge" | "hs" => "ge",
+        "eq" => CmpOp::Eq,
+        "ne" => CmpOp::Ne,
+        "lt" | "lo" => CmpOp::Lt,
+        "le" | "ls" => CmpOp::Le,
+        "gt" | "hi" => CmpOp::Gt,
+        "ge" | "hs" => CmpOp::Ge,
         _ => return None,
     })
-}
-
-/// `a cmp b` as `b cmp' a`.
-fn swapped(cmp: &str) -> Option<&'static str> {
-    Some(match cmp_name(cmp)? {
-        "lt" => "gt",
-        "le" => "ge",
-        "gt" => "lt",
-        "ge" => "le",
-        same => same,
-    })
-}
-
-fn negated(cmp: &'static str) -> &'static str {
-    match cmp {
-        "eq" => "ne",
-        "ne" => "eq",
-        "lt" => "ge",
-        "le" => "gt",
-        "gt" => "le",
-        _ => "lt",
-    }
 }
 
 /// An operand of the call (`$1`) or an integer literal.
@@ -476,14 +457,14 @@ mod tests {
                 addr: 0,
                 sem: Some("acquire".into()),
                 scope: Some("gpu".into()),
-                exit_when: "ne",
+                exit_when: CmpOp::Ne,
                 value: PtxValue::Operand(1)
             }]
         );
         let until = "WAIT: ld.relaxed.gpu.global.u32 %v, [$1];\n setp.lt.u32 %done, 3, %v;\n @!%done bra WAIT;";
         assert!(matches!(
             &sync_instructions(until)[..],
-            [PtxSync::SpinLoad { addr: 1, exit_when: "gt", value: PtxValue::Immediate(3), .. }]
+            [PtxSync::SpinLoad { addr: 1, exit_when: CmpOp::Gt, value: PtxValue::Immediate(3), .. }]
         ));
         // A branch elsewhere, or a loop that does more than wait, is not one.
         let elsewhere = "L: ld.acquire.gpu.global.u32 %v, [$0];\n setp.eq.u32 %p, %v, 0;\n @%p bra DONE;";

@@ -44,7 +44,7 @@
 //! stores, reductions, atomics and fences, at the operand each addresses.
 
 use cute_ir::api::{self, Api};
-use cute_ir::ast::{Call, CmpOp, Expr, Target};
+use cute_ir::ast::{Call, Expr, Target};
 use cute_ir::ptx::{self, PtxSync};
 use cute_ir::slice::callee_name;
 use cute_ir::eval::{eval, Env, GmemRef, SmemRef, Value};
@@ -576,11 +576,7 @@ impl ThreadRun<'_> {
         let name = call.args.get(ptr_at).map(root_name).unwrap_or_else(|| "counter".to_string());
         match self.buffer_of(ptr, &name) {
             Some((buffer, _)) => self.record_rmw(buffer, pointer_offset(ptr), None, update, order, scope, call.range),
-            None if order != Order::Relaxed => {
-                let what = if red { "prims.red" } else { "prims.atomicrmw" };
-                self.unresolved(call.range, format!("`{what}` updates memory that does not resolve to a kernel argument or shared buffer"));
-            }
-            None => {}
+            None => self.unplaced_sync_access(call, order.releases() || order.acquires()),
         }
     }
 
@@ -748,14 +744,7 @@ impl ThreadRun<'_> {
                     let Some((buffer, offset)) = counter(self, addr, "ld", true) else { continue };
                     let (order, scope) = semantics(&sem, &scope, Order::Weak);
                     let target = operand_value(value);
-                    let exit_when = match exit_when {
-                        "eq" => GuardCmp::Eq,
-                        "ne" => GuardCmp::Ne,
-                        "lt" => GuardCmp::Lt,
-                        "le" => GuardCmp::Le,
-                        "gt" => GuardCmp::Gt,
-                        _ => GuardCmp::Ge,
-                    };
+                    let Some(exit_when) = GuardCmp::of(exit_when) else { continue };
                     let guard = Guard { exit_when, target, spin: true, ticket: false };
                     self.record_mem(MemKind::Observe { buffer, offset, ticket: None, order, scope, guard: Some(guard) }, site);
                 }
@@ -816,15 +805,7 @@ impl ThreadRun<'_> {
         };
         let target = eval(other, env, self).as_int();
         // The comparison with the load on the left.
-        let cmp = match (op, load_on_left) {
-            (CmpOp::Lt, true) | (CmpOp::Gt, false) => GuardCmp::Lt,
-            (CmpOp::Le, true) | (CmpOp::Ge, false) => GuardCmp::Le,
-            (CmpOp::Gt, true) | (CmpOp::Lt, false) => GuardCmp::Gt,
-            (CmpOp::Ge, true) | (CmpOp::Le, false) => GuardCmp::Ge,
-            (CmpOp::Eq, _) => GuardCmp::Eq,
-            (CmpOp::Ne, _) => GuardCmp::Ne,
-            _ => return None,
-        };
+        let cmp = GuardCmp::of(if load_on_left { *op } else { op.mirrored()? })?;
         // A `while` exits when its condition is false; an `if` branch is
         // taken when it is true.
         let exit_when = if exit_when_true { cmp } else { cmp.negated() };
