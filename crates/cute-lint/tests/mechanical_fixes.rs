@@ -100,6 +100,44 @@ fn a_pipeline_read_in_a_loop_gets_consumer_wait_moved_up() {
     no_fix(&late_token, "read-before-wait");
 }
 
+const SPIN_WAIT: &str = "read_before_wait/primitives_cluster_tma_bug.py";
+const SPIN_READ: &str = "    for k in cutlass.range_constexpr(TILE_K):\n        dst[tidx, k] = smem[tidx * TILE_K + k]  # expect: read-before-wait\n";
+const SPIN: &str = "    while not prims.mbarrier_try_wait_parity(mbar, 0):\n        pass\n";
+
+#[test]
+fn a_spin_on_a_try_wait_after_the_read_moves_up_whole() {
+    let text = fixture(SPIN_WAIT);
+    let (fix, out) = fixed(&text, "read-before-wait");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Safe);
+    assert!(out.contains(&format!("{SPIN}{SPIN_READ}")), "{out}");
+    assert_eq!(out.matches("mbarrier_try_wait_parity(").count(), 1, "{out}");
+
+    // Inside the branch of every warp, one level deeper.
+    let nested = replaced(&text, &format!("{SPIN_READ}{SPIN}"), &format!("    if tidx >= 0:\n{}{}", SPIN_READ.replace("\n    ", "\n        ").replacen("    for", "        for", 1), SPIN.replace("\n    ", "\n        ").replacen("    while", "        while", 1)));
+    let (_, out) = fixed(&nested, "read-before-wait");
+    assert!(out.contains("    if tidx >= 0:\n        while not prims.mbarrier_try_wait_parity(mbar, 0):\n            pass\n        for k in"), "{out}");
+
+    // A spin that does more than wait is not the wait alone: nothing to move.
+    let busy = replaced(&text, SPIN, "    while not prims.mbarrier_try_wait_parity(mbar, 0):\n        dst[tidx, 0] = 0\n");
+    no_fix(&busy, "read-before-wait");
+}
+
+const ST_ASYNC_EXCHANGE: &str = "read_before_wait/st_async_exchange_bug.py";
+const EARLY_READ: &str = "    early = recv[tid]  # expect: read-before-wait\n";
+const EXCHANGE_WAIT: &str = "    cute.arch.mbarrier_wait(full, 0)\n";
+
+#[test]
+fn a_read_of_words_a_peer_stores_gets_the_readers_first_wait_moved_up() {
+    let text = fixture(ST_ASYNC_EXCHANGE);
+    let (fix, out) = fixed(&text, "read-before-wait");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Safe);
+    assert!(out.contains(&format!("{EXCHANGE_WAIT}{EARLY_READ}")), "{out}");
+
+    // A cluster barrier between the read and the wait: the wait would move over it.
+    let barrier = replaced(&text, &format!("{EARLY_READ}{EXCHANGE_WAIT}"), &format!("{EARLY_READ}    cute.arch.sync_threads()\n{EXCHANGE_WAIT}"));
+    no_fix(&barrier, "read-before-wait");
+}
+
 const WRONG_BARRIER: &str = "read_before_wait/wrong_barrier_bug.py";
 
 #[test]

@@ -58,7 +58,7 @@ impl<'m> Execution<'m> {
                     self.who(model, t)
                 ),
                 steps: vec![step_copy, (access.site, format!("{} reads `{name}` before any wait observes the store's completion", self.who(model, t)))],
-                repair: Repair::None,
+                repair: self.first_wait_after(access, copy.site, bar),
             });
         }
         let access_what = if access_writes { "writes" } else { "still reads" };
@@ -76,4 +76,18 @@ impl<'m> Execution<'m> {
             repair: Repair::None,
         })
     }
+
+    /// The repair of a read made before the reader ever waited on `bar`,
+    /// the barrier the store's bytes complete: the reader's first wait on
+    /// it, later, moved up to before the read.
+    fn first_wait_after(&self, access: &Event, copy: cute_syntax::TextRange, bar: BarrierIx) -> Repair {
+        let actor = &self.actors[access.actor];
+        let after = actor.mem.get(access.index).map_or(0, |m| m.after as usize);
+        let later = actor.ops.get(after..).and_then(|ops| ops.iter().find(|o| matches!(o.kind, OpKind::Wait { bar: b, .. } if b == bar)));
+        match later {
+            Some(wait) => Repair::InsertWaitBefore { site: access.site, stmt: access.stmt, copy, phase: 0, later: Some(wait.site), earlier: None },
+            None => Repair::None,
+        }
+    }
+
 }

@@ -5,7 +5,7 @@
 use cute_check::memory::Repair;
 use cute_check::model::{MemKind, Model};
 use cute_ir::api::Api;
-use cute_ir::ast::{Call, Expr, Stmt, StmtKind};
+use cute_ir::ast::{Call, Expr, Stmt, StmtKind, UnOp};
 use cute_syntax::TextRange;
 
 use super::Rule;
@@ -49,8 +49,10 @@ pub fn fix(ctx: &KernelContext<'_>, model: &Model, repair: &Repair) -> Option<Fi
     wait_after(ctx, read, *copy, *phase, wait, parity)
 }
 
-/// The statement that is exactly the call at `site` (`pipe.consumer_wait(state)`,
-/// on one line of the kernel), with the blocks holding it (outermost first).
+/// The statement that is exactly the wait at `site`, with the blocks holding
+/// it (outermost first): the call on one line of the kernel
+/// (`pipe.consumer_wait(state)`), or a spin on a try-wait that does nothing
+/// else (`while not mbarrier_try_wait_parity(bar, 0): pass`).
 fn call_statement<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'c Stmt, Vec<&'c Stmt>, &'c Call)> {
     let kernel = ctx.kernel.range;
     if !(kernel.start <= site.start && site.end <= kernel.end) || ctx.module.linked_file(site).is_some() {
@@ -58,8 +60,15 @@ fn call_statement<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'
     }
     let (_, mut chain) = ctx.ancestors(site)?;
     let stmt = chain.pop()?;
-    let StmtKind::Expr(Expr::Call(call)) = &stmt.kind else { return None };
-    (call.range == site && !ctx.slice(stmt.range).contains('\n')).then_some((stmt, chain, call))
+    let call = match &stmt.kind {
+        StmtKind::Expr(Expr::Call(call)) if !ctx.slice(stmt.range).contains('\n') => call,
+        StmtKind::While { cond: Expr::Unary { op: UnOp::Not, operand }, body } if body.iter().all(|s| matches!(s.kind, StmtKind::Pass)) => {
+            let Expr::Call(call) = &**operand else { return None };
+            call
+        }
+        _ => return None,
+    };
+    (call.range == site).then_some((stmt, chain, call))
 }
 
 /// The statements of the block inside `parent` (the kernel's body when
@@ -143,15 +152,15 @@ fn move_wait_up(ctx: &KernelContext<'_>, model: &Model, read: &Stmt, wait: TextR
     if syncs || helpers {
         return None;
     }
-    let line = ctx.full_line(stmt.range.start);
-    let text = ctx.slice(line).trim();
+    // The wait's lines, taken out, and written again before the read's
+    // statement at its indentation.
+    let lines = TextRange { start: ctx.full_line(stmt.range.start).start, end: ctx.full_line(stmt.range.end.saturating_sub(1).max(stmt.range.start)).end };
+    let (from, to) = (ctx.indentation_at(stmt.range.start), ctx.indentation_at(first.range.start));
+    let text: String = ctx.slice(lines).lines().map(|l| format!("{to}{}\n", l.strip_prefix(from.as_str()).unwrap_or(l.trim_start()))).collect();
     let at = ctx.full_line(first.range.start).start;
     Some(Fix {
         title: format!("Move `{}` before the read", ctx.slice(call.range)),
-        edits: vec![
-            Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{text}\n", ctx.indentation_at(first.range.start)) },
-            Edit { range: line, new_text: String::new() },
-        ],
+        edits: vec![Edit { range: TextRange { start: at, end: at }, new_text: text }, Edit { range: lines, new_text: String::new() }],
         applicability: Applicability::Safe,
     })
 }
