@@ -154,6 +154,10 @@ pub enum Repair {
     /// Insert `sync_warp()` before `site`, which the kernel statement with
     /// id `stmt` performs, and after the access at `after`.
     InsertWarpSyncBefore { site: TextRange, stmt: u32, after: TextRange },
+    /// Insert a CTA barrier before `site`, which the kernel statement with
+    /// id `stmt` performs, and after the access at `after` (by a thread of
+    /// another warp of the same CTA).
+    InsertCtaBarrierBetween { site: TextRange, stmt: u32, after: TextRange },
     /// Insert `griddepcontrol_wait()` before `site`, which the kernel
     /// statement with id `stmt` performs.
     InsertGridDependencyWaitBefore { site: TextRange, stmt: u32 },

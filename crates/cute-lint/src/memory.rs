@@ -297,6 +297,7 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
             only_the_free.then(|| barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the free")).flatten()
         }
         Repair::InsertBarrierBefore { site, stmt } => barrier_before(ctx, *site, *stmt, "sync_threads", "Insert a CTA barrier before the release"),
+        Repair::InsertCtaBarrierBetween { site, stmt, after } => cta_barrier_between(ctx, *site, *stmt, *after),
         Repair::WaitForStoreGroup { copy, barrier } => store_group_wait(ctx, *copy, *barrier),
         // Made by the rule itself, which knows how the kernel spells its wait.
         Repair::InsertGridDependencyWaitBefore { .. } | Repair::InsertWaitBefore { .. } => None,
@@ -424,6 +425,65 @@ fn barrier_before(ctx: &KernelContext<'_>, site: TextRange, stmt: u32, barrier: 
     let at = outside_thread_branches(ctx, site)?;
     let prefix = ctx.arch_prefix(site);
     Some(Fix { title: title.to_string(), edits: vec![insert_line_before(ctx, at, &format!("{prefix}.{barrier}()"))], applicability: crate::Applicability::Unsafe })
+}
+
+/// A CTA barrier between the accesses of two warps of one CTA: before the
+/// statement of the later one (`site`, or the kernel statement `stmt` that
+/// calls the helper making it), outside the outermost branch on the thread
+/// around it, and after the earlier one (`after`), so that every thread's earlier
+/// accesses come before every thread's later ones. Every thread of the CTA
+/// must reach it as often as the others: none where a loop or branch
+/// around that place has a condition that varies across threads, or a
+/// `return` comes before it; none where the earlier access is not in the
+/// kernel's text before that place, or a loop holds both. Unsafe: a barrier
+/// added.
+fn cta_barrier_between(ctx: &KernelContext<'_>, site: TextRange, stmt: u32, after: TextRange) -> Option<Fix> {
+    let kernel = ctx.kernel.range;
+    let in_kernel = |r: TextRange| kernel.start <= r.start && r.end <= kernel.end;
+    let site = if in_kernel(site) { site } else { ctx.kernel_statement(stmt)?.range };
+    // Outside the outermost branch on the thread around the access (with
+    // the branches every thread takes alike inside it).
+    let (_, chain) = ctx.ancestors(site)?;
+    let outermost_split = chain.iter().position(|s| match &s.kind {
+        StmtKind::If { cond, .. } => ctx.varies_across_threads(cond),
+        StmtKind::With { items, .. } => items.iter().any(|(e, _)| ctx.varies_across_threads(e)),
+        _ => false,
+    });
+    let place = chain.get(outermost_split.unwrap_or(chain.len().checked_sub(1)?))?.range;
+    if !in_kernel(after) || after.end > place.start {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(place)?;
+    let around = || chain.iter().filter(|s| s.range != place);
+    // A loop around both: the race may be between one turn's later access
+    // and the next turn's earlier one, which a barrier between them in
+    // the text does not order.
+    let common_loop = around().any(|s| matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. }) && s.range.start <= after.start && after.end <= s.range.end);
+    let uniform = around().all(|s| match &s.kind {
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => !ctx.varies_across_threads(cond),
+        StmtKind::For { iter, .. } => !ctx.varies_across_threads(iter),
+        _ => true,
+    });
+    let returns_before = returns_before(&ctx.kernel.body, place.start);
+    if common_loop || !uniform || returns_before {
+        return None;
+    }
+    let prefix = ctx.arch_prefix(site);
+    Some(Fix {
+        title: "Insert a CTA barrier between the two accesses".to_string(),
+        edits: vec![insert_line_before(ctx, place, &format!("{prefix}.sync_threads()"))],
+        applicability: crate::Applicability::Unsafe,
+    })
+}
+
+/// Whether a `return` among `stmts` (at any depth) starts before `offset`.
+fn returns_before(stmts: &[cute_ir::ast::Stmt], offset: u32) -> bool {
+    stmts.iter().filter(|s| s.range.start < offset).any(|s| match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If { then, orelse, .. } => returns_before(then, offset) || returns_before(orelse, offset),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => returns_before(body, offset),
+        _ => false,
+    })
 }
 
 /// The statement holding `site`, or the outermost of the branches on the

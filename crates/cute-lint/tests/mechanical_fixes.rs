@@ -507,3 +507,47 @@ fn a_named_barrier_counted_short_at_one_call_gets_the_count() {
     let found = of_rule(&twice, "barrier-recycling");
     assert!(found.iter().all(|d| d.fixes.is_empty()), "{found:?}");
 }
+
+const FLAG: &str = "smem_race/flag_without_barrier_bug.py";
+const FLAG_WRITE: &str = "    if tid == 0:\n        scale[0] = 127.0 / amax[0]  # expect: smem-race\n";
+const FLAG_READ: &str = "    y[tid] = v * scale[0]\n";
+
+#[test]
+fn two_warps_racing_get_a_cta_barrier_between_them_outside_the_thread_branches() {
+    let text = fixture(FLAG);
+    let (fix, out) = fixed(&text, "smem-race");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains(&format!("{FLAG_WRITE}    # (no barrier: the other threads read the scale right away)\n    cute.arch.sync_threads()\n{FLAG_READ}")), "{out}");
+
+    // The read inside a branch on the thread of its own, in a branch every
+    // thread of the CTA takes alike: the barrier goes outside the first,
+    // inside the second.
+    let nested = replaced(&text, FLAG_READ, "    if NUM_THREADS > 32:\n        if tid >= 32:\n            y[tid] = v * scale[0]\n");
+    let (_, out) = fixed(&nested, "smem-race");
+    assert!(out.contains("    if NUM_THREADS > 32:\n        cute.arch.sync_threads()\n        if tid >= 32:\n"), "{out}");
+
+    // The write after the read in the text (a write-after-read race): the barrier
+    // goes before the write.
+    let war = replaced(&text, &format!("{FLAG_WRITE}    # (no barrier: the other threads read the scale right away)\n{FLAG_READ}"), &format!("{FLAG_READ}{FLAG_WRITE}"));
+    let (_, out) = fixed(&war, "smem-race");
+    assert!(out.contains(&format!("{FLAG_READ}    cute.arch.sync_threads()\n{FLAG_WRITE}")), "{out}");
+}
+
+#[test]
+fn no_cta_barrier_where_some_thread_would_not_reach_it_or_a_loop_holds_both_accesses() {
+    let text = fixture(FLAG);
+    // The read in a loop whose trip count varies across threads.
+    let varying = replaced(&text, FLAG_READ, "    for i in range(tid % 2 + 1):\n        y[tid] = v * scale[0]\n");
+    no_fix(&varying, "smem-race");
+    // Some threads return before the place.
+    let returns = replaced(&text, "    v = x[tid]", "    if tid >= 64:\n        return\n    v = x[tid]");
+    no_fix(&returns, "smem-race");
+
+    // Write and read in one loop: the read of one turn also races with the
+    // write of the next, which a barrier between them does not order.
+    let looped = replaced(&fixture("smem_race/neighbour_read_bug.py"), "    buf[tidx] = x[tidx]  # expect: smem-race\n    y[tidx] = buf[tidx + 1] - x[tidx]\n", "    for i in cutlass.range(4):\n        buf[tidx] = x[tidx] + i  # expect: smem-race\n        y[tidx] = buf[tidx + 1] - x[tidx]\n");
+    for finding in of_rule(&looped, "smem-race") {
+        assert_eq!(finding.fixes, [], "{looped}");
+    }
+    assert!(!of_rule(&looped, "smem-race").is_empty());
+}

@@ -100,12 +100,15 @@ impl<'m> Execution<'m> {
                 repair: Repair::InsertWarpSyncBefore { site: later.site, stmt: later.stmt, after: earlier.site },
             });
         }
+        // Two warps of one CTA: a CTA barrier between the two statements,
+        // in the order the program runs them, orders them.
+        let (earlier, later) = if e1.stmt <= e2.stmt { (e1, e2) } else { (e2, e1) };
         Some(MemoryFinding {
             rule: if remote { MemoryRule::DsmemRace } else { MemoryRule::SmemRace },
             site: at.site,
             message: format!("{} while {}: no barrier orders the two", describe(at), describe(other)),
             steps: vec![(other.site, describe(other)), (at.site, format!("{}, unordered with the access above", describe(at)))],
-            repair: Repair::None,
+            repair: if remote { Repair::None } else { Repair::InsertCtaBarrierBetween { site: later.site, stmt: later.stmt, after: earlier.site } },
         })
     }
 

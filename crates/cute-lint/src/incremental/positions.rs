@@ -254,7 +254,7 @@ pub fn memory_finding(f: &mut MemoryFinding, r: &mut dyn Remap) {
             *site = r.range(*site);
             *stmt = r.id(*stmt);
         }
-        Repair::InsertWarpSyncBefore { site, stmt, after } => {
+        Repair::InsertWarpSyncBefore { site, stmt, after } | Repair::InsertCtaBarrierBetween { site, stmt, after } => {
             *site = r.range(*site);
             *stmt = r.id(*stmt);
             *after = r.range(*after);
