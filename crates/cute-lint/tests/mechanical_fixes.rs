@@ -551,3 +551,44 @@ fn no_cta_barrier_where_some_thread_would_not_reach_it_or_a_loop_holds_both_acce
     }
     assert!(!of_rule(&looped, "smem-race").is_empty());
 }
+
+const UNTHROTTLED: &str = "vacuous_wait/unthrottled_producer_bug.py";
+const THROTTLE: &str = "Throttle the producer";
+
+#[test]
+fn a_producer_without_back_pressure_is_throttled_by_an_empty_barrier() {
+    let text = fixture(UNTHROTTLED);
+    let out = fixed_by(&text, "vacuous-wait", THROTTLE);
+    assert!(out.contains("    full: cutlass.Int64\n    empty: cutlass.Int64\n"), "{out}");
+    assert!(out.contains("    full = storage.full.ptr\n    empty = storage.empty.ptr\n"), "{out}");
+    assert!(out.contains("            cute.arch.mbarrier_init(empty, 32)  # the threads that wait on `full`\n"), "{out}");
+    assert!(out.contains("        for k in cutlass.range(ROUNDS):\n            cute.arch.mbarrier_wait(empty, (k + 1) % 2)\n            slot[lane] = x[k, lane]\n"), "{out}");
+    assert!(out.contains("            out[k, lane] = slot[lane]\n            cute.arch.mbarrier_arrive(empty)\n"), "{out}");
+
+    // Other names, `data_ptr()`, the DSL's plain `range`, keywords, and two
+    // consumer warps: 64 arrivals per round.
+    let other = text.replace("full", "ready").replace("storage.ready.ptr", "storage.ready.data_ptr()");
+    let other = replaced(&other, "NUM_THREADS = 64", "NUM_THREADS = 96");
+    let other = replaced(&other, "cute.arch.mbarrier_init(ready, 32)", "cute.arch.mbarrier_init(mbar_ptr=ready, cnt=32)");
+    let other = replaced(&other, "        for k in cutlass.range(ROUNDS):\n            slot[lane]", "        for j in range(ROUNDS):\n            slot[lane]").replace("x[k, lane]", "x[j, lane]");
+    let out = fixed_by(&other, "vacuous-wait", THROTTLE);
+    assert!(out.contains("    ready_empty = storage.ready_empty.data_ptr()\n"), "{out}");
+    assert!(out.contains("cute.arch.mbarrier_init(mbar_ptr=ready_empty, cnt=64)"), "{out}");
+    assert!(out.contains("            cute.arch.mbarrier_wait(ready_empty, (j + 1) % 2)\n"), "{out}");
+}
+
+#[test]
+fn no_empty_barrier_where_the_rounds_are_not_plain() {
+    let text = fixture(UNTHROTTLED);
+    let offered = |src: &str| of_rule(src, "vacuous-wait").iter().flat_map(|d| d.fixes.iter()).any(|f| f.title.contains(THROTTLE));
+    assert!(offered(&text));
+    // The producer's rounds start elsewhere than 0.
+    let shifted = replaced(&text, "        for k in cutlass.range(ROUNDS):\n            slot[lane]", "        for k in cutlass.range(1, ROUNDS):\n            slot[lane]");
+    assert!(!offered(&shifted), "{shifted}");
+    // The arrive under a condition of the round.
+    let guarded = replaced(&text, "            cute.arch.mbarrier_arrive(full)\n", "            if k >= 0:\n                cute.arch.mbarrier_arrive(full)\n");
+    assert!(!offered(&guarded), "{guarded}");
+    // A name the fix would take is already used.
+    let taken = replaced(&text, "    lane = cute.arch.lane_idx()\n", "    lane = cute.arch.lane_idx()\n    empty = 0\n");
+    assert!(!offered(&taken), "{taken}");
+}

@@ -16,7 +16,8 @@ use cute_check::explore::Counterexample;
 use cute_check::model::{Model, OpKind};
 use cute_check::semantics;
 
-use cute_ir::ast::{Expr, StmtKind, Target};
+use cute_check::model::BarrierKind;
+use cute_ir::ast::{Expr, Stmt, StmtKind, Target};
 use cute_syntax::TextRange;
 
 use crate::context::KernelContext;
@@ -97,7 +98,7 @@ pub fn diagnostic(
                 message,
                 "this wait's phase has been overtaken".to_string(),
                 "throttle the arriving side: make it wait for the waiter to consume each phase (an `empty` barrier, or a pipeline), so it is never more than one phase ahead".to_string(),
-                release_through_clone(ctx).into_iter().collect(),
+                release_through_clone(ctx).or_else(|| throttle_with_empty_barrier(ctx, model, bar, site)).into_iter().collect(),
             ),
         }
     };
@@ -329,4 +330,174 @@ fn release_through_clone(ctx: &KernelContext<'_>) -> Option<crate::Fix> {
         edits: vec![crate::Edit { range: *range, new_text: copy.clone() }],
         applicability: crate::Applicability::Unsafe,
     })
+}
+
+/// Hold the producer back with a second barrier, as a pipeline's `empty`
+/// barriers do: the waiters arrive on it once they are done with the
+/// round's data, and the arriving side waits on it before it writes the
+/// next round. Offered for the raw-API shape of one producer loop and one
+/// consumer loop over rounds `0, 1, ...` (`for k in range(n)`, any of the
+/// DSL's ranges):
+///
+/// * the barrier is a variable bound once, to a field of a `@cute.struct`
+///   (`full = storage.full.ptr` or `.data_ptr()`), initialised by one
+///   `mbarrier_init(full, n)` on one line;
+/// * the lapped wait sits directly in the consumer loop's body, and every
+///   arrive on the barrier is one `mbarrier_arrive(full)` directly in the
+///   producer loop's body;
+/// * each waiting thread's share of arrivals is known: the lanes it stands
+///   for, read from its arrival on the CTA barrier (every thread takes
+///   `sync_threads()` after the init, once per lane it stands for).
+///
+/// The fix adds the field and its pointer, initialises the new barrier for
+/// the waiting threads (per CTA), waits on it at the top of each producer
+/// round with parity `(k + 1) % 2` (a free barrier passes round 0's wait,
+/// parity 1; round `k` waits for the waiters' completion `k - 1`) and
+/// arrives on it at the end of each consumer round. Unsafe: it changes what
+/// the kernel synchronizes on.
+fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32, wait: TextRange) -> Option<crate::Fix> {
+    let kernel = ctx.kernel.range;
+    let in_kernel = |r: TextRange| kernel.start <= r.start && r.end <= kernel.end && ctx.module.linked_file(r).is_none();
+    if !in_kernel(wait) || model.barriers.get(bar as usize)?.kind != BarrierKind::Mbarrier {
+        return None;
+    }
+    let ops = || model.groups.iter().flat_map(|g| g.ops.iter());
+    // The barrier's init, and its name.
+    let inits: Vec<TextRange> = ops().filter(|o| matches!(o.kind, OpKind::Init { bar: b, .. } if b == bar)).map(|o| o.site).collect();
+    let init = *inits.first()?;
+    if inits.iter().any(|s| *s != init) || !in_kernel(init) {
+        return None;
+    }
+    let init_call = ctx.call_at(init)?;
+    let Some(Expr::Name(full)) = init_call.args.first().or_else(|| init_call.kwargs.iter().find(|(k, _)| k == "mbar_ptr").map(|(_, v)| v)) else { return None };
+    let (_, init_chain) = ctx.ancestors(init)?;
+    let init_stmt = *init_chain.last()?;
+    if ctx.slice(init_stmt.range).contains('\n') {
+        return None;
+    }
+    // `full = storage.<field>.ptr` (or `.data_ptr()`), the one binding of the name.
+    let mut bindings = Vec::new();
+    cute_ir::ast::for_each_binding(&ctx.kernel.body, &mut |t, v| {
+        if t.bound_names().iter().any(|n| n == full) {
+            bindings.push(v.cloned());
+        }
+    });
+    let [Some(value)] = bindings.as_slice() else { return None };
+    let binding = ctx.kernel.body.iter().find(|s| matches!(&s.kind, StmtKind::Assign { targets, .. } if matches!(targets.as_slice(), [Target::Name(n)] if n == full)))?;
+    let binding_text = ctx.slice(binding.range);
+    let field = match value {
+        Expr::Attr { base, attr } if attr == "ptr" => base.as_ref(),
+        Expr::Call(c) if c.args.is_empty() && matches!(&c.func, Expr::Attr { attr, .. } if attr == "data_ptr") => match &c.func {
+            Expr::Attr { base, .. } => base.as_ref(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Expr::Attr { attr: field, .. } = field else { return None };
+    // The struct that declares the field, on a line of its own.
+    let declaration = ctx.module.classes.iter().find_map(|c| {
+        let text = ctx.slice(c.range);
+        let mut offset = c.range.start;
+        for line in text.split_inclusive('\n') {
+            let code = line.trim();
+            if code.strip_prefix(field.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':')) && line.starts_with(' ') {
+                return Some((TextRange { start: offset, end: offset + line.len() as u32 }, line.to_string()));
+            }
+            offset += line.len() as u32;
+        }
+        None
+    })?;
+    let empty = if full.contains("full") { full.replacen("full", "empty", 1) } else { format!("{full}_empty") };
+    let empty_field = if field.contains("full") { field.replacen("full", "empty", 1) } else { format!("{field}_empty") };
+    let taken = |name: &str| {
+        let mut bound = false;
+        cute_ir::ast::for_each_binding(&ctx.kernel.body, &mut |t, _| bound |= t.bound_names().iter().any(|n| n == name));
+        bound || ctx.kernel.params.iter().any(|p| p.name == name) || ctx.text.contains(&format!("{name}:"))
+    };
+    if taken(&empty) || taken(&empty_field) {
+        return None;
+    }
+    // The waiters' loop, and the producer's: each a `for k in <range>(n)`
+    // whose body holds the wait / every arrive on the barrier directly.
+    let arrives: Vec<TextRange> = ops().filter(|o| matches!(o.kind, OpKind::Arrive { bar: b, .. } if b == bar)).map(|o| o.site).collect();
+    let arrive = *arrives.first()?;
+    if arrives.iter().any(|s| *s != arrive) || !in_kernel(arrive) {
+        return None;
+    }
+    let consumer = rounds_loop(ctx, wait)?;
+    let producer = rounds_loop(ctx, arrive)?;
+    let arrive_call = ctx.call_at(arrive)?;
+    if std::ptr::eq(consumer.0, producer.0) || arrive_call.args.len() != 1 || !arrive_call.kwargs.is_empty() || !matches!(arrive_call.args.first(), Some(Expr::Name(n)) if n == full) {
+        return None;
+    }
+    // Arrivals per CTA on the new barrier: each waiting thread, once per lane it stands for.
+    let mut per_cta = std::collections::BTreeMap::<u32, u32>::new();
+    for g in model.groups.iter().filter(|g| g.ops.iter().any(|o| matches!(o.kind, OpKind::Wait { bar: b, .. } if b == bar))) {
+        let lanes = g.ops.iter().find_map(|o| match o.kind {
+            OpKind::Arrive { bar: b, count } if model.barriers.get(b as usize).is_some_and(|b| b.kind == BarrierKind::CtaBarrier) => Some(count),
+            _ => None,
+        })?;
+        for &(cta, _) in &g.threads {
+            *per_cta.entry(cta).or_default() += lanes;
+        }
+    }
+    let count = *per_cta.values().next()?;
+    if per_cta.values().any(|c| *c != count) {
+        return None;
+    }
+    let prefix = ctx.arch_prefix(wait);
+    let prefix = if prefix.ends_with(".arch") { prefix } else { "cute.arch".to_string() };
+    let line_after = |stmt: TextRange, text: String| {
+        let at = ctx.next_line_start(stmt.end.saturating_sub(1));
+        crate::Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{text}\n", ctx.indentation_at(stmt.start)) }
+    };
+    let (decl_range, decl_line) = declaration;
+    let indent: String = decl_line.chars().take_while(|c| c.is_whitespace()).collect();
+    let declared_type = decl_line.trim().split_once(':')?.1.split('#').next()?.trim().to_string();
+    let (producer_loop, k) = producer;
+    let (consumer_loop, _) = consumer;
+    let (first, last) = (producer_loop.first()?, consumer_loop.last()?);
+    let edits = vec![
+        crate::Edit { range: TextRange { start: decl_range.end, end: decl_range.end }, new_text: format!("{indent}{empty_field}: {declared_type}\n") },
+        line_after(binding.range, format!("{empty} = {}", binding_text.split_once('=')?.1.trim().replacen(&format!(".{field}."), &format!(".{empty_field}."), 1))),
+        line_after(init_stmt.range, format!("{}  # the threads that wait on `{full}`", init_call_with(ctx, init, &empty, count)?)),
+        crate::Edit { range: TextRange { start: ctx.full_line(first.range.start).start, end: ctx.full_line(first.range.start).start }, new_text: format!("{}{prefix}.mbarrier_wait({empty}, ({k} + 1) % 2)\n", ctx.indentation_at(first.range.start)) },
+        line_after(last.range, format!("{prefix}.mbarrier_arrive({empty})")),
+    ];
+    Some(crate::Fix {
+        title: format!("Throttle the producer with an `{empty}` barrier the waiters arrive on once done with each round"),
+        edits,
+        applicability: crate::Applicability::Unsafe,
+    })
+}
+
+/// The init call at `init` (`mbarrier_init(full, 32)`) written for barrier
+/// `name` and `count` arrivals, in its own spelling.
+fn init_call_with(ctx: &KernelContext<'_>, init: TextRange, name: &str, count: u32) -> Option<String> {
+    let call = ctx.call_at(init)?;
+    let (bar, cnt) = (ctx.argument_range(init, &["mbar_ptr"], 0)?, ctx.argument_range(init, &["cnt", "count"], 1)?);
+    if bar.end > cnt.start {
+        return None;
+    }
+    let text = |a: u32, b: u32| ctx.text.get(a as usize..b as usize);
+    Some(format!("{}{name}{}{count}{}", text(call.range.start, bar.start)?, text(bar.end, cnt.start)?, text(cnt.end, call.range.end)?))
+}
+
+/// The body of the loop over rounds `k = 0, 1, ...` (`for k in range(n)`,
+/// `cutlass.range(n)`, `range_constexpr(n)`) whose body holds the call at
+/// `site` as a statement of its own, and the loop's variable. None if the
+/// body can leave a round early (`break`, `continue`, `return`).
+fn rounds_loop<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'c [Stmt], String)> {
+    let (_, chain) = ctx.ancestors(site)?;
+    let [.., outer, stmt] = chain.as_slice() else { return None };
+    let StmtKind::For { target: Target::Name(k), iter: Expr::Call(range), body } = &outer.kind else { return None };
+    let ranged = range.func.dotted_last().is_some_and(|f| matches!(f, "range" | "range_constexpr" | "range_dynamic"));
+    if !ranged || range.args.len() != 1 || !range.kwargs.is_empty() || !matches!(&stmt.kind, StmtKind::Expr(Expr::Call(c)) if c.range == site) {
+        return None;
+    }
+    let leaves = body.iter().any(|s| {
+        let text = ctx.slice(s.range);
+        ["break", "continue", "return"].iter().any(|w| text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|t| t == *w))
+    });
+    (!leaves).then(|| (body.as_slice(), k.clone()))
 }
