@@ -592,3 +592,25 @@ fn no_empty_barrier_where_the_rounds_are_not_plain() {
     let taken = replaced(&text, "    lane = cute.arch.lane_idx()\n", "    lane = cute.arch.lane_idx()\n    empty = 0\n");
     assert!(!offered(&taken), "{taken}");
 }
+
+const OVERFLOW: &str = "mbarrier_init_hazard/ring_storage_overflow_bug.py";
+const OVERFLOW_FIELD: &str = "    mbar: cute.struct.MemRange[cutlass.Int64, STAGES]\n";
+
+#[test]
+fn a_ring_overflowing_its_storage_field_gets_the_field_lengthened() {
+    let text = fixture(OVERFLOW);
+    let (fix, out) = fixed(&text, "mbarrier-init-hazard");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains("    mbar: cute.struct.MemRange[cutlass.Int64, 2 * STAGES]\n"), "{out}");
+    // A literal length gets the number; so does an expression.
+    let literal = replaced(&text, OVERFLOW_FIELD, "    mbar: cute.struct.MemRange[cutlass.Int64, 2]  # one per stage\n");
+    let (_, out) = fixed(&literal, "mbarrier-init-hazard");
+    assert!(out.contains("    mbar: cute.struct.MemRange[cutlass.Int64, 4]  # one per stage\n"), "{out}");
+    let expression = replaced(&text, OVERFLOW_FIELD, "    mbar: cute.struct.MemRange[cutlass.Int64, STAGES + 1]\n");
+    let (_, out) = fixed(&expression, "mbarrier-init-hazard");
+    assert!(out.contains("    mbar: cute.struct.MemRange[cutlass.Int64, 4]\n"), "{out}");
+    // Two classes declare a field of that name: which one the kernel
+    // allocates, the fix does not guess.
+    let two = replaced(&text, "@cute.kernel\n", "@cute.struct\nclass OtherStorage:\n    mbar: cute.struct.MemRange[cutlass.Int64, 8]\n\n\n@cute.kernel\n");
+    no_fix(&two, "mbarrier-init-hazard");
+}

@@ -135,8 +135,41 @@ pub fn storage_overrun_diagnostic(ctx: &KernelContext<'_>, site: TextRange, over
             .collect(),
         notes: Vec::new(),
         help: Some(format!("declare `{}` with room for every barrier it holds (`MemRange[cutlass.Int64, {needed}]`)", first.field)),
-        fixes: Vec::new(),
+        fixes: room_for_every_barrier(ctx, &first.field, first.len, needed).into_iter().collect(),
     }
+}
+
+/// Declare the storage field `field` (`mbar: MemRange[cutlass.Int64,
+/// STAGES]`) with `needed` elements: its length rewritten, as `2 * STAGES`
+/// where the barriers are twice the length as written (a pipeline's `full`
+/// and `empty` per stage), else as the number. Offered where one class of
+/// the kernel's own file declares a `MemRange` field of that name, on one
+/// line. Unsafe: the fields after it move.
+fn room_for_every_barrier(ctx: &KernelContext<'_>, field: &str, len: i64, needed: i64) -> Option<Fix> {
+    let mut found = Vec::new();
+    for class in ctx.module.classes.iter().filter(|c| c.memrange_fields.iter().any(|f| f.name == field) && ctx.module.linked_file(c.range).is_none()) {
+        let mut offset = class.range.start;
+        for line in ctx.slice(class.range).split_inclusive('\n') {
+            let code = line.split('#').next().unwrap_or("");
+            let declares = code.trim_start().strip_prefix(field).is_some_and(|rest| rest.trim_start().starts_with(':'));
+            if let (true, Some(open), Some(close)) = (declares, code.find('['), code.rfind(']')) {
+                // The length: after the last comma inside the brackets.
+                let comma = code[open..close].rfind(',').map(|i| open + i + 1)?;
+                let written = code[comma..close].trim();
+                let start = offset + (comma + code[comma..close].find(written)?) as u32;
+                found.push((TextRange { start, end: start + written.len() as u32 }, written.to_string()));
+            }
+            offset += line.len() as u32;
+        }
+    }
+    let [(range, written)] = found.as_slice() else { return None };
+    let simple = written.parse::<i64>().is_err() && written.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    let new_len = if needed == 2 * len && simple { format!("2 * {written}") } else { needed.to_string() };
+    Some(Fix {
+        title: format!("Declare `{field}` with room for {needed} mbarriers"),
+        edits: vec![Edit { range: *range, new_text: new_len }],
+        applicability: crate::Applicability::Unsafe,
+    })
 }
 
 pub fn hazard_diagnostic(
