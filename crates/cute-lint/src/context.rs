@@ -103,6 +103,25 @@ impl KernelContext<'_> {
         Some((f, chain))
     }
 
+    /// The statements of the block inside `parent` (the kernel's body when
+    /// none) that holds `inner`: the branch of an `if` it is in, or the
+    /// body of a loop or `with`.
+    pub fn block_holding<'c>(&'c self, parent: Option<&'c Stmt>, inner: TextRange) -> &'c [Stmt] {
+        let holds = |b: &[Stmt]| b.iter().any(|s| s.range.start <= inner.start && inner.end <= s.range.end);
+        match parent.map(|p| &p.kind) {
+            None => &self.kernel.body,
+            Some(StmtKind::If { then, orelse, .. }) => {
+                if holds(then) {
+                    then
+                } else {
+                    orelse
+                }
+            }
+            Some(StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. }) => body,
+            Some(_) => &[],
+        }
+    }
+
     /// The kernel statement with this id (`MemOp::stmt`).
     pub fn kernel_statement(&self, id: cute_ir::ast::StmtId) -> Option<&Stmt> {
         fn find(stmts: &[Stmt], id: cute_ir::ast::StmtId) -> Option<&Stmt> {

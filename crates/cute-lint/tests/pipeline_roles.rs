@@ -133,18 +133,35 @@ fn the_correct_roles_are_silent() {
 fn a_producer_tail_run_twice_hangs_in_its_second_tail() {
     let src = with(kernel("        pipe.producer_tail(state)\n        pipe.producer_tail(state)", ""), 4, 4, "");
     hangs_at(&src, "pipe.producer_tail(state)", 1, &["`producer_tail` runs twice on `pipe`", "warp 0", "releases that never come"]);
+    // The quick fix takes the second out; the kernel is then correct.
+    assert_eq!(check(&drop_tail_fixed(&src)), []);
+}
+
+/// `src` with the quick fix of its one finding applied, which must remove
+/// one line holding a tail.
+fn drop_tail_fixed(src: &str) -> String {
+    let d = &check(src)[0];
+    let [fix] = d.fixes.as_slice() else { panic!("{d:#?}") };
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    let [edit] = fix.edits.as_slice() else { panic!("{fix:#?}") };
+    let removed = &src[edit.range.start as usize..edit.range.end as usize];
+    assert!(edit.new_text.is_empty() && (removed.trim().ends_with("tail(state)") || removed.trim().ends_with("tail()")), "{removed:?}");
+    format!("{}{}", &src[..edit.range.start as usize], &src[edit.range.end as usize..])
 }
 
 #[test]
 fn a_participants_tail_run_twice_hangs_in_its_second_tail() {
     let src = participants("        producer.tail()\n        producer.tail()");
     hangs_at(&src, "producer.tail()", 1, &["`tail` runs twice on `producer`", "releases that never come"]);
+    assert_eq!(check(&drop_tail_fixed(&src)), []);
 }
 
 #[test]
 fn a_producer_tail_in_a_loop_runs_once_per_trip() {
     let src = with(kernel("        for j in cutlass.range(2, unroll=1):\n            pipe.producer_tail(state)", ""), 4, 4, "");
     hangs_at(&src, "pipe.producer_tail(state)", 0, &["`producer_tail` runs twice on `pipe`"]);
+    // Which trip should keep it is not for a fix to say.
+    assert_eq!(check(&src)[0].fixes, []);
 }
 
 #[test]

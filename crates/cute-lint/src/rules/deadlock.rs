@@ -52,10 +52,11 @@ pub fn diagnostic(
     let (range, what) = stuck.first().cloned().unwrap_or((ctx.kernel.name_range, "threads block forever".to_string()));
     // A pipeline used out of its role names the misuse instead.
     let role = pipeline_role(ctx, model, cex, true);
-    let help = role.as_ref().map(|(.., help)| help.clone()).unwrap_or_else(|| {
+    let help = role.as_ref().map(|r| r.help.clone()).unwrap_or_else(|| {
         "make the arrivals per phase match the init count on every path, and each wait's parity match the phase it waits for".to_string()
     });
-    let (range, what) = role.map_or((range, what), |(range, what, _)| (range, what));
+    let fixes: Vec<crate::Fix> = role.as_ref().and_then(|r| r.fix.clone()).into_iter().collect();
+    let (range, what) = role.map_or((range, what), |r| (r.site, r.what));
     crate::Diagnostic {
         code: RULE.code,
         name: RULE.name,
@@ -66,8 +67,16 @@ pub fn diagnostic(
         related,
         notes,
         help: Some(help),
-        fixes: Vec::new(),
+        fixes,
     }
+}
+
+/// A hang a pipeline used out of its role explains ([`pipeline_role`]).
+pub struct RoleMisuse {
+    pub site: cute_syntax::TextRange,
+    pub what: String,
+    pub help: String,
+    pub fix: Option<crate::Fix>,
 }
 
 /// What a pipeline method does to a ring, read from its name (the
@@ -104,12 +113,11 @@ fn role_of(call: &cute_ir::ast::Call) -> Option<(Role, String, &'static str)> {
 /// or that never acquired a stage of it (a consumer's tail waits for its
 /// own releases); or a pipeline wait stuck on a barrier whose every
 /// signalling thread has finished (its partner left the ring while it
-/// still waits; with `partner_gone` only). Returns the site, what happens
-/// there and the help.
-pub fn pipeline_role(ctx: &KernelContext<'_>, model: &Model, cex: &Counterexample, partner_gone: bool) -> Option<(cute_syntax::TextRange, String, String)> {
+/// still waits; with `partner_gone` only).
+pub fn pipeline_role(ctx: &KernelContext<'_>, model: &Model, cex: &Counterexample, partner_gone: bool) -> Option<RoleMisuse> {
     let line = |site: cute_syntax::TextRange| ctx.line(site.start);
     let finished = |g: usize| cex.last.groups[g].iter().all(|&(pos, _)| pos as usize >= model.groups[g].ops.len());
-    let mut found: Vec<(cute_syntax::TextRange, String, String)> = Vec::new();
+    let mut found: Vec<RoleMisuse> = Vec::new();
     for (g, slots) in cex.last.groups.iter().enumerate() {
         let group = &model.groups[g];
         for &(pos, _) in slots {
@@ -152,33 +160,35 @@ pub fn pipeline_role(ctx: &KernelContext<'_>, model: &Model, cex: &Counterexampl
                         true => format!("on each trip of the loop around line {}", line(op.site)),
                         false => format!("line {}, then line {}", line(first.site), line(op.site)),
                     };
-                    found.push((
-                        op.site,
-                        format!(
+                    found.push(RoleMisuse {
+                        site: op.site,
+                        what: format!(
                             "`{method}` runs twice on `{pipe}` in {who} ({lines}): the first advanced the state a full round, so the second waits on {barrier} for releases that never come"
                         ),
-                        format!("run `{method}` once per ring, after the producer's last acquire"),
-                    ));
+                        help: format!("run `{method}` once per ring, after the producer's last acquire"),
+                        fix: (first.site != op.site).then(|| drop_second_tail(ctx, op.site)).flatten(),
+                    });
                     continue;
                 }
                 // A hand-rolled acquire is a wait on the same `empty` barriers.
                 let acquired = group.ops[..start].iter().any(|o| matches!(o.kind, OpKind::Wait { bar, .. } if ring.contains(&bar)));
                 if !acquired {
-                    found.push((
-                        op.site,
-                        format!(
+                    found.push(RoleMisuse {
+                        site: op.site,
+                        what: format!(
                             "`{method}` on `{pipe}` is run by {who}, which never acquired a stage of it (it is not the ring's producer): the tail waits on {barrier} for releases that never come"
                         ),
-                        format!("run `{method}` in the role that produces into `{pipe}` (the one that calls its acquire), not in its consumers"),
-                    ));
+                        help: format!("run `{method}` in the role that produces into `{pipe}` (the one that calls its acquire), not in its consumers"),
+                        fix: None,
+                    });
                     continue;
                 }
             }
             // Releases on the barrier a producer waits on, by a thread that
             // waited for fewer stages of that pipeline than it releases.
             if role != Role::Wait {
-                if let Some(over) = over_release(ctx, model, bar, &who, &barrier, line(op.site)) {
-                    found.push(over);
+                if let Some((site, what, help)) = over_release(ctx, model, bar, &who, &barrier, line(op.site)) {
+                    found.push(RoleMisuse { site, what, help, fix: None });
                     continue;
                 }
             }
@@ -216,20 +226,46 @@ pub fn pipeline_role(ctx: &KernelContext<'_>, model: &Model, cex: &Counterexampl
             let Some((h, last)) = last else { continue };
             let partner = model.groups[h].describe(model.ctas);
             let (signal, partner_role) = if role == Role::Wait { ("commits", "producer") } else { ("releases", "consumer") };
-            found.push((
-                op.site,
-                format!(
+            found.push(RoleMisuse {
+                site: op.site,
+                what: format!(
                     "{who} still {} in `{method}` on `{pipe}` after its {partner_role} left the ring: {partner}, {} signal {barrier}, has finished (its last arrival on that side of the ring at line {}), so the phase it waits for never completes",
                     if group.size() == 1 { "waits" } else { "wait" },
                     if signallers.len() > 1 { "one of the threads that" } else { "the only thread(s) to" },
                     line(last)
                 ),
-                format!("make the {partner_role} of `{pipe}` run as many stages as its partner ({signal} once per stage the other side takes), or the partner stop where it stops"),
-            ));
+                help: format!("make the {partner_role} of `{pipe}` run as many stages as its partner ({signal} once per stage the other side takes), or the partner stop where it stops"),
+                fix: None,
+            });
         }
     }
-    found.sort_by_key(|(site, ..)| *site);
+    found.sort_by_key(|r| r.site);
     found.into_iter().next()
+}
+
+/// Take out the second of two tails run on one ring: the statement that is
+/// exactly the call at `site`, on a line of its own in the kernel, in no
+/// loop. The first tail then drains the ring as the package means it to.
+/// Unsafe: a wait goes.
+fn drop_second_tail(ctx: &KernelContext<'_>, site: cute_syntax::TextRange) -> Option<crate::Fix> {
+    let kernel = ctx.kernel.range;
+    if !(kernel.start <= site.start && site.end <= kernel.end) || ctx.module.linked_file(site).is_some() {
+        return None;
+    }
+    let (_, chain) = ctx.ancestors(site)?;
+    let [outer @ .., stmt] = chain.as_slice() else { return None };
+    let alone = matches!(&stmt.kind, cute_ir::ast::StmtKind::Expr(cute_ir::ast::Expr::Call(c)) if c.range == site) && !ctx.slice(stmt.range).contains('\n');
+    let looped = outer.iter().any(|s| matches!(s.kind, cute_ir::ast::StmtKind::For { .. } | cute_ir::ast::StmtKind::While { .. }));
+    // The only statement of its block: taking it out would leave the block empty.
+    let block_of_one = ctx.block_holding(outer.last().copied(), stmt.range).len() == 1;
+    if !alone || looped || block_of_one {
+        return None;
+    }
+    Some(crate::Fix {
+        title: format!("Remove the second `{}`", ctx.slice(site)),
+        edits: vec![crate::Edit { range: ctx.full_line(stmt.range.start), new_text: String::new() }],
+        applicability: crate::Applicability::Unsafe,
+    })
 }
 
 /// The calls (runs of operations at one site) of `ops` a predicate holds for.

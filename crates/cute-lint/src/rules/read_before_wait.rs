@@ -71,24 +71,6 @@ fn call_statement<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'
     (call.range == site).then_some((stmt, chain, call))
 }
 
-/// The statements of the block inside `parent` (the kernel's body when
-/// none) that holds `inner`.
-fn block_of<'c>(ctx: &'c KernelContext<'_>, parent: Option<&'c Stmt>, inner: TextRange) -> &'c [Stmt] {
-    let holds = |b: &[Stmt]| b.iter().any(|s| s.range.start <= inner.start && inner.end <= s.range.end);
-    match parent.map(|p| &p.kind) {
-        None => &ctx.kernel.body,
-        Some(StmtKind::If { then, orelse, .. }) => {
-            if holds(then) {
-                then
-            } else {
-                orelse
-            }
-        }
-        Some(StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. }) => body,
-        Some(_) => &[],
-    }
-}
-
 /// Whether `chain` (blocks, outermost first) is where `prefix` is.
 fn starts_with(chain: &[&Stmt], prefix: &[&Stmt]) -> bool {
     chain.len() >= prefix.len() && chain.iter().zip(prefix).all(|(a, b)| a.range == b.range)
@@ -127,7 +109,7 @@ fn move_wait_up(ctx: &KernelContext<'_>, model: &Model, read: &Stmt, wait: TextR
     }
     let crossed = TextRange { start: first.range.start, end: stmt.range.start };
     let between: Vec<Stmt> =
-        block_of(ctx, parents.last().copied(), stmt.range).iter().filter(|s| crossed.start <= s.range.start && s.range.end <= crossed.end).cloned().collect();
+        ctx.block_holding(parents.last().copied(), stmt.range).iter().filter(|s| crossed.start <= s.range.start && s.range.end <= crossed.end).cloned().collect();
     if leaves_block(&between) {
         return None;
     }
