@@ -486,6 +486,20 @@ fn check_ways(
                                     matches!(outcome.verdict, Verdict::Clean) && outcome.hazards.is_empty()
                                 }));
                             }
+                            // A wait for the phase after the one its
+                            // arrivals complete (a producer's first wait
+                            // written with the consumer's parity).
+                            // Clean means the memory analysis too: a
+                            // wait flipped to pass before any arrival would
+                            // end the hang and order nothing.
+                            if found.name == deadlock::RULE.name && found.fixes.is_empty() {
+                                found.fixes.extend(deadlock::flipped_parity(ctx, explored, &cex, &mut |repaired| {
+                                    let outcome = explorer(repaired, &explore_options);
+                                    matches!(outcome.verdict, Verdict::Clean)
+                                        && outcome.hazards.is_empty()
+                                        && crate::memory::diagnostics(ctx, repaired, &all_notes, memory_analyzer).is_ok_and(|(found, _)| found.is_empty())
+                                }));
+                            }
                             findings.push(found)
                         }
                     },

@@ -122,6 +122,15 @@ impl KernelContext<'_> {
         }
     }
 
+    /// The classes of the module whose name the kernel's text spells
+    /// (`allocate(SharedStorage)`): the ones a quick fix may edit. A class
+    /// the kernel does not name is not in its frame (`incremental.rs`).
+    pub fn classes_named_by_kernel(&self) -> impl Iterator<Item = &cute_ir::module::ClassDef> {
+        let text = self.slice(self.kernel.range);
+        let words: std::collections::BTreeSet<&str> = text.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
+        self.module.classes.iter().filter(move |c| words.contains(c.name.as_str()) && self.module.linked_file(c.range).is_none())
+    }
+
     /// The kernel statement with this id (`MemOp::stmt`).
     pub fn kernel_statement(&self, id: cute_ir::ast::StmtId) -> Option<&Stmt> {
         fn find(stmts: &[Stmt], id: cute_ir::ast::StmtId) -> Option<&Stmt> {

@@ -215,7 +215,9 @@ fn facts(db: &dyn Db, file: SourceFile) -> Arc<Facts> {
                 facts.kernels.push((i as u32, j as u32));
             }
         }
-        if piece.functions.iter().any(|f| cute_ir::ast::inlined_when_called(f.decorator)) {
+        // Classes without methods too: a quick fix may edit a kernel's
+        // shared-storage struct.
+        if piece.functions.iter().any(|f| cute_ir::ast::inlined_when_called(f.decorator)) || !piece.classes.is_empty() {
             let mut names: Vec<String> =
                 piece.functions.iter().flat_map(|f| std::iter::once(&f.name).chain(&f.class)).chain(&piece.classes).cloned().collect();
             names.sort();

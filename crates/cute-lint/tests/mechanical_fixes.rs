@@ -609,8 +609,39 @@ fn a_ring_overflowing_its_storage_field_gets_the_field_lengthened() {
     let expression = replaced(&text, OVERFLOW_FIELD, "    mbar: cute.struct.MemRange[cutlass.Int64, STAGES + 1]\n");
     let (_, out) = fixed(&expression, "mbarrier-init-hazard");
     assert!(out.contains("    mbar: cute.struct.MemRange[cutlass.Int64, 4]\n"), "{out}");
-    // Two classes declare a field of that name: which one the kernel
-    // allocates, the fix does not guess.
-    let two = replaced(&text, "@cute.kernel\n", "@cute.struct\nclass OtherStorage:\n    mbar: cute.struct.MemRange[cutlass.Int64, 8]\n\n\n@cute.kernel\n");
+    // Two classes the kernel names declare a field of that name: which one
+    // holds the barriers, the fix does not guess. One it does not name is
+    // not a candidate.
+    let other = replaced(&text, "@cute.kernel\n", "@cute.struct\nclass OtherStorage:\n    mbar: cute.struct.MemRange[cutlass.Int64, 8]\n\n\n@cute.kernel\n");
+    let (_, out) = fixed(&other, "mbarrier-init-hazard");
+    assert!(out.contains("    mbar: cute.struct.MemRange[cutlass.Int64, 2 * STAGES]\n"), "{out}");
+    let two = replaced(&other, "    storage = cutlass.memory.SmemAllocator().allocate(SharedStorage)\n", "    storage = cutlass.memory.SmemAllocator().allocate(SharedStorage)\n    spare = cutlass.memory.SmemAllocator().allocate(OtherStorage)\n");
     no_fix(&two, "mbarrier-init-hazard");
+}
+
+const FIRST_RELEASE: &str = "deadlock/tcgen05_commit_bug.py";
+const EMPTY_WAIT: &str = "            cute.arch.mbarrier_wait(load_empty, k % 2)  # expect: deadlock\n";
+
+#[test]
+fn a_producer_waiting_for_a_release_before_its_first_load_waits_for_the_other_phase() {
+    let text = fixture(FIRST_RELEASE);
+    let (fix, out) = fixed(&text, "deadlock");
+    assert_eq!(fix.applicability, cute_lint::Applicability::Unsafe);
+    assert!(out.contains("            cute.arch.mbarrier_wait(load_empty, (k + 1) % 2)  # expect: deadlock\n"), "{out}");
+    assert_eq!(analyze_text(&out, &AnalysisOptions::default()), []);
+
+    // The phase by keyword, and a phase variable flipped each round.
+    let keyword = replaced(&text, EMPTY_WAIT, "            cute.arch.mbarrier_wait(load_empty, phase=k % 2)\n");
+    let (_, out) = fixed(&keyword, "deadlock");
+    assert!(out.contains("cute.arch.mbarrier_wait(load_empty, phase=(k + 1) % 2)"), "{out}");
+    let variable = replaced(&text, "        for k in cutlass.range(K_TILES, unroll=1):\n            cute.arch.mbarrier_wait(load_empty, k % 2)  # expect: deadlock\n", "        empty_phase = cutlass.Int32(0)\n        for k in cutlass.range(K_TILES, unroll=1):\n            cute.arch.mbarrier_wait(load_empty, empty_phase)\n            empty_phase = empty_phase ^ 1\n");
+    let (_, out) = fixed(&variable, "deadlock");
+    assert!(out.contains("cute.arch.mbarrier_wait(load_empty, empty_phase ^ 1)"), "{out}");
+}
+
+#[test]
+fn no_other_phase_where_it_would_only_end_the_wait() {
+    // Two warps that each wait for the other first: the other parity passes
+    // at once and orders nothing (their data races), so it is no repair.
+    no_fix(&fixture("deadlock/crossed_waits_bug.py"), "deadlock");
 }

@@ -374,3 +374,70 @@ pub fn commit_mask(ctx: &KernelContext<'_>, model: &Model, clean: &mut dyn FnMut
         applicability: crate::Applicability::Unsafe,
     })
 }
+
+/// A wait stuck on an mbarrier for the phase after the one its arrivals
+/// complete: a producer's first wait on a barrier its consumers release,
+/// written with the consumer's parity (`mbarrier_wait(empty, k % 2)`),
+/// waits for a release that only its own progress could lead to. Offered
+/// for a stuck wait whose call (`mbarrier_wait`, `mbarrier_try_wait`) writes
+/// its phase in the kernel's text, where the model with every wait of that
+/// call on the other parity runs clean (`clean`): the phase becomes
+/// `(k + 1) % 2` for `k % 2`, the other literal for `0` or `1`, else
+/// `phase ^ 1`. Unsafe: it changes the phase waited for.
+pub fn flipped_parity(ctx: &KernelContext<'_>, model: &Model, cex: &Counterexample, clean: &mut dyn FnMut(&Model) -> bool) -> Option<crate::Fix> {
+    use cute_check::model::BarrierKind;
+    use cute_ir::ast::{BinOp, Expr};
+    let kernel = ctx.kernel.range;
+    let mut stuck: Vec<cute_syntax::TextRange> = cex
+        .last
+        .groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, slots)| slots.iter().filter_map(move |&(pos, _)| model.groups[g].ops.get(pos as usize)))
+        .filter(|o| matches!(o.kind, OpKind::Wait { bar, .. } if model.barriers[bar as usize].kind == BarrierKind::Mbarrier))
+        .map(|o| o.site)
+        .collect();
+    stuck.sort();
+    stuck.dedup();
+    // Each try is an exploration: the first two stuck waits at most.
+    for site in stuck.into_iter().take(2) {
+        if !(kernel.start <= site.start && site.end <= kernel.end) || ctx.module.linked_file(site).is_some() {
+            continue;
+        }
+        let Some(call) = ctx.call_at(site) else { continue };
+        if !matches!(call.api, Some(cute_ir::api::Api::MbarrierWait | cute_ir::api::Api::MbarrierTryWait)) || call.name() == "mbarrier_conditional_try_wait" {
+            continue;
+        }
+        let Some(phase) = ctx.argument_range(site, &["phase"], 1) else { continue };
+        let mut repaired = model.clone();
+        for op in repaired.groups.iter_mut().flat_map(|g| g.ops.iter_mut()).filter(|o| o.site == site) {
+            if let OpKind::Wait { parity, .. } = &mut op.kind {
+                *parity ^= 1;
+            }
+        }
+        if !clean(&repaired) {
+            continue;
+        }
+        let written = ctx.slice(phase);
+        let value = call.args.get(1).or_else(|| call.kwargs.iter().find(|(k, _)| k == "phase").map(|(_, v)| v));
+        let new_text = match value {
+            Some(Expr::Int(v @ 0..=1)) => (1 - v).to_string(),
+            // `k % 2`, `(k + s) % 2`: one more round.
+            Some(Expr::Binary { op: BinOp::Mod, lhs, rhs })
+                if matches!(rhs.as_ref(), Expr::Int(2)) && matches!(lhs.as_ref(), Expr::Name(_) | Expr::Attr { .. } | Expr::Binary { op: BinOp::Add | BinOp::Sub, .. }) =>
+            {
+                let dividend = written.rsplit_once('%').map(|(l, _)| l.trim())?;
+                let dividend = dividend.strip_prefix('(').and_then(|d| d.strip_suffix(')')).unwrap_or(dividend);
+                format!("({dividend} + 1) % 2")
+            }
+            Some(Expr::Name(_)) => format!("{written} ^ 1"),
+            _ => format!("({written}) ^ 1"),
+        };
+        return Some(crate::Fix {
+            title: format!("Wait for the other phase: `{new_text}`"),
+            edits: vec![crate::Edit { range: phase, new_text }],
+            applicability: crate::Applicability::Unsafe,
+        });
+    }
+    None
+}

@@ -142,12 +142,12 @@ pub fn storage_overrun_diagnostic(ctx: &KernelContext<'_>, site: TextRange, over
 /// Declare the storage field `field` (`mbar: MemRange[cutlass.Int64,
 /// STAGES]`) with `needed` elements: its length rewritten, as `2 * STAGES`
 /// where the barriers are twice the length as written (a pipeline's `full`
-/// and `empty` per stage), else as the number. Offered where one class of
-/// the kernel's own file declares a `MemRange` field of that name, on one
-/// line. Unsafe: the fields after it move.
+/// and `empty` per stage), else as the number. Offered where one class the
+/// kernel names declares a `MemRange` field of that name, on one line.
+/// Unsafe: the fields after it move.
 fn room_for_every_barrier(ctx: &KernelContext<'_>, field: &str, len: i64, needed: i64) -> Option<Fix> {
     let mut found = Vec::new();
-    for class in ctx.module.classes.iter().filter(|c| c.memrange_fields.iter().any(|f| f.name == field) && ctx.module.linked_file(c.range).is_none()) {
+    for class in ctx.classes_named_by_kernel().filter(|c| c.memrange_fields.iter().any(|f| f.name == field)) {
         let mut offset = class.range.start;
         for line in ctx.slice(class.range).split_inclusive('\n') {
             let code = line.split('#').next().unwrap_or("");

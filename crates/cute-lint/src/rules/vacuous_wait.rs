@@ -395,13 +395,13 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
     };
     let Expr::Attr { attr: field, .. } = field else { return None };
     // The struct that declares the field, on a line of its own.
-    let declaration = ctx.module.classes.iter().find_map(|c| {
+    let (declaration, struct_text) = ctx.classes_named_by_kernel().find_map(|c| {
         let text = ctx.slice(c.range);
         let mut offset = c.range.start;
         for line in text.split_inclusive('\n') {
             let code = line.trim();
             if code.strip_prefix(field.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':')) && line.starts_with(' ') {
-                return Some((TextRange { start: offset, end: offset + line.len() as u32 }, line.to_string()));
+                return Some(((TextRange { start: offset, end: offset + line.len() as u32 }, line.to_string()), text));
             }
             offset += line.len() as u32;
         }
@@ -409,12 +409,12 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
     })?;
     let empty = if full.contains("full") { full.replacen("full", "empty", 1) } else { format!("{full}_empty") };
     let empty_field = if field.contains("full") { field.replacen("full", "empty", 1) } else { format!("{field}_empty") };
-    let taken = |name: &str| {
+    let bound = |name: &str| {
         let mut bound = false;
         cute_ir::ast::for_each_binding(&ctx.kernel.body, &mut |t, _| bound |= t.bound_names().iter().any(|n| n == name));
-        bound || ctx.kernel.params.iter().any(|p| p.name == name) || ctx.text.contains(&format!("{name}:"))
+        bound || ctx.kernel.params.iter().any(|p| p.name == name)
     };
-    if taken(&empty) || taken(&empty_field) {
+    if bound(&empty) || struct_text.lines().any(|l| l.trim().strip_prefix(empty_field.as_str()).is_some_and(|r| r.trim_start().starts_with(':'))) {
         return None;
     }
     // The waiters' loop, and the producer's: each a `for k in <range>(n)`
