@@ -395,3 +395,41 @@ fn a_consumer_waiting_for_producers_not_modelled_is_said() {
         assert!(diags.iter().any(|d| d.name == "deadlock" && d.message.contains(&format!("waits for `ctr` to reach {n}, but the {n} CTAs of the grid add {} to it in all", n - 1))), "{n} CTAs: {diags:#?}");
     }
 }
+
+/// The groups of `cp.async` copies are not followed: a kernel that waits
+/// for its copies with `cp_async_wait_group` is not checked (its copies
+/// would be taken to land at once, and a read before the wait pass), named
+/// at the call, however the module is spelled.
+#[test]
+fn cp_async_groups_make_a_kernel_not_checked() {
+    let kernel = |commit: &str, wait: &str| {
+        format!(
+            r#"
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.arch import cp_async_wait_group
+
+@cute.kernel
+def k(src: cute.Tensor, dst: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    sbuf = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(128))
+    atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float32, num_bits_per_copy=32)
+    cute.copy(atom, cute.local_tile(src, (1,), (tidx,)), cute.local_tile(sbuf, (1,), (tidx,)))
+    {commit}
+    dst[tidx] = sbuf[(tidx + 1) % 128]
+    {wait}
+"#
+        )
+    };
+    for (commit, wait, named) in [
+        ("cute.arch.cp_async_commit_group()", "cute.arch.cp_async_wait_group(0)", "cp_async_commit_group"),
+        ("pass", "cp_async_wait_group(0)", "cp_async_wait_group"),
+        ("pass", "cutlass.cute.arch.cp_async_wait_group(n=0)", "cp_async_wait_group"),
+    ] {
+        let src = kernel(commit, wait);
+        let diags = analyze_text(&src, &AnalysisOptions::default());
+        assert_eq!(diags.len(), 1, "{src}\n{diags:?}");
+        assert_eq!(diags[0].name, "analysis-incomplete");
+        assert!(diags[0].message.contains(named) && diags[0].message.contains("not modelled"), "{}", diags[0].message);
+    }
+}
