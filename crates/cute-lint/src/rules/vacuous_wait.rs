@@ -375,38 +375,8 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
     if ctx.slice(init_stmt.range).contains('\n') {
         return None;
     }
-    // `full = storage.<field>.ptr` (or `.data_ptr()`), the one binding of the name.
-    let mut bindings = Vec::new();
-    cute_ir::ast::for_each_binding(&ctx.kernel.body, &mut |t, v| {
-        if t.bound_names().iter().any(|n| n == full) {
-            bindings.push(v.cloned());
-        }
-    });
-    let [Some(value)] = bindings.as_slice() else { return None };
-    let binding = ctx.kernel.body.iter().find(|s| matches!(&s.kind, StmtKind::Assign { targets, .. } if matches!(targets.as_slice(), [Target::Name(n)] if n == full)))?;
+    let StorageField { binding, field, declaration, struct_text } = storage_field(ctx, full)?;
     let binding_text = ctx.slice(binding.range);
-    let field = match value {
-        Expr::Attr { base, attr } if attr == "ptr" => base.as_ref(),
-        Expr::Call(c) if c.args.is_empty() && matches!(&c.func, Expr::Attr { attr, .. } if attr == "data_ptr") => match &c.func {
-            Expr::Attr { base, .. } => base.as_ref(),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let Expr::Attr { attr: field, .. } = field else { return None };
-    // The struct that declares the field, on a line of its own.
-    let (declaration, struct_text) = ctx.classes_named_by_kernel().find_map(|c| {
-        let text = ctx.slice(c.range);
-        let mut offset = c.range.start;
-        for line in text.split_inclusive('\n') {
-            let code = line.trim();
-            if code.strip_prefix(field.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':')) && line.starts_with(' ') {
-                return Some(((TextRange { start: offset, end: offset + line.len() as u32 }, line.to_string()), text));
-            }
-            offset += line.len() as u32;
-        }
-        None
-    })?;
     let empty = if full.contains("full") { full.replacen("full", "empty", 1) } else { format!("{full}_empty") };
     let empty_field = if field.contains("full") { field.replacen("full", "empty", 1) } else { format!("{field}_empty") };
     let bound = |name: &str| {
@@ -430,21 +400,7 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
     if std::ptr::eq(consumer.0, producer.0) || arrive_call.args.len() != 1 || !arrive_call.kwargs.is_empty() || !matches!(arrive_call.args.first(), Some(Expr::Name(n)) if n == full) {
         return None;
     }
-    // Arrivals per CTA on the new barrier: each waiting thread, once per lane it stands for.
-    let mut per_cta = std::collections::BTreeMap::<u32, u32>::new();
-    for g in model.groups.iter().filter(|g| g.ops.iter().any(|o| matches!(o.kind, OpKind::Wait { bar: b, .. } if b == bar))) {
-        let lanes = g.ops.iter().find_map(|o| match o.kind {
-            OpKind::Arrive { bar: b, count } if model.barriers.get(b as usize).is_some_and(|b| b.kind == BarrierKind::CtaBarrier) => Some(count),
-            _ => None,
-        })?;
-        for &(cta, _) in &g.threads {
-            *per_cta.entry(cta).or_default() += lanes;
-        }
-    }
-    let count = *per_cta.values().next()?;
-    if per_cta.values().any(|c| *c != count) {
-        return None;
-    }
+    let count = waiting_lanes_per_cta(model, bar)?;
     let prefix = ctx.arch_prefix(wait);
     let prefix = if prefix.ends_with(".arch") { prefix } else { "cute.arch".to_string() };
     let line_after = |stmt: TextRange, text: String| {
@@ -471,6 +427,71 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
     })
 }
 
+/// A barrier pointer bound from a field of a `@cute.struct`.
+struct StorageField<'c> {
+    /// `full = storage.full.ptr` (or `.data_ptr()`): the one binding of the name, in the kernel's body.
+    binding: &'c Stmt,
+    /// The field's name.
+    field: String,
+    /// The field's declaration: its whole line, and that line's text.
+    declaration: (TextRange, String),
+    /// The text of the class declaring it.
+    struct_text: &'c str,
+}
+
+/// The struct field the kernel binds the barrier pointer `name` to, once.
+fn storage_field<'c>(ctx: &'c KernelContext<'_>, name: &str) -> Option<StorageField<'c>> {
+    let mut bindings = Vec::new();
+    cute_ir::ast::for_each_binding(&ctx.kernel.body, &mut |t, v| {
+        if t.bound_names().iter().any(|n| n == name) {
+            bindings.push(v.cloned());
+        }
+    });
+    let [Some(value)] = bindings.as_slice() else { return None };
+    let binding = ctx.kernel.body.iter().find(|s| matches!(&s.kind, StmtKind::Assign { targets, .. } if matches!(targets.as_slice(), [Target::Name(n)] if n == name)))?;
+    let field = match value {
+        Expr::Attr { base, attr } if attr == "ptr" => base.as_ref(),
+        Expr::Call(c) if c.args.is_empty() => match &c.func {
+            Expr::Attr { base, attr } if attr == "data_ptr" => base.as_ref(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Expr::Attr { attr: field, .. } = field else { return None };
+    // The struct that declares the field, on a line of its own.
+    let (declaration, struct_text) = ctx.classes_named_by_kernel().find_map(|c| {
+        let text = ctx.slice(c.range);
+        let mut offset = c.range.start;
+        for line in text.split_inclusive('\n') {
+            if line.trim().strip_prefix(field.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':')) && line.starts_with(' ') {
+                return Some(((TextRange { start: offset, end: offset + line.len() as u32 }, line.to_string()), text));
+            }
+            offset += line.len() as u32;
+        }
+        None
+    })?;
+    Some(StorageField { binding, field: field.clone(), declaration, struct_text })
+}
+
+/// The arrivals per CTA that the threads waiting on `bar` would make on a
+/// barrier of their own, each once per lane it stands for: read from their
+/// arrival on the CTA barrier, which every thread takes once per lane.
+/// None where the waiters take no CTA barrier, or the CTAs differ.
+fn waiting_lanes_per_cta(model: &Model, bar: u32) -> Option<u32> {
+    let mut per_cta = std::collections::BTreeMap::<u32, u32>::new();
+    for g in model.groups.iter().filter(|g| g.ops.iter().any(|o| matches!(o.kind, OpKind::Wait { bar: b, .. } if b == bar))) {
+        let lanes = g.ops.iter().find_map(|o| match o.kind {
+            OpKind::Arrive { bar: b, count } if model.barriers.get(b as usize).is_some_and(|b| b.kind == BarrierKind::CtaBarrier) => Some(count),
+            _ => None,
+        })?;
+        for &(cta, _) in &g.threads {
+            *per_cta.entry(cta).or_default() += lanes;
+        }
+    }
+    let count = *per_cta.values().next()?;
+    per_cta.values().all(|c| *c == count).then_some(count)
+}
+
 /// The init call at `init` (`mbarrier_init(full, 32)`) written for barrier
 /// `name` and `count` arrivals, in its own spelling.
 fn init_call_with(ctx: &KernelContext<'_>, init: TextRange, name: &str, count: u32) -> Option<String> {
@@ -492,7 +513,9 @@ fn rounds_loop<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'c [
     let [.., outer, stmt] = chain.as_slice() else { return None };
     let StmtKind::For { target: Target::Name(k), iter: Expr::Call(range), body } = &outer.kind else { return None };
     let ranged = range.func.dotted_last().is_some_and(|f| matches!(f, "range" | "range_constexpr" | "range_dynamic"));
-    if !ranged || range.args.len() != 1 || !range.kwargs.is_empty() || !matches!(&stmt.kind, StmtKind::Expr(Expr::Call(c)) if c.range == site) {
+    // Rounds from 0 by 1: one positional bound (`unroll=` and the like change nothing).
+    let from_zero = range.args.len() == 1 && !range.kwargs.iter().any(|(k, _)| matches!(k.as_str(), "start" | "stop" | "end" | "step"));
+    if !ranged || !from_zero || !matches!(&stmt.kind, StmtKind::Expr(Expr::Call(c)) if c.range == site) {
         return None;
     }
     let leaves = body.iter().any(|s| {
