@@ -8,7 +8,9 @@
 //! A fix that adds a syntax error is not applied; neither is one that
 //! brings back a text seen before, and one after which the file has as many
 //! findings of its rule as before (it did not remove its finding: a
-//! barrier placed where the race it was for crosses loop turns) is undone.
+//! barrier placed where the race it was for crosses loop turns), or more
+//! findings in all (a barrier added that some thread waits before), is
+//! undone.
 //! Applying the fixes again changes nothing. `--diff` prints the changes as a
 //! unified diff and writes nothing.
 
@@ -79,7 +81,7 @@ pub fn apply_fixes(text: &str, found: Vec<Diagnostic>, args: FixArgs, check: imp
         }
         let of_rule = |found: &[Diagnostic]| found.iter().filter(|d| d.code == code).count();
         let after = check(&candidate);
-        if of_rule(&after) >= of_rule(&found) {
+        if of_rule(&after) >= of_rule(&found) || after.len() > found.len() {
             continue;
         }
         applied.push(fix.title.clone());
@@ -158,11 +160,15 @@ mod tests {
         assert_eq!(fixed.text, text);
         assert_eq!(fixed.applied, Vec::<String>::new());
         assert_eq!(left.len(), 1);
-        // One that removes its finding and brings another rule's stays.
+        // One that removes its finding and brings another rule's stays;
+        // one that brings two is undone.
         let other = |t: &str| if t.contains('1') { vec![finding(fix(Applicability::Safe, 4, 5, "2"))] } else { vec![Diagnostic { code: "CUTE040", ..finding(fix(Applicability::Unsafe, 0, 0, "")) }] };
         let (fixed, left) = apply_fixes(text, other(text), FixArgs { fix: true, ..Default::default() }, other);
         assert_eq!(fixed.text, "x = 2\n");
         assert_eq!(left[0].code, "CUTE040");
+        let two = |t: &str| if t.contains('1') { vec![finding(fix(Applicability::Safe, 4, 5, "2"))] } else { vec![Diagnostic { code: "CUTE040", ..finding(fix(Applicability::Unsafe, 0, 0, "")) }; 2] };
+        let (fixed, _) = apply_fixes(text, two(text), FixArgs { fix: true, ..Default::default() }, two);
+        assert_eq!(fixed.text, text);
     }
 
     #[test]
