@@ -537,6 +537,30 @@ impl Target {
 }
 
 /// Whether any call in the statements (at any depth) satisfies `pred`.
+/// Whether running `stmts` can leave them before their end: a `return`,
+/// a `break` or `continue` of the loop around them, or a statement not
+/// lowered (which may be any of these).
+pub fn leaves_block(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Unsupported(_) => true,
+        StmtKind::If { then, orelse, .. } => leaves_block(then) || leaves_block(orelse),
+        // A `break` inside a loop of its own stays in it; a `return` does not.
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => returns(body),
+        StmtKind::With { body, .. } => leaves_block(body),
+        _ => false,
+    })
+}
+
+/// Whether `stmts` (at any depth) can return.
+pub fn returns(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) | StmtKind::Unsupported(_) => true,
+        StmtKind::If { then, orelse, .. } => returns(then) || returns(orelse),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => returns(body),
+        _ => false,
+    })
+}
+
 pub fn any_call(stmts: &[Stmt], mut pred: impl FnMut(&Call) -> bool) -> bool {
     let mut found = false;
     for_each_expr(stmts, &mut |e| {

@@ -63,6 +63,26 @@ impl KernelContext<'_> {
         TextRange { start, end }
     }
 
+    /// Byte range of the whole lines the statement at `range` spans, with
+    /// the last line break.
+    pub fn statement_lines(&self, range: TextRange) -> TextRange {
+        TextRange { start: self.full_line(range.start).start, end: self.next_line_start(range.end.saturating_sub(1).max(range.start)) }
+    }
+
+    /// An edit putting `line` on a line of its own before the line holding
+    /// `at`, at that line's indentation.
+    pub fn insert_line_before(&self, at: TextRange, line: &str) -> crate::Edit {
+        let start = self.full_line(at.start).start;
+        crate::Edit { range: TextRange { start, end: start }, new_text: format!("{}{line}\n", self.indentation_at(at.start)) }
+    }
+
+    /// An edit putting `line` on a line of its own after the lines of the
+    /// statement at `stmt`, at the statement's indentation.
+    pub fn insert_line_after(&self, stmt: TextRange, line: &str) -> crate::Edit {
+        let start = self.statement_lines(stmt).end;
+        crate::Edit { range: TextRange { start, end: start }, new_text: format!("{}{line}\n", self.indentation_at(stmt.start)) }
+    }
+
     /// Offset just after the line break of the line holding `offset`.
     pub fn next_line_start(&self, offset: u32) -> u32 {
         let line = self.index.line_of(offset);

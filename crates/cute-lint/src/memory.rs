@@ -169,11 +169,6 @@ fn is_inline_asm(ctx: &KernelContext<'_>, site: TextRange) -> bool {
     ctx.call_at(site).is_some_and(|c| c.api == Some(cute_ir::api::Api::InlineAsm))
 }
 
-/// The `cute.arch` prefix the file uses, read off the call at `site`.
-fn insert_line_before(ctx: &KernelContext<'_>, site: TextRange, line: &str) -> Edit {
-    let at = ctx.full_line(site.start).start;
-    Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{line}\n", ctx.indentation_at(site.start)) }
-}
 
 fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix> {
     match repair {
@@ -190,7 +185,7 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
             }
             Some(Fix {
                 title: "Move the proxy fence before the barrier".to_string(),
-                edits: vec![insert_line_before(ctx, *barrier, &line), Edit { range: remove, new_text: String::new() }],
+                edits: vec![ctx.insert_line_before(*barrier, &line), Edit { range: remove, new_text: String::new() }],
                 applicability: crate::Applicability::Safe,
             })
         }
@@ -198,7 +193,7 @@ fn fix(ctx: &KernelContext<'_>, rule: MemoryRule, repair: &Repair) -> Option<Fix
             let prefix = ctx.arch_prefix(*site);
             Some(Fix {
                 title: "Insert a proxy fence before the barrier".to_string(),
-                edits: vec![insert_line_before(ctx, *site, &format!("{prefix}.fence_proxy(\"async.shared\", space=\"cta\")"))],
+                edits: vec![ctx.insert_line_before(*site, &format!("{prefix}.fence_proxy(\"async.shared\", space=\"cta\")"))],
                 applicability: crate::Applicability::Safe,
             })
         }
@@ -351,7 +346,7 @@ fn tmem_store_fence_before(ctx: &KernelContext<'_>, site: TextRange, after: Text
     let prefix = if prefix.ends_with(".arch") { prefix } else { "cute.arch".to_string() };
     Some(Fix {
         title: "Insert `fence_view_async_tmem_store()` before the hand-off".to_string(),
-        edits: vec![insert_line_before(ctx, at.range, &format!("{prefix}.fence_view_async_tmem_store()"))],
+        edits: vec![ctx.insert_line_before(at.range, &format!("{prefix}.fence_view_async_tmem_store()"))],
         applicability: crate::Applicability::Safe,
     })
 }
@@ -386,10 +381,7 @@ fn store_group_wait(ctx: &KernelContext<'_>, copy: TextRange, barrier: bool) -> 
         return None;
     }
     let prefix = ctx.arch_prefix(call.range);
-    let line = |at: TextRange, text: String| {
-        let start = ctx.next_line_start(at.end.saturating_sub(1));
-        Edit { range: TextRange { start, end: start }, new_text: format!("{}{text}\n", ctx.indentation_at(at.start)) }
-    };
+    let line = |at: TextRange, text: String| ctx.insert_line_after(at, &text);
     let mut edits = vec![line(commit.range, format!("{prefix}.cp_async_bulk_wait_group(0, read=True)"))];
     if barrier {
         let branches = outside_thread_branches(ctx, copy)?;
@@ -424,7 +416,7 @@ fn barrier_before(ctx: &KernelContext<'_>, site: TextRange, stmt: u32, barrier: 
     let site = if kernel.start <= site.start && site.end <= kernel.end { site } else { ctx.kernel_statement(stmt)?.range };
     let at = outside_thread_branches(ctx, site)?;
     let prefix = ctx.arch_prefix(site);
-    Some(Fix { title: title.to_string(), edits: vec![insert_line_before(ctx, at, &format!("{prefix}.{barrier}()"))], applicability: crate::Applicability::Unsafe })
+    Some(Fix { title: title.to_string(), edits: vec![ctx.insert_line_before(at, &format!("{prefix}.{barrier}()"))], applicability: crate::Applicability::Unsafe })
 }
 
 /// A CTA barrier between the accesses of two warps of one CTA: before the
@@ -471,7 +463,7 @@ fn cta_barrier_between(ctx: &KernelContext<'_>, site: TextRange, stmt: u32, afte
     let prefix = ctx.arch_prefix(site);
     Some(Fix {
         title: "Insert a CTA barrier between the two accesses".to_string(),
-        edits: vec![insert_line_before(ctx, place, &format!("{prefix}.sync_threads()"))],
+        edits: vec![ctx.insert_line_before(place, &format!("{prefix}.sync_threads()"))],
         applicability: crate::Applicability::Unsafe,
     })
 }
@@ -598,7 +590,7 @@ fn wait_for_alloc_first(ctx: &KernelContext<'_>, site: TextRange) -> Option<Fix>
         return None;
     }
     let wait = &block[j];
-    let lines = TextRange { start: ctx.full_line(wait.range.start).start, end: ctx.next_line_start(wait.range.end.saturating_sub(1)) };
+    let lines = ctx.statement_lines(wait.range);
     let at = ctx.full_line(stmt.range.start).start;
     Some(Fix {
         title: format!("Wait for the allocation (`{object}.wait_for_alloc()`) before reading its address"),

@@ -162,7 +162,7 @@ fn out_of_branch(ctx: &KernelContext<'_>, model: &Model, d: &Divergent) -> Optio
     if call.range != d.site || !ctx.varies_across_threads(cond) || ctx.slice(ctx.full_line(guard.range.start)).trim_end().ends_with(':').not() {
         return None;
     }
-    let lines = |s: &Stmt| TextRange { start: ctx.full_line(s.range.start).start, end: ctx.next_line_start(s.range.end.saturating_sub(1)) };
+    let lines = |s: &Stmt| ctx.statement_lines(s.range);
     let (indent, inner) = (ctx.indentation_at(guard.range.start), ctx.indentation_at(stmt.range.start));
     let dedented = |range: TextRange| -> String {
         ctx.slice(range)

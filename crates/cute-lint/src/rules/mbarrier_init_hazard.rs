@@ -224,7 +224,7 @@ fn guard_with_first_warp(ctx: &KernelContext<'_>, init: TextRange) -> Option<Fix
         return None;
     }
     let block = chain[elect];
-    let lines = TextRange { start: ctx.full_line(block.range.start).start, end: ctx.next_line_start(block.range.end.saturating_sub(1)) };
+    let lines = ctx.statement_lines(block.range);
     let indent = ctx.indentation_at(block.range.start);
     let mut new_text = format!("{indent}if {}.warp_idx() == 0:\n", ctx.arch_prefix(init));
     for line in ctx.slice(lines).split_inclusive('\n') {

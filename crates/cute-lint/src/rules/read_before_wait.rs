@@ -76,26 +76,6 @@ fn starts_with(chain: &[&Stmt], prefix: &[&Stmt]) -> bool {
     chain.len() >= prefix.len() && chain.iter().zip(prefix).all(|(a, b)| a.range == b.range)
 }
 
-fn leaves_block(stmts: &[Stmt]) -> bool {
-    stmts.iter().any(|s| match &s.kind {
-        StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Unsupported(_) => true,
-        StmtKind::If { then, orelse, .. } => leaves_block(then) || leaves_block(orelse),
-        // A `break` inside a loop of its own stays in it; a `return` does not.
-        StmtKind::For { body, .. } | StmtKind::While { body, .. } => returns(body),
-        StmtKind::With { body, .. } => leaves_block(body),
-        _ => false,
-    })
-}
-
-fn returns(stmts: &[Stmt]) -> bool {
-    stmts.iter().any(|s| match &s.kind {
-        StmtKind::Return(_) | StmtKind::Unsupported(_) => true,
-        StmtKind::If { then, orelse, .. } => returns(then) || returns(orelse),
-        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::With { body, .. } => returns(body),
-        _ => false,
-    })
-}
-
 /// Moves the wait at `wait` up to before `read`'s statement in their block.
 fn move_wait_up(ctx: &KernelContext<'_>, model: &Model, read: &Stmt, wait: TextRange) -> Option<Fix> {
     let (stmt, parents, call) = call_statement(ctx, wait)?;
@@ -110,7 +90,7 @@ fn move_wait_up(ctx: &KernelContext<'_>, model: &Model, read: &Stmt, wait: TextR
     let crossed = TextRange { start: first.range.start, end: stmt.range.start };
     let between: Vec<Stmt> =
         ctx.block_holding(parents.last().copied(), stmt.range).iter().filter(|s| crossed.start <= s.range.start && s.range.end <= crossed.end).cloned().collect();
-    if leaves_block(&between) {
+    if cute_ir::ast::leaves_block(&between) {
         return None;
     }
     // What the wait reads must be bound before the read already.
@@ -136,7 +116,7 @@ fn move_wait_up(ctx: &KernelContext<'_>, model: &Model, read: &Stmt, wait: TextR
     }
     // The wait's lines, taken out, and written again before the read's
     // statement at its indentation.
-    let lines = TextRange { start: ctx.full_line(stmt.range.start).start, end: ctx.full_line(stmt.range.end.saturating_sub(1).max(stmt.range.start)).end };
+    let lines = ctx.statement_lines(stmt.range);
     let (from, to) = (ctx.indentation_at(stmt.range.start), ctx.indentation_at(first.range.start));
     let text: String = ctx.slice(lines).lines().map(|l| format!("{to}{}\n", l.strip_prefix(from.as_str()).unwrap_or(l.trim_start()))).collect();
     let at = ctx.full_line(first.range.start).start;

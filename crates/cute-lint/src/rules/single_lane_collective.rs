@@ -82,7 +82,7 @@ fn copy_out_of_elect(ctx: &KernelContext<'_>, site: TextRange) -> Option<crate::
         return None;
     }
     let (outer, inner) = (ctx.indentation_at(with.range.start), ctx.indentation_at(stmt.range.start));
-    let lines = TextRange { start: ctx.full_line(stmt.range.start).start, end: ctx.next_line_start(stmt.range.end.saturating_sub(1)) };
+    let lines = ctx.statement_lines(stmt.range);
     let new_text: String = ctx
         .slice(lines)
         .split_inclusive('\n')

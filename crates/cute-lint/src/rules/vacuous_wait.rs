@@ -403,10 +403,7 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
     let count = waiting_lanes_per_cta(model, bar)?;
     let prefix = ctx.arch_prefix(wait);
     let prefix = if prefix.ends_with(".arch") { prefix } else { "cute.arch".to_string() };
-    let line_after = |stmt: TextRange, text: String| {
-        let at = ctx.next_line_start(stmt.end.saturating_sub(1));
-        crate::Edit { range: TextRange { start: at, end: at }, new_text: format!("{}{text}\n", ctx.indentation_at(stmt.start)) }
-    };
+    let line_after = |stmt: TextRange, text: String| ctx.insert_line_after(stmt, &text);
     let (decl_range, decl_line) = declaration;
     let indent: String = decl_line.chars().take_while(|c| c.is_whitespace()).collect();
     let declared_type = decl_line.trim().split_once(':')?.1.split('#').next()?.trim().to_string();
@@ -417,7 +414,7 @@ fn throttle_with_empty_barrier(ctx: &KernelContext<'_>, model: &Model, bar: u32,
         crate::Edit { range: TextRange { start: decl_range.end, end: decl_range.end }, new_text: format!("{indent}{empty_field}: {declared_type}\n") },
         line_after(binding.range, format!("{empty} = {}", binding_text.split_once('=')?.1.trim().replacen(&format!(".{field}."), &format!(".{empty_field}."), 1))),
         line_after(init_stmt.range, format!("{}  # the threads that wait on `{full}`", init_call_with(ctx, init, &empty, count)?)),
-        crate::Edit { range: TextRange { start: ctx.full_line(first.range.start).start, end: ctx.full_line(first.range.start).start }, new_text: format!("{}{prefix}.mbarrier_wait({empty}, ({k} + 1) % 2)\n", ctx.indentation_at(first.range.start)) },
+        ctx.insert_line_before(first.range, &format!("{prefix}.mbarrier_wait({empty}, ({k} + 1) % 2)")),
         line_after(last.range, format!("{prefix}.mbarrier_arrive({empty})")),
     ];
     Some(crate::Fix {
@@ -518,9 +515,5 @@ fn rounds_loop<'c>(ctx: &'c KernelContext<'_>, site: TextRange) -> Option<(&'c [
     if !ranged || !from_zero || !matches!(&stmt.kind, StmtKind::Expr(Expr::Call(c)) if c.range == site) {
         return None;
     }
-    let leaves = body.iter().any(|s| {
-        let text = ctx.slice(s.range);
-        ["break", "continue", "return"].iter().any(|w| text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|t| t == *w))
-    });
-    (!leaves).then(|| (body.as_slice(), k.clone()))
+    (!cute_ir::ast::leaves_block(body)).then(|| (body.as_slice(), k.clone()))
 }
